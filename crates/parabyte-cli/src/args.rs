@@ -1,0 +1,164 @@
+//! Command-line flags. They fill the library's config structs and nothing else, so the CLI
+//! and the Python binding share one meaning for every option.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use parabyte::{parse_size, RetryPolicy, StoreConfig, TransferConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "parabyte",
+    version,
+    about = "Fast, trustworthy downloads from S3-compatible stores",
+    long_about = "Fast, trustworthy downloads from S3-compatible stores.\n\n\
+        Credentials, region and endpoint come from the standard AWS chain (environment, \
+        ~/.aws/credentials and ~/.aws/config, container and instance roles).\n\n\
+        Exit status: 0 all objects arrived, 1 some objects failed (listed at the end), \
+        2 usage or fatal error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Download an object, or everything under a prefix, to a file or directory.
+    #[command(after_help = "Examples:\n  \
+        parabyte cp s3://bucket/model.bin ./model.bin\n  \
+        parabyte cp s3://bucket/dataset/ ./data\n  \
+        parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing")]
+    Cp(CpArgs),
+    /// List objects and "folders" under a prefix.
+    Ls(LsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CpArgs {
+    /// Source: s3://bucket/key, or s3://bucket/prefix/ for everything under it.
+    pub source: String,
+    /// Destination file or directory (a directory when it exists or ends in '/').
+    #[arg(required_unless_present = "discard")]
+    pub destination: Option<PathBuf>,
+    /// Take everything under the source as a prefix, even without a trailing '/'.
+    #[arg(short, long)]
+    pub recursive: bool,
+    /// Fetch everything but write nothing: measures the store and network, not the disk.
+    #[arg(long, conflicts_with = "destination")]
+    pub discard: bool,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// s3://bucket/prefix/ to list.
+    pub url: String,
+    /// Every key below the prefix, instead of one level with folders.
+    #[arg(short, long)]
+    pub recursive: bool,
+    /// One JSON object per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Parallelism")]
+pub struct TransferArgs {
+    /// Objects downloaded at the same time.
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
+    pub workers: usize,
+    /// Ranged requests in flight for one large object.
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().threads)]
+    pub threads: usize,
+    /// Size of each ranged request: bytes or e.g. 8MiB, 16M.
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = size)]
+    pub part_size: u64,
+    /// Requests in flight across all objects (bounds connections and memory).
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().max_requests)]
+    pub max_requests: usize,
+    /// Retries of a failed request before its object fails.
+    #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
+    pub retries: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Store")]
+pub struct StoreArgs {
+    /// S3-compatible endpoint, e.g. http://127.0.0.1:9000 (path-style addressing).
+    #[arg(long, value_name = "URL", env = "AWS_ENDPOINT_URL")]
+    pub endpoint_url: Option<String>,
+    /// Region to sign requests for [default: from AWS_REGION or the profile, else us-east-1].
+    #[arg(long, env = "AWS_REGION")]
+    pub region: Option<String>,
+    /// Named profile from ~/.aws/config and ~/.aws/credentials.
+    #[arg(long, env = "AWS_PROFILE")]
+    pub profile: Option<String>,
+    /// Use https://host/bucket/key addressing with AWS too.
+    #[arg(long)]
+    pub path_style: bool,
+    /// Send anonymous requests (public buckets); no credentials are looked up.
+    #[arg(long)]
+    pub no_sign_request: bool,
+    /// PEM file of extra certificate authorities to trust (a private CA).
+    #[arg(long, value_name = "FILE", env = "AWS_CA_BUNDLE")]
+    pub ca_bundle: Option<PathBuf>,
+    /// Seconds to wait for a connection or for the next byte before retrying.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Print the summary as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn size(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+impl StoreArgs {
+    pub fn to_config(&self) -> StoreConfig {
+        let timeout = Duration::from_secs_f64(self.timeout.max(0.001));
+        let defaults = StoreConfig::from_env();
+        StoreConfig {
+            region: self.region.clone(),
+            endpoint_url: self.endpoint_url.clone(),
+            profile: self.profile.clone(),
+            path_style: self.path_style,
+            no_sign_request: self.no_sign_request,
+            ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle),
+            connect_timeout: timeout.min(defaults.connect_timeout),
+            read_timeout: timeout,
+        }
+    }
+}
+
+impl TransferArgs {
+    pub fn to_config(&self) -> TransferConfig {
+        TransferConfig {
+            workers: self.workers,
+            threads: self.threads,
+            part_size: self.part_size,
+            max_requests: self.max_requests,
+            retry: RetryPolicy {
+                max_retries: self.retries,
+                ..RetryPolicy::default()
+            },
+        }
+    }
+}

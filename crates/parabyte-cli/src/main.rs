@@ -1,0 +1,186 @@
+//! `parabyte`: the command line over the parabyte library. Parses flags, draws progress,
+//! prints the summary, and turns the outcome into an exit status.
+
+mod args;
+mod progress;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use futures::StreamExt;
+use parabyte::{
+    Client, CopyRequest, Destination, Error, Listed, Location, Reporter, S3Url, Silent, Summary,
+};
+
+use args::{Cli, Command, CpArgs, LsArgs};
+use progress::ProgressBarReporter;
+
+/// Exit statuses, as documented in `--help`.
+const SOME_FAILED: u8 = 1;
+const FATAL: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("cannot start the async runtime");
+    let status = runtime.block_on(async {
+        tokio::select! {
+            status = run(cli.command) => status,
+            _ = tokio::signal::ctrl_c() => {
+                eprintln!("interrupted: unfinished objects were removed, finished ones are in place");
+                ExitCode::from(130)
+            }
+        }
+    });
+    // Dropping the runtime drops unfinished downloads, which removes their temporary files.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    status
+}
+
+async fn run(command: Command) -> ExitCode {
+    let result = match command {
+        Command::Cp(args) => copy(args).await,
+        Command::Ls(args) => list(args).await,
+    };
+    result.unwrap_or_else(|error| {
+        eprintln!("error: {error}");
+        ExitCode::from(FATAL)
+    })
+}
+
+fn s3_url(text: &str) -> Result<S3Url, Error> {
+    match Location::parse(text)? {
+        Location::S3(url) => Ok(url),
+        Location::Local(_) => Err(Error::InvalidInput(format!(
+            "'{text}' is not an S3 URL; the source must look like s3://bucket/key or s3://bucket/prefix/"
+        ))),
+    }
+}
+
+async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
+    let source = s3_url(&args.source)?;
+    let destination = match (&args.destination, args.discard) {
+        (Some(path), false) => Destination::Path(path.clone()),
+        _ => Destination::Discard,
+    };
+    let client = Client::connect(&args.store.to_config(), args.transfer.to_config()).await?;
+    let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
+    let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
+    let reporter: Arc<dyn Reporter> = match &progress {
+        Some(bar) => bar.clone(),
+        None => Arc::new(Silent),
+    };
+    let request = CopyRequest {
+        source,
+        destination,
+        recursive: args.recursive,
+    };
+    let summary = client.copy(&request, reporter).await;
+    if let Some(bar) = &progress {
+        bar.finish();
+    }
+    let summary = summary?;
+    if args.output.json {
+        let json = serde_json::to_string(&summary).expect("summary serialises");
+        println!("{json}");
+    }
+    if !args.output.quiet || summary.failed > 0 {
+        print_summary(&summary, args.output.quiet);
+    }
+    Ok(if summary.failed > 0 {
+        ExitCode::from(SOME_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_summary(summary: &Summary, only_failures: bool) {
+    let mut err = std::io::stderr().lock();
+    if !summary.failures.is_empty() {
+        let _ = writeln!(err, "failed {} object(s):", summary.failures.len());
+        for failure in &summary.failures {
+            let _ = writeln!(err, "  {}: {}", failure.source, failure.error);
+        }
+    }
+    if only_failures {
+        return;
+    }
+    let seconds = summary.elapsed.as_secs_f64();
+    let _ = writeln!(
+        err,
+        "{} object(s), {} in {seconds:.2}s ({}/s)",
+        summary.objects,
+        human_bytes(summary.bytes as f64),
+        human_bytes(summary.bytes_per_second),
+    );
+    let requests = summary.requests;
+    let _ = writeln!(
+        err,
+        "requests: {} GET, {} LIST, {} HEAD, {} PUT; {} connection(s) opened; {} retr{}",
+        requests.get,
+        requests.list,
+        requests.head,
+        requests.put,
+        summary.connections,
+        summary.retries,
+        if summary.retries == 1 { "y" } else { "ies" },
+    );
+}
+
+fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+async fn list(args: LsArgs) -> Result<ExitCode, Error> {
+    let url = s3_url(&args.url)?;
+    let client =
+        Client::connect(&args.store.to_config(), parabyte::TransferConfig::default()).await?;
+    let mut entries = std::pin::pin!(client.list(&url, args.recursive));
+    let mut out = std::io::stdout().lock();
+    // Non-recursive listings show names relative to the prefix, as `aws s3 ls` does.
+    let shown = |key: &str| -> String {
+        if args.recursive {
+            key.to_owned()
+        } else {
+            key.strip_prefix(url.key.as_str()).unwrap_or(key).to_owned()
+        }
+    };
+    while let Some(entry) = entries.next().await {
+        let line = match entry? {
+            Listed::Object(object) if args.json => {
+                serde_json::to_string(&object).expect("entries serialise")
+            }
+            Listed::Prefix(prefix) if args.json => {
+                serde_json::json!({ "prefix": prefix }).to_string()
+            }
+            Listed::Object(object) => {
+                let when = object
+                    .last_modified
+                    .map(|t| t.to_string().replace('T', " ")[..19].to_owned())
+                    .unwrap_or_else(|| " ".repeat(19));
+                format!("{when} {:>12} {}", object.size, shown(&object.key))
+            }
+            Listed::Prefix(prefix) => format!("{:>19} {:>12} {}", "", "PRE", shown(&prefix)),
+        };
+        if writeln!(out, "{line}").is_err() {
+            break; // stdout closed (e.g. piped into head): stop quietly
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

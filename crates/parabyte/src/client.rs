@@ -1,0 +1,479 @@
+//! The front door: a [`Client`] resolves a source, plans the objects behind it, and drives
+//! the engine over them. Listing feeds downloads through a bounded queue, so the first
+//! object starts with the first page and memory stays flat however many keys there are.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::{Stream, StreamExt, TryStreamExt};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::config::{StoreConfig, TransferConfig};
+use crate::engine::{Engine, Job, Known};
+use crate::error::{Error, Result};
+use crate::list::{pages, Listed};
+use crate::location::S3Url;
+use crate::paths::{relative_path, CollisionGuard, Verdict};
+use crate::report::{Counters, Failure, Reporter, Summary};
+use crate::s3::S3Store;
+
+/// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
+const QUEUE_DEPTH: usize = 4096;
+
+/// Where downloaded bytes go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A file, or a directory when it exists as one or ends in `/` (a prefix always goes
+    /// into a directory).
+    Path(PathBuf),
+    /// Fetch everything, keep nothing: measures the store and the network, not the disk.
+    Discard,
+}
+
+/// A download to run.
+#[derive(Debug, Clone)]
+pub struct CopyRequest {
+    pub source: S3Url,
+    pub destination: Destination,
+    /// Take everything under the source as a prefix, even without a trailing `/`.
+    pub recursive: bool,
+}
+
+/// A connection to a store with transfer settings; cheap to share between downloads.
+#[derive(Debug)]
+pub struct Client {
+    store: Arc<S3Store>,
+    transfer: TransferConfig,
+    counters: Arc<Counters>,
+}
+
+/// One planned item: an object to fetch, or one that cannot be.
+#[derive(Debug)]
+enum Planned {
+    Job(Job),
+    Refused(Failure),
+}
+
+impl Client {
+    /// Resolve credentials, region and endpoint; no request is sent yet.
+    pub async fn connect(store: &StoreConfig, transfer: TransferConfig) -> Result<Client> {
+        transfer.validate()?;
+        let counters = Arc::new(Counters::default());
+        Ok(Client {
+            store: Arc::new(S3Store::connect(store, counters.clone()).await?),
+            transfer,
+            counters,
+        })
+    }
+
+    /// Download an object or everything under a prefix. Per-object failures are in the
+    /// summary; an `Err` means nothing more could be done (bad bucket, bad credentials).
+    pub async fn copy(
+        &self,
+        request: &CopyRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let started = Instant::now();
+        let before = self.counters.snapshot();
+        let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
+        let planner = tokio::spawn(plan(
+            self.store.clone(),
+            self.counters.clone(),
+            self.transfer.clone(),
+            request.clone(),
+            queue,
+            reporter.clone(),
+        ));
+        let engine = Arc::new(Engine::new(
+            self.store.clone(),
+            self.transfer.clone(),
+            self.counters.clone(),
+            reporter.clone(),
+        ));
+        let driven = drive(engine, jobs, self.transfer.workers, reporter).await;
+        // The planner ends once the queue is drained or dropped; it only fails on listing.
+        let listing = planner
+            .await
+            .unwrap_or_else(|join| Err(Error::InvalidInput(format!("planner crashed: {join}"))));
+        let mut outcome = driven?;
+        if let Err(error) = listing {
+            if error.is_fatal() || outcome.objects + outcome.failures.len() as u64 == 0 {
+                return Err(error);
+            }
+            outcome.failures.push(Failure {
+                source: format!("s3://{}/{}", request.source.bucket, list_prefix(request)),
+                error: format!("listing stopped, later keys were not downloaded: {error}"),
+            });
+        }
+        Ok(Summary::new(
+            outcome.objects,
+            outcome.bytes,
+            started.elapsed(),
+            self.counters.snapshot().since(&before),
+            outcome.failures,
+        ))
+    }
+
+    /// Stream the entries under `url`: every key when `recursive`, else one level with
+    /// "folders" as [`Listed::Prefix`].
+    pub fn list(
+        &self,
+        url: &S3Url,
+        recursive: bool,
+    ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
+        pages(
+            self.store.clone(),
+            self.counters.clone(),
+            self.transfer.retry.clone(),
+            url.bucket.clone(),
+            url.key.clone(),
+            (!recursive).then(|| "/".to_owned()),
+        )
+        .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
+        .try_flatten()
+    }
+}
+
+/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`.
+fn list_prefix(request: &CopyRequest) -> String {
+    let key = &request.source.key;
+    if key.is_empty() || key.ends_with('/') {
+        key.clone()
+    } else {
+        format!("{key}/")
+    }
+}
+
+/// Turn the request into jobs on the queue: one object, or a listing's worth.
+async fn plan(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    transfer: TransferConfig,
+    request: CopyRequest,
+    queue: mpsc::Sender<Planned>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<()> {
+    if request.recursive || request.source.is_prefix() {
+        let prefix = list_prefix(&request);
+        let bucket = request.source.bucket.clone();
+        let listing = pages(
+            store,
+            counters,
+            transfer.retry,
+            bucket,
+            prefix.clone(),
+            None,
+        );
+        return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
+    }
+    let path = match &request.destination {
+        Destination::Discard => None,
+        Destination::Path(path) => Some(single_object_path(path, &request.source.key)),
+    };
+    reporter.object_queued(None);
+    let job = Job {
+        source: request.source,
+        known: None,
+        path,
+    };
+    // A closed queue means the downloads stopped (fatal error); nothing to add.
+    let _ = queue.send(Planned::Job(job)).await;
+    Ok(())
+}
+
+/// Map listed objects to jobs: check each key can be a path, hold keys back until they are
+/// known not to collide with a "folder" of the same name, and queue them in listing order.
+async fn plan_listing(
+    listing: impl Stream<Item = Result<Vec<Listed>>>,
+    request: &CopyRequest,
+    prefix: &str,
+    queue: &mpsc::Sender<Planned>,
+    reporter: &dyn Reporter,
+) -> Result<()> {
+    let mut listing = std::pin::pin!(listing);
+    let mut guard = CollisionGuard::default();
+    while let Some(page) = listing.next().await {
+        for entry in page? {
+            let Listed::Object(object) = entry else {
+                continue;
+            };
+            // A zero-byte key ending in '/' is a console-made "folder": nothing to write.
+            if object.key.ends_with('/') && object.size == 0 {
+                continue;
+            }
+            let relative = object.key[prefix.len()..].to_owned();
+            let job = Job {
+                source: S3Url {
+                    bucket: request.source.bucket.clone(),
+                    key: object.key,
+                },
+                known: Some(Known {
+                    size: object.size,
+                    etag: object.etag,
+                }),
+                path: None,
+            };
+            for verdict in guard.push(relative.clone(), (relative, job)) {
+                if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    for verdict in guard.finish() {
+        if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Queue one decided key; false when the downloads have stopped listening.
+async fn send_verdict(
+    queue: &mpsc::Sender<Planned>,
+    verdict: Verdict<(String, Job)>,
+    prefix: &str,
+    destination: &Destination,
+    reporter: &dyn Reporter,
+) -> bool {
+    let planned = match verdict {
+        Verdict::Collides {
+            item: (relative, job),
+            other,
+        } => {
+            // The shorter key is the one that wants to be a file where the other needs a directory.
+            let path = if relative.len() < other.len() {
+                relative
+            } else {
+                other.clone()
+            };
+            let collision = Error::Collision {
+                key: job.source.key.clone(),
+                other: format!("{prefix}{other}"),
+                path,
+            };
+            refuse(&job, collision)
+        }
+        Verdict::Clear((relative, mut job)) => match destination {
+            Destination::Discard => Planned::Job(job),
+            Destination::Path(root) => match relative_path(&relative) {
+                Ok(path) => {
+                    job.path = Some(root.join(path));
+                    Planned::Job(job)
+                }
+                Err(reason) => refuse(
+                    &job,
+                    Error::UnsafeKey {
+                        key: job.source.key.clone(),
+                        reason,
+                    },
+                ),
+            },
+        },
+    };
+    if let Planned::Job(job) = &planned {
+        reporter.object_queued(job.known.as_ref().map(|k| k.size));
+    }
+    queue.send(planned).await.is_ok()
+}
+
+fn refuse(job: &Job, error: Error) -> Planned {
+    Planned::Refused(Failure {
+        source: job.source.to_string(),
+        error: error.to_string(),
+    })
+}
+
+/// `cp s3://b/dir/file DEST`: DEST itself, or DEST/file when DEST is a directory.
+fn single_object_path(destination: &Path, key: &str) -> PathBuf {
+    let is_directory =
+        destination.as_os_str().to_string_lossy().ends_with('/') || destination.is_dir();
+    if is_directory {
+        destination.join(key.rsplit('/').next().unwrap_or(key))
+    } else {
+        destination.to_owned()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    objects: u64,
+    bytes: u64,
+    failures: Vec<Failure>,
+}
+
+/// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
+async fn drive(
+    engine: Arc<Engine<S3Store>>,
+    mut jobs: mpsc::Receiver<Planned>,
+    workers: usize,
+    reporter: Arc<dyn Reporter>,
+) -> Result<Outcome> {
+    let object_slots = Arc::new(Semaphore::new(workers));
+    let mut running = JoinSet::new();
+    let mut outcome = Outcome::default();
+    let record = |outcome: &mut Outcome, (source, result): (String, Result<u64>)| -> Result<()> {
+        match result {
+            Ok(bytes) => {
+                reporter.object_finished(&source, Ok(bytes));
+                outcome.objects += 1;
+                outcome.bytes += bytes;
+                Ok(())
+            }
+            Err(error) if error.is_fatal() => Err(error),
+            Err(error) => {
+                reporter.object_finished(&source, Err(&error));
+                outcome.failures.push(Failure {
+                    source,
+                    error: error.to_string(),
+                });
+                Ok(())
+            }
+        }
+    };
+    while let Some(planned) = jobs.recv().await {
+        let job = match planned {
+            Planned::Job(job) => job,
+            Planned::Refused(failure) => {
+                outcome.failures.push(failure);
+                continue;
+            }
+        };
+        let slot = object_slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("object slots are never closed");
+        let engine = engine.clone();
+        running.spawn(async move {
+            let result = engine.download(&job).await;
+            drop(slot);
+            (job.source.to_string(), result)
+        });
+        while let Some(done) = running.try_join_next() {
+            record(&mut outcome, done.expect("download task panicked"))?;
+        }
+    }
+    while let Some(done) = running.join_next().await {
+        record(&mut outcome, done.expect("download task panicked"))?;
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Silent;
+    use crate::s3::ObjectEntry;
+
+    fn object(key: &str, size: u64) -> Listed {
+        Listed::Object(ObjectEntry {
+            key: key.to_owned(),
+            size,
+            etag: Some("\"e\"".to_owned()),
+            last_modified: None,
+            storage_class: None,
+        })
+    }
+
+    /// Plan a synthetic listing under `prefix/` into `/dest`; returns (key -> path) and failures.
+    async fn plan_keys(pages: Vec<Vec<Listed>>) -> (Vec<(String, PathBuf)>, Vec<Failure>) {
+        let request = CopyRequest {
+            source: S3Url {
+                bucket: "b".into(),
+                key: "prefix/".into(),
+            },
+            destination: Destination::Path("/dest".into()),
+            recursive: false,
+        };
+        let (queue, mut planned) = mpsc::channel(100);
+        let listing = futures::stream::iter(pages.into_iter().map(Ok));
+        plan_listing(listing, &request, "prefix/", &queue, &Silent)
+            .await
+            .unwrap();
+        drop(queue);
+        let (mut jobs, mut failures) = (Vec::new(), Vec::new());
+        while let Some(item) = planned.recv().await {
+            match item {
+                Planned::Job(job) => jobs.push((job.source.key, job.path.unwrap())),
+                Planned::Refused(failure) => failures.push(failure),
+            }
+        }
+        (jobs, failures)
+    }
+
+    #[tokio::test]
+    async fn unsafe_keys_fail_alone_and_the_rest_goes_on() {
+        let (jobs, failures) = plan_keys(vec![
+            vec![
+                object("prefix/../escape", 1),
+                object("prefix/a//b", 1),
+                object("prefix/ok.txt", 1),
+            ],
+            vec![
+                object("prefix//abs", 1),
+                object("prefix/sub/", 0),
+                object("prefix/z/./y", 1),
+            ],
+        ])
+        .await;
+        assert_eq!(
+            jobs,
+            vec![("prefix/ok.txt".to_owned(), PathBuf::from("/dest/ok.txt"))]
+        );
+        let failed: Vec<_> = failures.iter().map(|f| f.source.as_str()).collect();
+        assert_eq!(
+            failed,
+            vec![
+                "s3://b/prefix/../escape",
+                "s3://b/prefix/a//b",
+                "s3://b/prefix//abs",
+                "s3://b/prefix/z/./y"
+            ]
+        );
+        assert!(
+            failures[0].error.contains("'..' path segment"),
+            "{}",
+            failures[0].error
+        );
+    }
+
+    #[tokio::test]
+    async fn a_key_and_a_folder_of_the_same_name_both_fail() {
+        let (jobs, failures) = plan_keys(vec![
+            vec![object("prefix/a.txt", 1), object("prefix/a.txt.bak", 1)],
+            vec![object("prefix/a.txt/b", 1), object("prefix/c", 1)],
+        ])
+        .await;
+        let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, vec!["prefix/a.txt.bak", "prefix/c"]);
+        assert_eq!(failures.len(), 2);
+        for failure in &failures {
+            assert!(
+                failure.error.contains("collides with key 'prefix/a.txt"),
+                "{}",
+                failure.error
+            );
+            assert!(failure.error.contains("'a.txt'"), "{}", failure.error);
+        }
+    }
+
+    #[test]
+    fn a_single_object_lands_in_a_directory_or_at_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            single_object_path(dir.path(), "x/y/model.bin"),
+            dir.path().join("model.bin")
+        );
+        assert_eq!(
+            single_object_path(Path::new("new/"), "x/model.bin"),
+            PathBuf::from("new/model.bin")
+        );
+        assert_eq!(
+            single_object_path(Path::new("out.bin"), "x/model.bin"),
+            PathBuf::from("out.bin")
+        );
+    }
+}

@@ -1,0 +1,347 @@
+//! The transfer engine: many objects at once, many ranges per object, all under one cap on
+//! requests in flight. Each range streams to its offset as it arrives, resumes from the
+//! byte where a broken body stopped, and is pinned to the version the first response saw.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use futures::{StreamExt, TryStreamExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::config::TransferConfig;
+use crate::error::{Error, Result};
+use crate::location::S3Url;
+use crate::report::{Counters, Reporter};
+use crate::retry::{give_up, with_retries};
+use crate::sink::Sink;
+use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
+
+/// Body bytes gathered before one positioned write: few system calls, little memory.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// One object to fetch.
+#[derive(Debug, Clone)]
+pub(crate) struct Job {
+    pub source: S3Url,
+    /// Size and ETag from a listing or manifest: no probing needed.
+    pub known: Option<Known>,
+    /// Where it goes; `None` discards the bytes.
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Known {
+    pub size: u64,
+    pub etag: Option<String>,
+}
+
+/// A response holding one of the global request slots until its body is consumed.
+struct InFlight {
+    fetched: Fetched,
+    _slot: OwnedSemaphorePermit,
+}
+
+pub(crate) struct Engine<S> {
+    source: Arc<S>,
+    config: TransferConfig,
+    /// Requests in flight across all objects: bounds sockets and buffered bytes.
+    request_slots: Arc<Semaphore>,
+    counters: Arc<Counters>,
+    reporter: Arc<dyn Reporter>,
+}
+
+impl<S: RangeSource> Engine<S> {
+    pub(crate) fn new(
+        source: Arc<S>,
+        config: TransferConfig,
+        counters: Arc<Counters>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Self {
+        Engine {
+            request_slots: Arc::new(Semaphore::new(config.max_requests)),
+            source,
+            config,
+            counters,
+            reporter,
+        }
+    }
+
+    /// Download one object and return its size. An object that changes under us is
+    /// started again once, on its new version; a second change fails it.
+    pub(crate) async fn download(&self, job: &Job) -> Result<u64> {
+        match self.attempt(job, job.known.as_ref()).await {
+            Err(Error::Changed { .. }) => self.attempt(job, None).await,
+            other => other,
+        }
+    }
+
+    async fn attempt(&self, job: &Job, known: Option<&Known>) -> Result<u64> {
+        let Some(known) = known else {
+            return self.attempt_unknown_size(job).await;
+        };
+        let sink = Sink::open(job.path.as_deref(), Some(known.size)).await?;
+        if known.size > 0 {
+            let whole = ByteRange {
+                start: 0,
+                end: known.size - 1,
+            };
+            self.fetch_ranges(job, &sink, whole, known.etag.as_deref(), known.size)
+                .await?;
+        }
+        sink.commit().await?;
+        Ok(known.size)
+    }
+
+    /// No size known: the first ranged GET is the probe. Its headers give size and ETag, and
+    /// the other ranges go out at once while its body is still arriving.
+    async fn attempt_unknown_size(&self, job: &Job) -> Result<u64> {
+        let first_range = ByteRange {
+            start: 0,
+            end: self.config.part_size - 1,
+        };
+        let first = with_retries(&self.config.retry, &self.counters, || {
+            self.send(&job.source, Some(first_range), None)
+        })
+        .await?;
+        match first.fetched.shape {
+            Shape::Empty => {
+                self.reporter.size_discovered(0);
+                Sink::open(job.path.as_deref(), Some(0))
+                    .await?
+                    .commit()
+                    .await?;
+                Ok(0)
+            }
+            Shape::Whole { length } => {
+                if let Some(length) = length {
+                    self.reporter.size_discovered(length);
+                }
+                let sink = Sink::open(job.path.as_deref(), length).await?;
+                let mut next = 0;
+                let end = length.map(|l| l.saturating_sub(1));
+                self.stream_into(&job.source, first, &sink, &mut next, end)
+                    .await?;
+                if length.is_some_and(|l| l != next) {
+                    return Err(Error::Protocol {
+                        what: format!("GET {}", job.source),
+                        detail: format!("body ended after {next} of {} bytes", length.unwrap_or(0)),
+                    });
+                }
+                sink.commit().await?;
+                Ok(next)
+            }
+            Shape::Partial { range, total } => {
+                if range.start != 0 || range.end != first_range.end.min(total - 1) {
+                    return Err(Error::Protocol {
+                        what: format!("GET {} {first_range}", job.source),
+                        detail: format!("asked for {first_range}, got {range} of {total}"),
+                    });
+                }
+                self.reporter.size_discovered(total);
+                let etag = first.fetched.etag.clone();
+                let sink = Sink::open(job.path.as_deref(), Some(total)).await?;
+                let first_part =
+                    self.fetch_range(job, &sink, range, etag.as_deref(), total, Some(first));
+                let rest = async {
+                    if range.end + 1 < total {
+                        let remaining = ByteRange {
+                            start: range.end + 1,
+                            end: total - 1,
+                        };
+                        self.fetch_ranges(job, &sink, remaining, etag.as_deref(), total)
+                            .await
+                    } else {
+                        Ok(())
+                    }
+                };
+                futures::future::try_join(first_part, rest).await?;
+                sink.commit().await?;
+                Ok(total)
+            }
+        }
+    }
+
+    /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
+    async fn fetch_ranges(
+        &self,
+        job: &Job,
+        sink: &Sink,
+        whole: ByteRange,
+        etag: Option<&str>,
+        total: u64,
+    ) -> Result<()> {
+        let part_size = self.config.part_size;
+        let parts = (whole.start..=whole.end)
+            .step_by(part_size as usize)
+            .map(|start| ByteRange {
+                start,
+                end: (start + part_size - 1).min(whole.end),
+            });
+        futures::stream::iter(parts.map(Ok))
+            .try_for_each_concurrent(self.config.threads, |part| {
+                self.fetch_range(job, sink, part, etag, total, None)
+            })
+            .await
+    }
+
+    /// Fetch one range into the sink, resuming from the first missing byte after a failure.
+    async fn fetch_range(
+        &self,
+        job: &Job,
+        sink: &Sink,
+        range: ByteRange,
+        etag: Option<&str>,
+        total: u64,
+        mut already_sent: Option<InFlight>,
+    ) -> Result<()> {
+        let mut next = range.start;
+        let started = Instant::now();
+        let mut retries = 0;
+        loop {
+            let attempt = async {
+                let response = match already_sent.take() {
+                    Some(response) => response,
+                    None => {
+                        let rest = ByteRange {
+                            start: next,
+                            end: range.end,
+                        };
+                        let response = self.send(&job.source, Some(rest), etag).await?;
+                        check_part(&job.source, &response.fetched, rest, etag, total)?;
+                        response
+                    }
+                };
+                self.stream_into(&job.source, response, sink, &mut next, Some(range.end))
+                    .await?;
+                if next != range.end + 1 {
+                    return Err(Error::Protocol {
+                        what: format!("GET {} {range}", job.source),
+                        detail: format!("body ended after byte {next} of the range"),
+                    });
+                }
+                Ok(())
+            };
+            match attempt.await {
+                Ok(()) => return Ok(()),
+                Err(error) if error.is_retryable() && retries < self.config.retry.max_retries => {
+                    tokio::time::sleep(self.config.retry.delay(retries)).await;
+                    retries += 1;
+                    self.counters.retries.fetch_add(1, Relaxed);
+                }
+                Err(error) => return Err(give_up(error, retries, started)),
+            }
+        }
+    }
+
+    async fn send(
+        &self,
+        object: &S3Url,
+        range: Option<ByteRange>,
+        if_match: Option<&str>,
+    ) -> Result<InFlight> {
+        let slot = self
+            .request_slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("request slots are never closed");
+        let fetched = self.source.fetch(object, range, if_match).await?;
+        Ok(InFlight {
+            fetched,
+            _slot: slot,
+        })
+    }
+
+    /// Copy a body into the sink from byte `*next` on, advancing `*next` past every byte
+    /// written, so that after a failure it names the first byte still missing.
+    async fn stream_into(
+        &self,
+        object: &S3Url,
+        response: InFlight,
+        sink: &Sink,
+        next: &mut u64,
+        end: Option<u64>,
+    ) -> Result<()> {
+        let InFlight { fetched, _slot } = response;
+        let mut body = fetched.body;
+        let mut buffer = BytesMut::new();
+        let mut failure = None;
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            };
+            let arrived = *next + (buffer.len() + chunk.len()) as u64;
+            if end.is_some_and(|end| arrived > end + 1) {
+                return Err(Error::Protocol {
+                    what: format!("GET {object}"),
+                    detail: format!(
+                        "body runs past the requested range (byte {arrived}, range end {})",
+                        end.unwrap_or(0)
+                    ),
+                });
+            }
+            if buffer.is_empty() {
+                buffer.reserve(WRITE_BUFFER.max(chunk.len()));
+            }
+            buffer.extend_from_slice(&chunk);
+            self.reporter.bytes_transferred(chunk.len() as u64);
+            if buffer.len() >= WRITE_BUFFER {
+                let data = buffer.split().freeze();
+                let length = data.len() as u64;
+                sink.write_at(data, *next).await?;
+                *next += length;
+            }
+        }
+        if !buffer.is_empty() {
+            let length = buffer.len() as u64;
+            sink.write_at(buffer.freeze(), *next).await?;
+            *next += length;
+        }
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// A later range must come from the same version: same total size, same ETag, exact range.
+fn check_part(
+    object: &S3Url,
+    fetched: &Fetched,
+    asked: ByteRange,
+    etag: Option<&str>,
+    total: u64,
+) -> Result<()> {
+    let what = || format!("GET {object} {asked}");
+    let Shape::Partial { range, total: now } = fetched.shape else {
+        return Err(Error::Protocol {
+            what: what(),
+            detail: "the server ignored the Range header on a later part".into(),
+        });
+    };
+    if now != total {
+        return Err(Error::Changed {
+            what: what(),
+            detail: format!("size went from {total} to {now} bytes"),
+        });
+    }
+    if let (Some(expected), Some(got)) = (etag, fetched.etag.as_deref()) {
+        if !same_etag(expected, got) {
+            return Err(Error::Changed {
+                what: what(),
+                detail: format!("ETag went from {expected} to {got}"),
+            });
+        }
+    }
+    if range != asked {
+        return Err(Error::Protocol {
+            what: what(),
+            detail: format!("asked for {asked}, got {range}"),
+        });
+    }
+    Ok(())
+}

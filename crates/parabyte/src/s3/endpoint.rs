@@ -1,0 +1,154 @@
+//! Turning a bucket and key into a URL: path-style for custom endpoints, virtual-hosted
+//! for AWS, and S3's own rules for percent-encoding.
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+use crate::error::{Error, Result};
+
+/// Everything but RFC 3986 unreserved characters is encoded (what SigV4 expects)...
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+/// ...and in paths the `/` between segments stays as it is.
+const KEY_PATH: &AsciiSet = &QUERY_VALUE.remove(b'/');
+
+/// The base of every request URL.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    scheme: String,
+    /// `host` or `host:port`, exactly as the Host header must carry it.
+    authority: String,
+    path_style: bool,
+}
+
+/// A URL plus the Host header that goes with it (SigV4 signs the Host header).
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub url: String,
+    pub host: String,
+}
+
+impl Endpoint {
+    /// A custom endpoint such as `http://127.0.0.1:7070`: always path-style, because
+    /// S3-compatible servers rarely have wildcard DNS for buckets.
+    pub(crate) fn custom(url: &str) -> Result<Endpoint> {
+        let invalid = |why: &str| {
+            Error::InvalidInput(format!(
+                "endpoint URL '{url}' {why}; write it like http://127.0.0.1:9000 or https://s3.example.com"
+            ))
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| invalid("has no scheme"))?;
+        if scheme != "http" && scheme != "https" {
+            return Err(invalid("must start with http:// or https://"));
+        }
+        let authority = rest.trim_end_matches('/');
+        if authority.is_empty() || authority.contains(['/', '?', '#', '@']) {
+            return Err(invalid("must be only scheme, host and port"));
+        }
+        let default_port = if scheme == "http" { ":80" } else { ":443" };
+        Ok(Endpoint {
+            scheme: scheme.to_owned(),
+            authority: authority
+                .strip_suffix(default_port)
+                .unwrap_or(authority)
+                .to_owned(),
+            path_style: true,
+        })
+    }
+
+    /// AWS itself: virtual-hosted addressing unless asked otherwise.
+    pub(crate) fn aws(region: &str, path_style: bool) -> Endpoint {
+        Endpoint {
+            scheme: "https".to_owned(),
+            authority: format!("s3.{region}.amazonaws.com"),
+            path_style,
+        }
+    }
+
+    /// The URL for a key (empty key: the bucket itself) with an already-encoded query.
+    pub(crate) fn target(&self, bucket: &str, key: &str, query: &str) -> Target {
+        let key = utf8_percent_encode(key, KEY_PATH);
+        let separator = if query.is_empty() { "" } else { "?" };
+        // Dotted bucket names break the wildcard TLS certificate of virtual-hosted style.
+        if self.path_style || bucket.contains('.') {
+            Target {
+                url: format!(
+                    "{}://{}/{bucket}/{key}{separator}{query}",
+                    self.scheme, self.authority
+                ),
+                host: self.authority.clone(),
+            }
+        } else {
+            let host = format!("{bucket}.{}", self.authority);
+            Target {
+                url: format!("{}://{host}/{key}{separator}{query}", self.scheme),
+                host,
+            }
+        }
+    }
+
+    /// Where requests go, for messages (no credentials ever live here).
+    pub(crate) fn describe(&self) -> String {
+        format!("{}://{}", self.scheme, self.authority)
+    }
+}
+
+/// Encode one query-string value the way SigV4 canonicalises it.
+pub(crate) fn encode_query_value(value: &str) -> String {
+    utf8_percent_encode(value, QUERY_VALUE).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_endpoints_are_path_style() {
+        let endpoint = Endpoint::custom("http://127.0.0.1:7070/").unwrap();
+        let target = endpoint.target("bucket", "dir/a b+c%d/ü.txt", "");
+        assert_eq!(
+            target.url,
+            "http://127.0.0.1:7070/bucket/dir/a%20b%2Bc%25d/%C3%BC.txt"
+        );
+        assert_eq!(target.host, "127.0.0.1:7070");
+    }
+
+    #[test]
+    fn default_ports_are_dropped_from_the_host_header() {
+        let endpoint = Endpoint::custom("https://s3.example.com:443").unwrap();
+        assert_eq!(endpoint.target("b", "k", "").host, "s3.example.com");
+    }
+
+    #[test]
+    fn aws_uses_virtual_hosts_except_for_dotted_buckets() {
+        let endpoint = Endpoint::aws("eu-west-1", false);
+        let target = endpoint.target("bucket", "k", "list-type=2");
+        assert_eq!(
+            target.url,
+            "https://bucket.s3.eu-west-1.amazonaws.com/k?list-type=2"
+        );
+        let target = endpoint.target("my.bucket", "k", "");
+        assert_eq!(target.url, "https://s3.eu-west-1.amazonaws.com/my.bucket/k");
+    }
+
+    #[test]
+    fn malformed_endpoints_are_rejected() {
+        for bad in [
+            "127.0.0.1:9000",
+            "ftp://host",
+            "http://",
+            "http://host/path",
+        ] {
+            assert!(Endpoint::custom(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn query_values_encode_slashes() {
+        assert_eq!(encode_query_value("a/b c~"), "a%2Fb%20c~");
+    }
+}

@@ -1,0 +1,278 @@
+//! Where an object's bytes land. Parts are written at their offsets into a temporary file
+//! beside the destination, which takes the final name only once complete; a sink dropped
+//! before `commit` removes its temporary file, so a failed object leaves nothing behind.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// Objects up to this size are gathered in memory and written with one system call
+/// sequence (create, write, rename); larger ones stream into a preallocated file.
+pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
+
+/// What a download writes into.
+#[derive(Debug)]
+pub(crate) enum Sink {
+    /// Count the bytes, keep none (benchmark mode).
+    Discard,
+    /// Gather a small object, write it at commit.
+    Buffered { data: Mutex<Vec<u8>>, path: PathBuf },
+    /// Positioned writes into a temporary file.
+    File(FileSink),
+}
+
+impl Sink {
+    /// Prepare to receive `size` bytes for `path` (`None`: discard them).
+    pub(crate) async fn open(path: Option<&Path>, size: Option<u64>) -> Result<Sink> {
+        let Some(path) = path else {
+            return Ok(Sink::Discard);
+        };
+        match size {
+            Some(size) if size <= SMALL_OBJECT => Ok(Sink::Buffered {
+                data: Mutex::new(Vec::with_capacity(size as usize)),
+                path: path.to_owned(),
+            }),
+            _ => {
+                let path = path.to_owned();
+                blocking(move || FileSink::create(path, size))
+                    .await
+                    .map(Sink::File)
+            }
+        }
+    }
+
+    /// Write `data` at byte `offset` of the object.
+    pub(crate) async fn write_at(&self, data: Bytes, offset: u64) -> Result<()> {
+        match self {
+            Sink::Discard => Ok(()),
+            Sink::Buffered { data: buffer, .. } => {
+                let mut buffer = buffer.lock().expect("sink buffer poisoned");
+                let end = offset as usize + data.len();
+                if buffer.len() < end {
+                    buffer.resize(end, 0);
+                }
+                buffer[offset as usize..end].copy_from_slice(&data);
+                Ok(())
+            }
+            Sink::File(sink) => {
+                let file = sink.file.clone();
+                let path = sink.temp.clone();
+                blocking(move || {
+                    file.write_all_at(&data, offset)
+                        .map_err(|e| Error::io("cannot write", path, e))
+                })
+                .await
+            }
+        }
+    }
+
+    /// Give the object its final name; after this the bytes are the user's.
+    pub(crate) async fn commit(self) -> Result<()> {
+        match self {
+            Sink::Discard => Ok(()),
+            Sink::Buffered { data, path } => {
+                let data = data.into_inner().expect("sink buffer poisoned");
+                blocking(move || write_small_file(&path, &data)).await
+            }
+            Sink::File(sink) => blocking(move || sink.rename_into_place()).await,
+        }
+    }
+}
+
+/// A temporary file that becomes `path` on success and disappears on failure.
+#[derive(Debug)]
+pub(crate) struct FileSink {
+    file: Arc<File>,
+    temp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl FileSink {
+    fn create(path: PathBuf, size: Option<u64>) -> Result<FileSink> {
+        let temp = temp_path_for(&path);
+        let file = create_with_parents(&temp)?;
+        let sink = FileSink {
+            file: Arc::new(file),
+            temp,
+            path,
+            committed: false,
+        };
+        if let Some(size) = size {
+            // Reserving the space up front turns a full disk into an error before any
+            // byte is fetched, and keeps the file unfragmented for parallel writers.
+            preallocate(&sink.file, size)
+                .map_err(|e| Error::io("cannot reserve space for", &sink.path, e))?;
+        }
+        Ok(sink)
+    }
+
+    fn rename_into_place(mut self) -> Result<()> {
+        fs::rename(&self.temp, &self.path)
+            .map_err(|e| Error::io("cannot move into place", &self.path, e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for FileSink {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Best effort: the file may never have been fully created.
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Write a whole small object: temp file, write, rename.
+fn write_small_file(path: &Path, data: &[u8]) -> Result<()> {
+    let temp = temp_path_for(path);
+    let written = create_with_parents(&temp).and_then(|file| {
+        file.write_all_at(data, 0)
+            .map_err(|e| Error::io("cannot write", path, e))
+    });
+    let result = written.and_then(|()| {
+        fs::rename(&temp, path).map_err(|e| Error::io("cannot move into place", path, e))
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// `dir/.name.parabyte-part`: hidden, beside the destination so the final rename is atomic.
+fn temp_path_for(path: &Path) -> PathBuf {
+    const SUFFIX: &str = ".parabyte-part";
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    // Keep within the 255-byte name limit of common file systems.
+    let mut cut = name.len().min(255 - SUFFIX.len() - 1);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    path.with_file_name(format!(".{}{SUFFIX}", &name[..cut]))
+}
+
+fn create_with_parents(path: &Path) -> Result<File> {
+    let open = || {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| Error::io("cannot create directory", parent, e))?;
+            }
+            open().map_err(|e| Error::io("cannot create", path, e))
+        }
+        other => other.map_err(|e| Error::io("cannot create", path, e)),
+    }
+}
+
+fn preallocate(file: &File, size: u64) -> io::Result<()> {
+    if size == 0 {
+        return Ok(());
+    }
+    let length =
+        libc::off_t::try_from(size).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: fallocate only reads its integer arguments; the descriptor is owned by `file`.
+    let status = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, length) };
+    if status == 0 {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        // File systems without fallocate still get the right length.
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => file.set_len(size),
+        _ => Err(error),
+    }
+}
+
+/// Run file-system work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|join| {
+            Err(Error::io(
+                "file task failed",
+                PathBuf::new(),
+                io::Error::other(join),
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_file_sink_appears_only_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/deeper/object.bin");
+        let sink = Sink::open(Some(&path), Some(SMALL_OBJECT + 4))
+            .await
+            .unwrap();
+        sink.write_at(Bytes::from_static(b"tail"), SMALL_OBJECT)
+            .await
+            .unwrap();
+        sink.write_at(Bytes::from(vec![7u8; SMALL_OBJECT as usize]), 0)
+            .await
+            .unwrap();
+        assert!(!path.exists());
+        assert!(temp_path_for(&path).exists());
+        sink.commit().await.unwrap();
+        let written = fs::read(&path).unwrap();
+        assert_eq!(written.len() as u64, SMALL_OBJECT + 4);
+        assert_eq!(&written[SMALL_OBJECT as usize..], b"tail");
+        assert!(!temp_path_for(&path).exists());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_sink_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("object.bin");
+        let sink = Sink::open(Some(&path), Some(10 * SMALL_OBJECT))
+            .await
+            .unwrap();
+        sink.write_at(Bytes::from_static(b"partial"), 0)
+            .await
+            .unwrap();
+        drop(sink);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn small_objects_are_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b.txt");
+        let sink = Sink::open(Some(&path), Some(5)).await.unwrap();
+        sink.write_at(Bytes::from_static(b"hello"), 0)
+            .await
+            .unwrap();
+        sink.commit().await.unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"hello");
+        assert_eq!(fs::read_dir(dir.path().join("a")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn temp_names_fit_the_name_limit() {
+        let long = "é".repeat(127);
+        let temp = temp_path_for(Path::new(&long));
+        assert!(temp.file_name().unwrap().len() <= 255);
+    }
+}
