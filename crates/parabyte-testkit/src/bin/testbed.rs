@@ -1,0 +1,203 @@
+//! `testbed up`: a real S3 server on loopback filled with demo data, kept alive for `make demo`
+//! and the benchmarks, with its address and credentials in an env file.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use parabyte_testkit::{payload, AdminClient, ServerKind, TestServer};
+
+/// The seed of `large/big.bin`; small object `i` uses seed `i`.
+const LARGE_SEED: u64 = 0xB16;
+
+#[derive(Debug, Parser)]
+#[command(about = "Real S3-compatible servers on loopback for demos and benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start a server, fill a bucket, write the env file, print "ready" and wait.
+    ///
+    /// Stops on SIGTERM or SIGINT, when stdin is a pipe that closes, or after --max-seconds.
+    Up(UpArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct UpArgs {
+    /// versitygw or seaweedfs.
+    #[arg(long, default_value = "versitygw")]
+    server: ServerKind,
+    #[arg(long, default_value = "parabyte-demo")]
+    bucket: String,
+    /// How many small objects to create under small/.
+    #[arg(long, default_value_t = 1000)]
+    small: u64,
+    #[arg(long, default_value_t = 16 * 1024)]
+    small_size: usize,
+    /// Size of large/big.bin; 0 for none.
+    #[arg(long, default_value_t = 256 << 20)]
+    large_size: u64,
+    /// Where to write `export AWS_ENDPOINT_URL=...` and friends; removed again on shutdown.
+    #[arg(long, default_value = ".testbed/env")]
+    env_file: PathBuf,
+    #[arg(long, default_value_t = 3600)]
+    max_seconds: u64,
+}
+
+fn main() -> ExitCode {
+    let Command::Up(args) = Cli::parse().command;
+    match up(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("testbed: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn up(args: &UpArgs) -> Result<(), String> {
+    let started = Instant::now();
+    eprintln!("testbed: starting {}...", args.server);
+    let server = TestServer::start(args.server).map_err(|e| e.to_string())?;
+    eprintln!(
+        "testbed: {} answers at {} after {:.1}s (log: {})",
+        args.server,
+        server.endpoint(),
+        started.elapsed().as_secs_f64(),
+        server.log_path().display()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result = runtime.block_on(async {
+        fill(&AdminClient::for_server(&server), args).await?;
+        write_env_file(&args.env_file, &server, &args.bucket)
+            .map_err(|e| format!("could not write {}: {e}", args.env_file.display()))?;
+        println!("ready");
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
+        let reason = wait_for_stop(Duration::from_secs(args.max_seconds)).await;
+        eprintln!("testbed: {reason}; shutting down");
+        Ok(())
+    });
+    let _ = std::fs::remove_file(&args.env_file);
+    drop(server);
+    result
+}
+
+async fn fill(admin: &AdminClient, args: &UpArgs) -> Result<(), String> {
+    admin
+        .create_bucket(&args.bucket)
+        .await
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let objects = (1..=args.small).map(|i| (small_key(i), payload(i, args.small_size)));
+    let stored = admin
+        .fill(&args.bucket, objects)
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "testbed: stored {stored} small objects of {} bytes in {:.1}s",
+        args.small_size,
+        started.elapsed().as_secs_f64()
+    );
+    if args.large_size > 0 {
+        let started = Instant::now();
+        admin
+            .put_generated(&args.bucket, "large/big.bin", LARGE_SEED, args.large_size)
+            .await
+            .map_err(|e| e.to_string())?;
+        eprintln!(
+            "testbed: stored large/big.bin ({} bytes) in {:.1}s",
+            args.large_size,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Mostly flat, with a couple of nested folders so listings and local paths have some depth.
+fn small_key(i: u64) -> String {
+    match i % 8 {
+        1 => format!("small/a/{i:05}.bin"),
+        2 => format!("small/a/b/{i:05}.bin"),
+        _ => format!("small/{i:05}.bin"),
+    }
+}
+
+/// Written whole and renamed into place, so a script that sees the file sees all of it.
+fn write_env_file(path: &Path, server: &TestServer, bucket: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let contents = format!(
+        "export AWS_ENDPOINT_URL={}\nexport AWS_ACCESS_KEY_ID={}\nexport AWS_SECRET_ACCESS_KEY={}\n\
+         export AWS_REGION={}\nexport PARABYTE_BUCKET={bucket}\n",
+        server.endpoint(),
+        server.access_key(),
+        server.secret_key(),
+        server.region(),
+    );
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, contents)?;
+    std::fs::rename(&partial, path)
+}
+
+async fn wait_for_stop(max: Duration) -> String {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).expect("install a SIGTERM handler");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("install a SIGINT handler");
+    let stdin_closed = stdin_closed();
+    tokio::select! {
+        _ = terminate.recv() => "SIGTERM".to_owned(),
+        _ = interrupt.recv() => "SIGINT".to_owned(),
+        _ = stdin_closed => "stdin closed".to_owned(),
+        _ = tokio::time::sleep(max) => format!("{}s passed", max.as_secs()),
+    }
+}
+
+/// Resolves when stdin, if it is a pipe, reaches end of file: a parent that started us with a
+/// pipe and died takes us with it. A terminal or /dev/null (a background job) never resolves.
+async fn stdin_closed() {
+    use std::os::unix::fs::FileTypeExt;
+    let is_pipe = std::fs::metadata("/dev/stdin")
+        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+    if !is_pipe {
+        return std::future::pending().await;
+    }
+    let (closed, on_close) = tokio::sync::oneshot::channel::<()>();
+    // A plain thread: a blocking read would hold up the runtime's shutdown.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut sink = [0u8; 1024];
+        loop {
+            match stdin.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = closed.send(());
+    });
+    let _ = on_close.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_keys_are_numbered_in_a_few_folders() {
+        assert_eq!(small_key(1), "small/a/00001.bin");
+        assert_eq!(small_key(2), "small/a/b/00002.bin");
+        assert_eq!(small_key(3), "small/00003.bin");
+        assert_eq!(small_key(12347), "small/12347.bin");
+    }
+}

@@ -1,0 +1,477 @@
+//! Real S3-compatible servers on loopback, each in its own temporary directory.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::admin::AdminClient;
+use crate::error::{Error, Result};
+use crate::process::{find_binary, ServerProcess};
+
+/// The fixed credentials every test server accepts.
+pub const ACCESS_KEY: &str = "parabytetest";
+pub const SECRET_KEY: &str = "parabytetestsecret123";
+pub const REGION: &str = "us-east-1";
+
+/// SeaweedFS needs a few seconds on a busy 2-core machine; this only bounds a broken start.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Enough for `weed mini`'s one-second pre-stop pause.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Free ports are found by binding and releasing them, so another process can win the race.
+const START_ATTEMPTS: usize = 3;
+const READINESS_BUCKET: &str = "parabyte-testkit-readiness";
+const DIR_PREFIX: &str = "parabyte-testkit-";
+/// In each server directory: the owning process id, then the server's stray files.
+const OWNER_FILE: &str = "owner";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerKind {
+    /// Versity S3 Gateway over a POSIX directory.
+    Versitygw,
+    /// SeaweedFS in `weed mini` all-in-one mode.
+    SeaweedFs,
+}
+
+impl ServerKind {
+    pub const ALL: [ServerKind; 2] = [ServerKind::Versitygw, ServerKind::SeaweedFs];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Versitygw => "versitygw",
+            ServerKind::SeaweedFs => "seaweedfs",
+        }
+    }
+
+    fn binary(self) -> &'static str {
+        match self {
+            ServerKind::Versitygw => "versitygw",
+            ServerKind::SeaweedFs => "weed",
+        }
+    }
+}
+
+impl fmt::Display for ServerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ServerKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ServerKind::ALL
+            .into_iter()
+            .find(|kind| kind.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown server {s:?}: expected versitygw or seaweedfs"))
+    }
+}
+
+/// A running server, listening only on 127.0.0.1, killed (and its data removed) on drop.
+#[derive(Debug)]
+pub struct TestServer {
+    kind: ServerKind,
+    endpoint: String,
+    process: ServerProcess,
+    /// Taken and removed only after the process has stopped.
+    dir: Mutex<Option<TempDir>>,
+    /// Files the server leaves outside its directory, removed after it stops.
+    strays: Vec<PathBuf>,
+}
+
+impl TestServer {
+    /// Starts a server of `kind` and returns once it has created a bucket and stored and served
+    /// an object.
+    pub fn start(kind: ServerKind) -> Result<TestServer> {
+        let binary = find_binary(kind.binary())?;
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(kind, &binary) {
+                Err(Error::ServerExited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, for path-style requests.
+    pub fn endpoint(&self) -> String {
+        self.endpoint.clone()
+    }
+
+    pub fn access_key(&self) -> &str {
+        ACCESS_KEY
+    }
+
+    pub fn secret_key(&self) -> &str {
+        SECRET_KEY
+    }
+
+    pub fn region(&self) -> &str {
+        REGION
+    }
+
+    pub fn kind(&self) -> ServerKind {
+        self.kind
+    }
+
+    /// The server's combined stdout and stderr, gone once the server is dropped.
+    pub fn log_path(&self) -> &Path {
+        self.process.log_path()
+    }
+
+    fn start_once(kind: ServerKind, binary: &Path) -> Result<TestServer> {
+        sweep_abandoned_dirs();
+        let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
+        let plan = match kind {
+            ServerKind::Versitygw => versitygw_plan(dir.path())?,
+            ServerKind::SeaweedFs => weed_plan(dir.path())?,
+        };
+        let owner = std::iter::once(std::process::id().to_string())
+            .chain(plan.strays.iter().map(|stray| stray.display().to_string()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(dir.path().join(OWNER_FILE), owner)?;
+        let process = ServerProcess::spawn(
+            kind.binary(),
+            binary,
+            &plan.args,
+            dir.path(),
+            dir.path().join("server.log"),
+        )?;
+        // Built before waiting so that a failed start is cleaned up by Drop.
+        let server = TestServer {
+            kind,
+            endpoint: format!("http://127.0.0.1:{}", plan.s3_port),
+            process,
+            dir: Mutex::new(Some(dir)),
+            strays: plan.strays,
+        };
+        server.wait_until_ready()?;
+        Ok(server)
+    }
+
+    fn wait_until_ready(&self) -> Result<()> {
+        // A thread of its own, so this works even when called from inside an async test.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
+                    runtime.block_on(self.poll_until_ready())
+                })
+                .join()
+                .expect("readiness probe panicked")
+        })
+    }
+
+    async fn poll_until_ready(&self) -> Result<()> {
+        let admin = AdminClient::for_server(self);
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(50);
+        loop {
+            if let Some(status) = self.process.exit_status() {
+                return Err(Error::ServerExited {
+                    kind: self.kind,
+                    status,
+                    log_excerpt: self.process.log_excerpt(),
+                });
+            }
+            let last_error = match tokio::time::timeout(PROBE_TIMEOUT, probe(&admin)).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer within {PROBE_TIMEOUT:?}"),
+            };
+            if started.elapsed() >= READY_TIMEOUT {
+                return Err(Error::ServerTimeout {
+                    kind: self.kind,
+                    waited: started.elapsed(),
+                    last_error,
+                    log_excerpt: self.process.log_excerpt(),
+                });
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    /// Stops the process, then removes its data directory and stray files.
+    fn shutdown(&self, grace: Duration) {
+        self.process.stop(grace);
+        let dir = self.dir.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(dir);
+        for stray in &self.strays {
+            let _ = std::fs::remove_file(stray);
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown(STOP_GRACE);
+    }
+}
+
+/// "Answers S3 requests" means the whole write and read path works, not just that a port is
+/// open: SeaweedFS accepts connections well before its volume server can store anything.
+async fn probe(admin: &AdminClient) -> Result<()> {
+    const BODY: &[u8] = b"parabyte readiness probe";
+    admin.create_bucket(READINESS_BUCKET).await?;
+    admin.put_object(READINESS_BUCKET, "probe", BODY).await?;
+    let read_back = admin.get_object(READINESS_BUCKET, "probe").await?;
+    if read_back != BODY {
+        return Err(std::io::Error::other("the probe object came back different").into());
+    }
+    admin.delete_object(READINESS_BUCKET, "probe").await?;
+    admin.delete_bucket(READINESS_BUCKET).await
+}
+
+static SHARED_VERSITYGW: OnceLock<TestServer> = OnceLock::new();
+static SHARED_SEAWEEDFS: OnceLock<TestServer> = OnceLock::new();
+
+/// One server of `kind` per test process, started on first use, for tests that each work in a
+/// bucket of their own (see [`crate::unique_bucket_name`]). Panics if it cannot start.
+pub fn shared(kind: ServerKind) -> &'static TestServer {
+    let cell = match kind {
+        ServerKind::Versitygw => &SHARED_VERSITYGW,
+        ServerKind::SeaweedFs => &SHARED_SEAWEEDFS,
+    };
+    cell.get_or_init(|| {
+        stop_shared_servers_at_exit();
+        TestServer::start(kind)
+            .unwrap_or_else(|e| panic!("could not start the shared {kind} server: {e}"))
+    })
+}
+
+/// Statics are never dropped, so the shared servers are stopped and their directories removed
+/// when the process exits normally; PR_SET_PDEATHSIG covers the abnormal exits.
+fn stop_shared_servers_at_exit() {
+    extern "C" fn stop_shared_servers() {
+        for cell in [&SHARED_VERSITYGW, &SHARED_SEAWEEDFS] {
+            if let Some(server) = cell.get() {
+                server.shutdown(Duration::ZERO);
+            }
+        }
+    }
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // SAFETY: registers a plain function that takes no locks other than the servers' own.
+        unsafe { libc::atexit(stop_shared_servers) };
+    });
+}
+
+/// A process killed outright (a CI timeout, `kill -9`) cannot clean up, and a benchmark's data
+/// can be gigabytes; so the first start in each process removes what dead owners left behind.
+fn sweep_abandoned_dirs() {
+    static SWEEP: Once = Once::new();
+    SWEEP.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(DIR_PREFIX) {
+                continue;
+            }
+            // No owner file yet: another process may be setting it up right now.
+            let Ok(owner) = std::fs::read_to_string(entry.path().join(OWNER_FILE)) else {
+                continue;
+            };
+            let mut lines = owner.lines();
+            let Some(pid) = lines.next().and_then(|pid| pid.parse::<libc::pid_t>().ok()) else {
+                continue;
+            };
+            // SAFETY: signal 0 only asks whether the process exists.
+            let gone = unsafe { libc::kill(pid, 0) } != 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            if gone {
+                lines.for_each(|stray| drop(std::fs::remove_file(stray)));
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+}
+
+/// How to start one server: its arguments, where it will serve S3, what it leaves behind.
+struct LaunchPlan {
+    s3_port: u16,
+    args: Vec<OsString>,
+    strays: Vec<PathBuf>,
+}
+
+fn versitygw_plan(dir: &Path) -> Result<LaunchPlan> {
+    let root = dir.join("root");
+    // Outside the root, or versitygw would list it as a bucket.
+    let versions = dir.join("versions");
+    std::fs::create_dir(&root)?;
+    std::fs::create_dir(&versions)?;
+    let s3_port = release(reserve_ports(1)?)[0];
+    let args = [
+        "--access",
+        ACCESS_KEY,
+        "--secret",
+        SECRET_KEY,
+        "--region",
+        REGION,
+        "--port",
+        &format!("127.0.0.1:{s3_port}"),
+        "--keep-alive",
+        "--quiet",
+        "posix",
+        "--versioning-dir",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .chain([versions.into_os_string(), root.into_os_string()])
+    .collect();
+    Ok(LaunchPlan {
+        s3_port,
+        args,
+        strays: Vec::new(),
+    })
+}
+
+fn weed_plan(dir: &Path) -> Result<LaunchPlan> {
+    let s3_config = dir.join("s3.json");
+    std::fs::write(
+        &s3_config,
+        format!(
+            r#"{{"identities":[{{"name":"parabyte","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Admin","Read","List","Tagging","Write"]}}]}}"#
+        ),
+    )?;
+    let data = dir.join("data");
+    std::fs::create_dir(&data)?;
+    // weed's maintenance worker dials the admin server at its HTTP port + 10000 whatever
+    // -admin.port.grpc says, so the admin gRPC port must be exactly that.
+    let mut listeners = reserve_port_pair(10_000)?;
+    listeners.extend(reserve_ports(9)?);
+    let ports = release(listeners);
+    let [admin, admin_grpc, master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc, webdav] =
+        ports[..]
+    else {
+        unreachable!("reserved eleven ports");
+    };
+    let path = |name: &str| dir.join(name).display().to_string();
+    // Every port is explicit: weed mini quietly moves a default port that is taken, but fails
+    // on an explicit one, which START_ATTEMPTS then retries with fresh ports.
+    let args = [
+        "mini".to_owned(),
+        format!("-dir={}", data.display()),
+        "-ip=127.0.0.1".into(),
+        "-ip.bind=127.0.0.1".into(),
+        format!("-master.port={master}"),
+        format!("-master.port.grpc={master_grpc}"),
+        "-master.telemetry=false".into(),
+        format!("-volume.port={volume}"),
+        format!("-volume.port.grpc={volume_grpc}"),
+        format!("-filer.port={filer}"),
+        format!("-filer.port.grpc={filer_grpc}"),
+        format!("-filer.localSocket={}", path("filer.sock")),
+        format!("-s3.port={s3}"),
+        format!("-s3.port.grpc={s3_grpc}"),
+        format!("-s3.localSocket={}", path("s3.sock")),
+        format!("-s3.config={}", s3_config.display()),
+        // Real S3 answers NoSuchBucket; tests must see the same here.
+        "-s3.autoCreateBucket=false".into(),
+        "-s3.port.iceberg=0".into(),
+        "-s3.port.lance=0".into(),
+        // Disabled, but weed mini still checks that its port is free.
+        "-webdav=false".into(),
+        format!("-webdav.port={webdav}"),
+        "-admin.ui=false".into(),
+        format!("-admin.port={admin}"),
+        format!("-admin.port.grpc={admin_grpc}"),
+        format!("-admin.dataDir={}", path("admin")),
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    // weed mini puts its gRPC sockets in /tmp whatever TMPDIR says, and keeps some after exit.
+    let strays = [
+        ("master", master_grpc),
+        ("volume", volume_grpc),
+        ("filer", filer_grpc),
+        ("s3", s3_grpc),
+        ("admin", admin_grpc),
+    ]
+    .into_iter()
+    .map(|(service, port)| PathBuf::from(format!("/tmp/seaweedfs-{service}-grpc-{port}.sock")))
+    .collect();
+    Ok(LaunchPlan {
+        s3_port: s3,
+        args,
+        strays,
+    })
+}
+
+/// Held open together so that the ports are distinct; released just before the server binds.
+fn reserve_ports(count: usize) -> Result<Vec<TcpListener>> {
+    (0..count)
+        .map(|_| Ok(TcpListener::bind(("127.0.0.1", 0))?))
+        .collect()
+}
+
+/// Two free ports exactly `offset` apart.
+fn reserve_port_pair(offset: u16) -> Result<Vec<TcpListener>> {
+    for _ in 0..100 {
+        let first = TcpListener::bind(("127.0.0.1", 0))?;
+        let Some(second_port) = first.local_addr()?.port().checked_add(offset) else {
+            continue;
+        };
+        if let Ok(second) = TcpListener::bind(("127.0.0.1", second_port)) {
+            return Ok(vec![first, second]);
+        }
+    }
+    Err(std::io::Error::other(format!("found no two free ports {offset} apart")).into())
+}
+
+fn release(listeners: Vec<TcpListener>) -> Vec<u16> {
+    listeners
+        .into_iter()
+        .map(|listener| listener.local_addr().expect("bound listener").port())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_round_trip() {
+        for kind in ServerKind::ALL {
+            assert_eq!(kind.name().parse::<ServerKind>(), Ok(kind));
+        }
+        assert_eq!("SeaweedFS".parse::<ServerKind>(), Ok(ServerKind::SeaweedFs));
+        assert!("minio".parse::<ServerKind>().is_err());
+    }
+
+    #[test]
+    fn port_pair_is_offset_and_free() {
+        let listeners = reserve_port_pair(10_000).unwrap();
+        let ports = release(listeners);
+        assert_eq!(ports[1], ports[0] + 10_000);
+    }
+
+    #[test]
+    fn each_server_starts_answers_and_cleans_up() {
+        for kind in ServerKind::ALL {
+            let server = TestServer::start(kind).unwrap_or_else(|e| panic!("{e}"));
+            assert!(server.endpoint().starts_with("http://127.0.0.1:"));
+            let dir = server.log_path().parent().unwrap().to_owned();
+            let strays = server.strays.clone();
+            assert!(dir.exists());
+            drop(server);
+            assert!(!dir.exists(), "{kind} left {}", dir.display());
+            assert!(
+                strays.iter().all(|stray| !stray.exists()),
+                "{kind} left {strays:?}"
+            );
+        }
+    }
+}
