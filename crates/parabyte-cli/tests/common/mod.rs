@@ -1,0 +1,95 @@
+//! Shared set-up for the CLI tests: a fresh bucket on a real server, a counting proxy in
+//! front of it, and the real `parabyte` binary run in a clean environment.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use parabyte_testkit::{shared, unique_bucket_name, BlockingAdmin, CountingProxy, ServerKind, TestServer};
+
+#[derive(Debug)]
+pub struct Bed {
+    pub server: &'static TestServer,
+    pub admin: BlockingAdmin,
+    pub bucket: String,
+    pub proxy: CountingProxy,
+    pub dir: tempfile::TempDir,
+}
+
+impl Bed {
+    pub fn new(kind: ServerKind, name: &str) -> Bed {
+        let server = shared(kind);
+        let admin = BlockingAdmin::for_server(server);
+        let bucket = unique_bucket_name(name);
+        admin.create_bucket(&bucket).unwrap();
+        Bed {
+            server,
+            admin,
+            bucket,
+            proxy: CountingProxy::start(&server.endpoint()),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn url(&self, key: &str) -> String {
+        format!("s3://{}/{}", self.bucket, key)
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    /// The binary, through the proxy, with nothing from this machine's AWS set-up.
+    pub fn parabyte(&self) -> assert_cmd::Command {
+        self.parabyte_with_secret(self.server.secret_key())
+    }
+
+    pub fn parabyte_with_secret(&self, secret: &str) -> assert_cmd::Command {
+        let mut command = assert_cmd::Command::cargo_bin("parabyte").unwrap();
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", self.server.access_key())
+            .env("AWS_SECRET_ACCESS_KEY", secret)
+            .env("AWS_REGION", self.server.region())
+            .env("AWS_ENDPOINT_URL", self.proxy.endpoint())
+            .current_dir(self.dir.path());
+        command
+    }
+}
+
+/// Run and return the output, whatever the exit status.
+pub fn run(command: &mut assert_cmd::Command) -> Output {
+    command.output().unwrap()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The `--json` summary printed on stdout.
+pub fn summary(output: &Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("no JSON summary ({e}) in {text:?}; stderr: {}", stderr(output)))
+}
+
+/// Every file under `dir`, relative, sorted.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                found.push(entry.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
