@@ -31,27 +31,55 @@ fn prefix_round_trip(kind: ServerKind) {
     let objects = objects();
     bed.admin.fill(&bed.bucket, objects.clone()).unwrap();
 
-    let output = run(bed.parabyte().args(["cp", "--json", "--part-size", "1MiB", &bed.url("data/"), "out"]));
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "1MiB",
+        &bed.url("data/"),
+        "out",
+    ]));
     assert!(output.status.success(), "{}", stderr(&output));
 
     for (key, bytes) in &objects {
-        let written = std::fs::read(bed.path("out").join(key.strip_prefix("data/").unwrap())).unwrap();
-        assert!(written == *bytes, "{key} differs ({} vs {} bytes)", written.len(), bytes.len());
+        let written =
+            std::fs::read(bed.path("out").join(key.strip_prefix("data/").unwrap())).unwrap();
+        assert!(
+            written == *bytes,
+            "{key} differs ({} vs {} bytes)",
+            written.len(),
+            bytes.len()
+        );
     }
-    assert_eq!(files_under(&bed.path("out")).len(), objects.len(), "no temp files or extras");
+    assert_eq!(
+        files_under(&bed.path("out")).len(),
+        objects.len(),
+        "no temp files or extras"
+    );
 
     // Sizes come from the listing: one GET per part, the empty object needs none, no HEAD.
     let parts: usize = objects.iter().map(|(_, b)| b.len().div_ceil(PART)).sum();
     let seen = bed.proxy.counts();
-    assert_eq!((seen.get as usize, seen.list, seen.head, seen.put), (parts, 1, 0, 0));
+    assert_eq!(
+        (seen.get as usize, seen.list, seen.head, seen.put),
+        (parts, 1, 0, 0)
+    );
     let json = summary(&output);
     assert_eq!(json["requests"]["get"], seen.get);
     assert_eq!(json["requests"]["list"], seen.list);
     assert_eq!(json["requests"]["head"], 0);
     assert_eq!(json["objects"], objects.len());
-    assert_eq!(json["bytes"], objects.iter().map(|(_, b)| b.len()).sum::<usize>());
+    assert_eq!(
+        json["bytes"],
+        objects.iter().map(|(_, b)| b.len()).sum::<usize>()
+    );
     // Listed sizes and ETags pin every request, the first one included.
-    assert!(bed.proxy.requests().iter().filter(|r| r.kind == parabyte_testkit::RequestKind::Get).all(|r| r.if_match.is_some()));
+    assert!(bed
+        .proxy
+        .requests()
+        .iter()
+        .filter(|r| r.kind == parabyte_testkit::RequestKind::Get)
+        .all(|r| r.if_match.is_some()));
 }
 
 #[test]
@@ -71,19 +99,40 @@ fn single_objects(kind: ServerKind) {
     for (index, (key, bytes)) in objects.iter().enumerate() {
         bed.proxy.reset();
         let target = format!("file-{index}");
-        let output = run(bed.parabyte().args(["cp", "--json", "--part-size", "1MiB", &bed.url(key), &target]));
+        let output = run(bed.parabyte().args([
+            "cp",
+            "--json",
+            "--part-size",
+            "1MiB",
+            &bed.url(key),
+            &target,
+        ]));
         assert!(output.status.success(), "{key}: {}", stderr(&output));
-        assert!(std::fs::read(bed.path(&target)).unwrap() == *bytes, "{key} differs");
+        assert!(
+            std::fs::read(bed.path(&target)).unwrap() == *bytes,
+            "{key} differs"
+        );
 
         // No size known: the first ranged GET is the probe. An empty object costs one 416.
         let seen = bed.proxy.counts();
         let expected_gets = bytes.len().div_ceil(PART).max(1);
-        assert_eq!((seen.get as usize, seen.list, seen.head), (expected_gets, 0, 0), "{key}");
+        assert_eq!(
+            (seen.get as usize, seen.list, seen.head),
+            (expected_gets, 0, 0),
+            "{key}"
+        );
         assert_eq!(summary(&output)["requests"]["get"], seen.get, "{key}");
         let requests = bed.proxy.requests();
-        assert_eq!(requests[0].range.as_deref(), Some("bytes=0-1048575"), "{key}");
+        assert_eq!(
+            requests[0].range.as_deref(),
+            Some("bytes=0-1048575"),
+            "{key}"
+        );
         assert_eq!(requests[0].if_match, None, "{key}: nothing to pin yet");
-        assert!(requests[1..].iter().all(|r| r.if_match.is_some()), "{key}: later parts are pinned");
+        assert!(
+            requests[1..].iter().all(|r| r.if_match.is_some()),
+            "{key}: later parts are pinned"
+        );
     }
 }
 
@@ -99,18 +148,38 @@ fn single_objects_seaweedfs() {
 
 fn thousand_small_objects(kind: ServerKind) {
     let bed = Bed::new(kind, "thousand");
-    let objects: Vec<_> = (0..1000u64).map(|i| (format!("small/{i:04}.bin"), payload(i, 1024))).collect();
+    let objects: Vec<_> = (0..1000u64)
+        .map(|i| (format!("small/{i:04}.bin"), payload(i, 1024)))
+        .collect();
     bed.admin.fill(&bed.bucket, objects.clone()).unwrap();
 
-    let output = run(bed.parabyte().args(["cp", "--json", "--workers", "16", &bed.url("small/"), "out/"]));
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--workers",
+        "16",
+        &bed.url("small/"),
+        "out/",
+    ]));
     assert!(output.status.success(), "{}", stderr(&output));
     for (key, bytes) in &objects {
-        assert!(std::fs::read(bed.path("out").join(&key[6..])).unwrap() == *bytes, "{key}");
+        assert!(
+            std::fs::read(bed.path("out").join(&key[6..])).unwrap() == *bytes,
+            "{key}"
+        );
     }
     let seen = bed.proxy.counts();
-    assert_eq!((seen.get, seen.list, seen.head), (1000, 1, 0), "a 1 KiB object costs exactly one GET");
+    assert_eq!(
+        (seen.get, seen.list, seen.head),
+        (1000, 1, 0),
+        "a 1 KiB object costs exactly one GET"
+    );
     // Keep-alive: connections track the concurrency (16 objects + the listing), not the requests.
-    assert!(seen.connections <= 24, "{} connections for 1000 requests", seen.connections);
+    assert!(
+        seen.connections <= 24,
+        "{} connections for 1000 requests",
+        seen.connections
+    );
     assert_eq!(summary(&output)["connections"], seen.connections);
 }
 
@@ -127,20 +196,39 @@ fn thousand_small_objects_seaweedfs() {
 #[test]
 fn a_single_object_goes_into_an_existing_directory() {
     let bed = Bed::new(ServerKind::Versitygw, "into-dir");
-    bed.admin.put_object(&bed.bucket, "deep/path/model.bin", payload(1, 4096)).unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "deep/path/model.bin", payload(1, 4096))
+        .unwrap();
     std::fs::create_dir(bed.path("existing")).unwrap();
     for destination in ["existing", "fresh/"] {
-        let output = run(bed.parabyte().args(["cp", "-q", &bed.url("deep/path/model.bin"), destination]));
+        let output =
+            run(bed
+                .parabyte()
+                .args(["cp", "-q", &bed.url("deep/path/model.bin"), destination]));
         assert!(output.status.success(), "{}", stderr(&output));
-        assert_eq!(std::fs::read(bed.path(destination).join("model.bin")).unwrap(), payload(1, 4096));
+        assert_eq!(
+            std::fs::read(bed.path(destination).join("model.bin")).unwrap(),
+            payload(1, 4096)
+        );
     }
 }
 
 #[test]
 fn recursive_takes_a_prefix_without_a_slash() {
     let bed = Bed::new(ServerKind::Versitygw, "recursive");
-    bed.admin.fill(&bed.bucket, [("dir/a", payload(1, 10)), ("dir/b/c", payload(2, 20)), ("dirx", payload(3, 5))]).unwrap();
-    let output = run(bed.parabyte().args(["cp", "-q", "--recursive", &bed.url("dir"), "out"]));
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("dir/a", payload(1, 10)),
+                ("dir/b/c", payload(2, 20)),
+                ("dirx", payload(3, 5)),
+            ],
+        )
+        .unwrap();
+    let output = run(bed
+        .parabyte()
+        .args(["cp", "-q", "--recursive", &bed.url("dir"), "out"]));
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(files_under(&bed.path("out")), vec!["a", "b/c"]);
 }
@@ -148,8 +236,17 @@ fn recursive_takes_a_prefix_without_a_slash() {
 #[test]
 fn discard_fetches_everything_and_writes_nothing() {
     let bed = Bed::new(ServerKind::Versitygw, "discard");
-    bed.admin.put_generated(&bed.bucket, "big.bin", 9, 3 * PART as u64 + 7).unwrap();
-    let output = run(bed.parabyte().args(["cp", "--discard", "--json", "--part-size", "1MiB", &bed.url("big.bin")]));
+    bed.admin
+        .put_generated(&bed.bucket, "big.bin", 9, 3 * PART as u64 + 7)
+        .unwrap();
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--discard",
+        "--json",
+        "--part-size",
+        "1MiB",
+        &bed.url("big.bin"),
+    ]));
     assert!(output.status.success(), "{}", stderr(&output));
     let json = summary(&output);
     assert_eq!(json["bytes"], 3 * PART + 7);
@@ -160,11 +257,19 @@ fn discard_fetches_everything_and_writes_nothing() {
 #[test]
 fn the_human_summary_names_requests_by_kind() {
     let bed = Bed::new(ServerKind::Versitygw, "human");
-    bed.admin.put_object(&bed.bucket, "k", payload(1, 100)).unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(1, 100))
+        .unwrap();
     let output = run(bed.parabyte().args(["cp", &bed.url("k"), "k"]));
     assert!(output.status.success());
     let text = stderr(&output);
     assert!(text.contains("1 object(s), 100 B"), "{text}");
-    assert!(text.contains("requests: 1 GET, 0 LIST, 0 HEAD, 0 PUT; 1 connection(s) opened; 0 retries"), "{text}");
-    assert!(output.stdout.is_empty(), "stdout is for data and --json only");
+    assert!(
+        text.contains("requests: 1 GET, 0 LIST, 0 HEAD, 0 PUT; 1 connection(s) opened; 0 retries"),
+        "{text}"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is for data and --json only"
+    );
 }

@@ -8,14 +8,29 @@ use parabyte_testkit::{payload, ServerKind};
 
 fn wrong_credentials(kind: ServerKind) {
     let bed = Bed::new(kind, "badcreds");
-    bed.admin.put_object(&bed.bucket, "k", payload(1, 10)).unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(1, 10))
+        .unwrap();
     for source in [bed.url("k"), bed.url("")] {
-        let output = run(bed.parabyte_with_secret("not-the-secret").args(["cp", &source, "out/"]));
-        assert_eq!(output.status.code(), Some(2), "{source}: {}", stderr(&output));
+        let output = run(bed
+            .parabyte_with_secret("not-the-secret")
+            .args(["cp", &source, "out/"]));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{source}: {}",
+            stderr(&output)
+        );
         let text = stderr(&output);
         assert!(text.contains("403"), "{text}");
-        assert!(text.contains("credentials") || text.contains("access denied"), "{text}");
-        assert!(!text.contains("not-the-secret"), "secrets never appear: {text}");
+        assert!(
+            text.contains("credentials") || text.contains("access denied"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("not-the-secret"),
+            "secrets never appear: {text}"
+        );
     }
     assert!(!bed.path("out").exists() || files_under(&bed.path("out")).is_empty());
 }
@@ -33,16 +48,33 @@ fn wrong_credentials_seaweedfs() {
 fn missing_bucket_and_key(kind: ServerKind) {
     let bed = Bed::new(kind, "missing");
     let missing_bucket = format!("{}-absent", bed.bucket);
-    for source in [format!("s3://{missing_bucket}/k"), format!("s3://{missing_bucket}/dir/")] {
+    for source in [
+        format!("s3://{missing_bucket}/k"),
+        format!("s3://{missing_bucket}/dir/"),
+    ] {
         let output = run(bed.parabyte().args(["cp", &source, "out"]));
-        assert_eq!(output.status.code(), Some(2), "{source}: {}", stderr(&output));
-        assert!(stderr(&output).contains(&format!("bucket '{missing_bucket}' does not exist")), "{}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{source}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&format!("bucket '{missing_bucket}' does not exist")),
+            "{}",
+            stderr(&output)
+        );
     }
 
-    let output = run(bed.parabyte().args(["cp", "--json", &bed.url("no/such/key"), "out"]));
+    let output = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("no/such/key"), "out"]));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stderr(&output);
-    assert!(text.contains(&format!("s3://{}/no/such/key", bed.bucket)) && text.contains("not found"), "{text}");
+    assert!(
+        text.contains(&format!("s3://{}/no/such/key", bed.bucket)) && text.contains("not found"),
+        "{text}"
+    );
     assert_eq!(summary(&output)["failed"], 1);
     assert!(!bed.path("out").exists());
 }
@@ -60,23 +92,42 @@ fn missing_bucket_and_key_seaweedfs() {
 #[test]
 fn one_failure_does_not_stop_the_rest() {
     let bed = Bed::new(ServerKind::Versitygw, "partial");
-    bed.admin.fill(&bed.bucket, [("d/a", payload(1, 10)), ("d/b", payload(2, 10)), ("d/c", payload(3, 10))]).unwrap();
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("d/a", payload(1, 10)),
+                ("d/b", payload(2, 10)),
+                ("d/c", payload(3, 10)),
+            ],
+        )
+        .unwrap();
     // A directory where a file must go: that object fails, the others arrive.
     std::fs::create_dir_all(bed.path("out/b")).unwrap();
     let output = run(bed.parabyte().args(["cp", &bed.url("d/"), "out"]));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stderr(&output);
-    assert!(text.contains("failed 1 object(s)") && text.contains(&bed.url("d/b")), "{text}");
+    assert!(
+        text.contains("failed 1 object(s)") && text.contains(&bed.url("d/b")),
+        "{text}"
+    );
     assert_eq!(std::fs::read(bed.path("out/a")).unwrap(), payload(1, 10));
     assert_eq!(std::fs::read(bed.path("out/c")).unwrap(), payload(3, 10));
-    assert_eq!(files_under(&bed.path("out")), vec!["a", "c"], "no temp file left behind");
+    assert_eq!(
+        files_under(&bed.path("out")),
+        vec!["a", "c"],
+        "no temp file left behind"
+    );
 }
 
 #[test]
 fn usage_errors_exit_2_with_a_hint() {
     let bed = Bed::new(ServerKind::Versitygw, "usage");
     let cases: [(&[&str], &str); 5] = [
-        (&["cp", "gs://bucket/key", "out"], "unsupported scheme 'gs://'"),
+        (
+            &["cp", "gs://bucket/key", "out"],
+            "unsupported scheme 'gs://'",
+        ),
         (&["cp", "s3:///key", "out"], "no valid bucket"),
         (&["cp", "./local", "out"], "not an S3 URL"),
         (&["cp", "--part-size", "8XB", "s3://b/k", "out"], "8MiB"),
@@ -85,7 +136,11 @@ fn usage_errors_exit_2_with_a_hint() {
     for (args, expected) in cases {
         let output = run(bed.parabyte().args(args));
         assert_eq!(output.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
     }
 }
 
@@ -93,12 +148,19 @@ fn usage_errors_exit_2_with_a_hint() {
 fn an_unreachable_endpoint_fails_fast_and_clearly() {
     let bed = Bed::new(ServerKind::Versitygw, "unreachable");
     // A loopback port nothing listens on: connection refused, retried, then reported.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let output = run(bed
         .parabyte()
         .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
         .args(["cp", "--retries", "1", &bed.url("k"), "out"]));
     assert_ne!(output.status.code(), Some(0));
     let text = stderr(&output);
-    assert!(text.contains("could not connect") && text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    assert!(
+        text.contains("could not connect") && text.contains(&format!("127.0.0.1:{port}")),
+        "{text}"
+    );
 }

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use parabyte_testkit::{shared, unique_bucket_name, BlockingAdmin, CountingProxy, ServerKind, TestServer};
+use parabyte_testkit::{
+    shared, unique_bucket_name, BlockingAdmin, CountingProxy, ServerKind, TestServer,
+};
 
 #[derive(Debug)]
 pub struct Bed {
@@ -73,7 +75,12 @@ pub fn stderr(output: &Output) -> String {
 /// The `--json` summary printed on stdout.
 pub fn summary(output: &Output) -> serde_json::Value {
     let text = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("no JSON summary ({e}) in {text:?}; stderr: {}", stderr(output)))
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "no JSON summary ({e}) in {text:?}; stderr: {}",
+            stderr(output)
+        )
+    })
 }
 
 /// Every file under `dir`, relative, sorted.
@@ -86,7 +93,14 @@ pub fn files_under(dir: &Path) -> Vec<String> {
             if entry.file_type().unwrap().is_dir() {
                 stack.push(entry.path());
             } else {
-                found.push(entry.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+                found.push(
+                    entry
+                        .path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
             }
         }
     }
