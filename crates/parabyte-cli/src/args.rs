@@ -141,6 +141,7 @@ impl StoreArgs {
             profile: self.profile.clone(),
             path_style: self.path_style,
             no_sign_request: self.no_sign_request,
+            credentials: None,
             ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle),
             connect_timeout: timeout.min(defaults.connect_timeout),
             read_timeout: timeout,

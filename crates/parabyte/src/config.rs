@@ -20,12 +20,36 @@ pub struct StoreConfig {
     pub path_style: bool,
     /// Send anonymous requests (public buckets): no credentials are looked up.
     pub no_sign_request: bool,
+    /// Explicit keys, instead of the AWS credential chain.
+    pub credentials: Option<Keys>,
     /// Extra PEM roots to trust, on top of the system's (`AWS_CA_BUNDLE`).
     pub ca_bundle: Option<PathBuf>,
     /// Limit for establishing a connection.
     pub connect_timeout: Duration,
     /// Limit for silence on an open connection (no byte received).
     pub read_timeout: Duration,
+}
+
+/// An access key pair given explicitly (and an optional session token).
+#[derive(Clone, Default)]
+pub struct Keys {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+impl std::fmt::Debug for Keys {
+    // Never print a secret, even in debug output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys")
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"** redacted **")
+            .field(
+                "session_token",
+                &self.session_token.as_ref().map(|_| "** redacted **"),
+            )
+            .finish()
+    }
 }
 
 impl StoreConfig {

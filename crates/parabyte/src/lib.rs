@@ -37,7 +37,7 @@ mod source;
 mod timestamp;
 
 pub use client::{Client, CopyRequest, Destination};
-pub use config::{parse_size, StoreConfig, TransferConfig};
+pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
 pub use error::{Error, Result};
 pub use list::Listed;
 pub use location::{Location, S3Url};

@@ -62,6 +62,14 @@ impl S3Store {
         }
         if config.no_sign_request {
             loader = loader.no_credentials();
+        } else if let Some(keys) = &config.credentials {
+            loader = loader.credentials_provider(aws_credential_types::Credentials::new(
+                &keys.access_key_id,
+                &keys.secret_access_key,
+                keys.session_token.clone(),
+                None,
+                "parabyte-explicit",
+            ));
         }
         let sdk = loader.load().await;
         let region = sdk
@@ -299,13 +307,15 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
             bucket: bucket.to_owned(),
             detail,
         },
+        // versitygw answers an unknown access key with 404 XAdminUserNotFound.
         (
             _,
             "InvalidAccessKeyId"
             | "SignatureDoesNotMatch"
             | "ExpiredToken"
             | "InvalidToken"
-            | "TokenRefreshRequired",
+            | "TokenRefreshRequired"
+            | "XAdminUserNotFound",
         ) => Error::BadCredentials { what, detail },
         (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
         (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {

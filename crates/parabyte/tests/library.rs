@@ -1,0 +1,168 @@
+//! The library API against both real servers: `Client::copy` with a reporter, and
+//! `Client::list`, without the CLI in between.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use futures::TryStreamExt;
+use parabyte::{
+    Client, CopyRequest, Destination, Keys, Listed, Reporter, S3Url, StoreConfig, TransferConfig,
+};
+use parabyte_testkit::{payload, shared, unique_bucket_name, AdminClient, ServerKind, TestServer};
+
+fn store_config(server: &TestServer) -> StoreConfig {
+    StoreConfig {
+        endpoint_url: Some(server.endpoint()),
+        region: Some(server.region().to_owned()),
+        credentials: Some(Keys {
+            access_key_id: server.access_key().to_owned(),
+            secret_access_key: server.secret_key().to_owned(),
+            session_token: None,
+        }),
+        ..StoreConfig::from_env()
+    }
+}
+
+#[derive(Default)]
+struct Recorder {
+    queued: AtomicU64,
+    discovered: AtomicU64,
+    bytes: AtomicU64,
+    finished: Mutex<Vec<String>>,
+}
+
+impl Reporter for Recorder {
+    fn object_queued(&self, size: Option<u64>) {
+        self.queued.fetch_add(1, Relaxed);
+        self.discovered.fetch_add(size.unwrap_or(0), Relaxed);
+    }
+    fn size_discovered(&self, size: u64) {
+        self.discovered.fetch_add(size, Relaxed);
+    }
+    fn bytes_transferred(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Relaxed);
+    }
+    fn object_finished(&self, key: &str, outcome: Result<u64, &parabyte::Error>) {
+        assert!(outcome.is_ok(), "{key}: {outcome:?}");
+        self.finished.lock().unwrap().push(key.to_owned());
+    }
+}
+
+async fn copy_and_list(kind: ServerKind) {
+    let server = shared(kind);
+    let admin = AdminClient::for_server(server);
+    let bucket = unique_bucket_name("library");
+    admin.create_bucket(&bucket).await.unwrap();
+    let objects: Vec<(String, Vec<u8>)> = [("set/a", 0), ("set/b/c", 70_000), ("set/d", 3 << 20)]
+        .iter()
+        .enumerate()
+        .map(|(seed, (key, size))| (key.to_string(), payload(seed as u64, *size)))
+        .collect();
+    admin.fill(&bucket, objects.clone()).await.unwrap();
+
+    let transfer = TransferConfig {
+        part_size: 1 << 20,
+        ..TransferConfig::default()
+    };
+    let client = Client::connect(&store_config(server), transfer)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let request = CopyRequest {
+        source: S3Url {
+            bucket: bucket.clone(),
+            key: "set/".into(),
+        },
+        destination: Destination::Path(dir.path().to_owned()),
+        recursive: false,
+    };
+    let summary = client.copy(&request, recorder.clone()).await.unwrap();
+
+    let total: u64 = objects.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    assert_eq!(
+        (summary.objects, summary.failed, summary.bytes),
+        (3, 0, total)
+    );
+    assert_eq!(
+        summary.requests.get,
+        1 + 3,
+        "0 B: none, 70 kB: one, 3 MiB: three parts"
+    );
+    assert_eq!(summary.requests.list, 1);
+    for (key, bytes) in &objects {
+        assert_eq!(
+            std::fs::read(dir.path().join(&key[4..])).unwrap(),
+            *bytes,
+            "{key}"
+        );
+    }
+    assert_eq!(recorder.queued.load(Relaxed), 3);
+    assert_eq!(
+        recorder.discovered.load(Relaxed),
+        total,
+        "listing gives every size up front"
+    );
+    assert_eq!(recorder.bytes.load(Relaxed), total);
+    assert_eq!(recorder.finished.lock().unwrap().len(), 3);
+
+    // One level: objects and the "folder"; recursive: every key, in order.
+    let url = S3Url {
+        bucket: bucket.clone(),
+        key: "set/".into(),
+    };
+    let level: Vec<Listed> = client.list(&url, false).try_collect().await.unwrap();
+    let names: Vec<String> = level
+        .iter()
+        .map(|entry| match entry {
+            Listed::Object(object) => format!("{} {}", object.key, object.size),
+            Listed::Prefix(prefix) => format!("{prefix} (prefix)"),
+        })
+        .collect();
+    assert_eq!(names, vec!["set/a 0", "set/d 3145728", "set/b/ (prefix)"]);
+    let all: Vec<Listed> = client.list(&url, true).try_collect().await.unwrap();
+    assert_eq!(all.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_and_list_versitygw() {
+    copy_and_list(ServerKind::Versitygw).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_and_list_seaweedfs() {
+    copy_and_list(ServerKind::SeaweedFs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_is_reused_and_each_summary_counts_its_own_requests() {
+    let server = shared(ServerKind::Versitygw);
+    let admin = AdminClient::for_server(server);
+    let bucket = unique_bucket_name("reuse");
+    admin.create_bucket(&bucket).await.unwrap();
+    admin
+        .put_object(&bucket, "k", payload(5, 10))
+        .await
+        .unwrap();
+    let client = Client::connect(&store_config(server), TransferConfig::default())
+        .await
+        .unwrap();
+    let request = CopyRequest {
+        source: S3Url {
+            bucket,
+            key: "k".into(),
+        },
+        destination: Destination::Discard,
+        recursive: false,
+    };
+    for _ in 0..3 {
+        let summary = client
+            .copy(&request, Arc::new(parabyte::Silent))
+            .await
+            .unwrap();
+        assert_eq!(
+            (summary.objects, summary.bytes, summary.requests.get),
+            (1, 10, 1)
+        );
+    }
+}
