@@ -17,6 +17,7 @@ use http::{HeaderMap, Method, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Body, Frame};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -26,6 +27,7 @@ use crate::data::payload_at;
 use crate::error::{Error, Result};
 use crate::names::{encode_key, encode_query};
 use crate::server::TestServer;
+use crate::tls;
 
 /// How many PUTs [`AdminClient::fill`] keeps in flight.
 const FILL_CONCURRENCY: usize = 16;
@@ -37,7 +39,8 @@ const GENERATED_BYTES_PER_SECOND: u64 = 8 << 20;
 
 type RequestBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
-/// Path-style, SigV4-signed requests to one endpoint. Cheap to clone; connections are pooled.
+/// Path-style, SigV4-signed requests to one endpoint, over HTTP or HTTPS. Cheap to clone;
+/// connections are pooled.
 #[derive(Clone)]
 pub struct AdminClient {
     endpoint: String,
@@ -45,7 +48,9 @@ pub struct AdminClient {
     access_key: String,
     secret_key: String,
     region: String,
-    http: Client<HttpConnector, RequestBody>,
+    /// Whom HTTPS connections trust; kept so that [`AdminClient::with_endpoint`] trusts the same.
+    tls: rustls::ClientConfig,
+    http: Client<HttpsConnector<HttpConnector>, RequestBody>,
 }
 
 /// A whole response, status and all, for tests that want to look at what a server answered.
@@ -68,38 +73,91 @@ impl fmt::Debug for AdminClient {
 }
 
 impl AdminClient {
-    /// `endpoint` is `http://host:port`; only plain HTTP is spoken.
+    /// `endpoint` is `http://host:port` or `https://host:port`. Over HTTPS it trusts the
+    /// system's roots only, so a test server's certificate is refused until
+    /// [`AdminClient::with_ca_pem`] adds its CA ([`AdminClient::for_server`] does that).
     pub fn new(endpoint: &str, access_key: &str, secret_key: &str, region: &str) -> AdminClient {
+        AdminClient::build(
+            endpoint,
+            access_key,
+            secret_key,
+            region,
+            tls::system_roots(),
+        )
+    }
+
+    /// A client for `server` with its credentials, trusting its private CA if it has one.
+    pub fn for_server(server: &TestServer) -> AdminClient {
+        let client = AdminClient::new(
+            &server.endpoint(),
+            server.access_key(),
+            server.secret_key(),
+            server.region(),
+        );
+        match server.ca_pem() {
+            Some(ca_pem) => client
+                .with_ca_pem(ca_pem.as_bytes())
+                .expect("the test kit's own CA certificate parses"),
+            None => client,
+        }
+    }
+
+    /// The same client trusting exactly the CA certificates in `ca_pem` (one or a bundle,
+    /// e.g. the contents of [`TestServer::ca_pem_path`]) for HTTPS, instead of the system's.
+    pub fn with_ca_pem(&self, ca_pem: &[u8]) -> Result<AdminClient> {
+        Ok(AdminClient::build(
+            &self.endpoint,
+            &self.access_key,
+            &self.secret_key,
+            &self.region,
+            tls::trusting(ca_pem)?,
+        ))
+    }
+
+    /// The same credentials and trust against another endpoint, e.g. a
+    /// [`crate::CountingProxy`] in front.
+    pub fn with_endpoint(&self, endpoint: &str) -> AdminClient {
+        AdminClient::build(
+            endpoint,
+            &self.access_key,
+            &self.secret_key,
+            &self.region,
+            self.tls.clone(),
+        )
+    }
+
+    fn build(
+        endpoint: &str,
+        access_key: &str,
+        secret_key: &str,
+        region: &str,
+        tls: rustls::ClientConfig,
+    ) -> AdminClient {
         let endpoint = endpoint.trim_end_matches('/').to_owned();
         let authority = endpoint
             .strip_prefix("http://")
-            .unwrap_or_else(|| panic!("the admin client speaks plain http, not {endpoint}"))
+            .or_else(|| endpoint.strip_prefix("https://"))
+            .unwrap_or_else(|| {
+                panic!("the admin client speaks http:// or https://, not {endpoint}")
+            })
             .to_owned();
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config(tls.clone())
+            .https_or_http()
+            .enable_http1()
+            .build();
         let http = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(20))
-            .build_http();
+            .build(connector);
         AdminClient {
             endpoint,
             authority,
             access_key: access_key.to_owned(),
             secret_key: secret_key.to_owned(),
             region: region.to_owned(),
+            tls,
             http,
         }
-    }
-
-    pub fn for_server(server: &TestServer) -> AdminClient {
-        AdminClient::new(
-            &server.endpoint(),
-            server.access_key(),
-            server.secret_key(),
-            server.region(),
-        )
-    }
-
-    /// The same credentials against another endpoint, e.g. a [`crate::CountingProxy`] in front.
-    pub fn with_endpoint(&self, endpoint: &str) -> AdminClient {
-        AdminClient::new(endpoint, &self.access_key, &self.secret_key, &self.region)
     }
 
     pub fn endpoint(&self) -> &str {

@@ -66,6 +66,10 @@ pub enum Error {
         message: String,
     },
 
+    /// Making a test server's certificates, or reading a CA PEM for a client, went wrong.
+    #[error("{0}")]
+    Certificate(String),
+
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

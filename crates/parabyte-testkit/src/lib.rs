@@ -4,8 +4,12 @@
 //! - [`TestServer`] starts versitygw or SeaweedFS (installed by
 //!   `scripts/install-test-servers.sh`) on free 127.0.0.1 ports in a temporary directory, and
 //!   kills it on drop or when the test process dies; [`shared`] gives one per process.
+//!   [`TestServer::start_tls`] and [`shared_tls`] serve HTTPS instead, with a certificate from
+//!   a private CA of the server's own: hand [`TestServer::ca_pem_path`] to the client under test
+//!   (`--ca-bundle`, `AWS_CA_BUNDLE`); a client without it is refused, as it should be.
 //! - [`AdminClient`] (async) and [`BlockingAdmin`] (sync) set up buckets and objects with their
-//!   own small signed S3 client, independent of the library under test.
+//!   own small signed S3 client, independent of the library under test; `for_server` trusts
+//!   the server's CA by itself.
 //! - [`CountingProxy`] sits between the client under test and the server and counts requests
 //!   by kind and connections, and remembers the Range and If-Match headers it saw.
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
@@ -32,6 +36,7 @@ mod names;
 mod process;
 mod proxy;
 mod server;
+mod tls;
 
 pub use admin::{AdminClient, S3Request, S3Response};
 pub use blocking::BlockingAdmin;
@@ -39,4 +44,4 @@ pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use names::{encode_key, unique_bucket_name};
 pub use proxy::{CountingProxy, ProxyCounts, RequestKind, SeenRequest};
-pub use server::{shared, ServerKind, TestServer, ACCESS_KEY, REGION, SECRET_KEY};
+pub use server::{shared, shared_tls, ServerKind, TestServer, ACCESS_KEY, REGION, SECRET_KEY};

@@ -13,6 +13,7 @@ use tempfile::TempDir;
 use crate::admin::AdminClient;
 use crate::error::{Error, Result};
 use crate::process::{find_binary, ServerProcess};
+use crate::tls::ServerCerts;
 
 /// The fixed credentials every test server accepts.
 pub const ACCESS_KEY: &str = "parabytetest";
@@ -84,25 +85,66 @@ pub struct TestServer {
     dir: Mutex<Option<TempDir>>,
     /// Files the server leaves outside its directory, removed after it stops.
     strays: Vec<PathBuf>,
+    /// Only for a server started with [`TestServer::start_tls`].
+    certs: Option<ServerCerts>,
+}
+
+/// Plain HTTP or HTTPS with a certificate from a private CA of the server's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Http,
+    Https,
+}
+
+impl Transport {
+    fn scheme(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Https => "https",
+        }
+    }
 }
 
 impl TestServer {
     /// Starts a server of `kind` and returns once it has created a bucket and stored and served
     /// an object.
     pub fn start(kind: ServerKind) -> Result<TestServer> {
+        Self::start_with(kind, Transport::Http)
+    }
+
+    /// Like [`TestServer::start`], but serving HTTPS with a certificate for `127.0.0.1` and
+    /// `localhost` signed by a fresh private CA, whose certificate is at
+    /// [`TestServer::ca_pem_path`]. A client trusts the server only if it is given that file.
+    pub fn start_tls(kind: ServerKind) -> Result<TestServer> {
+        Self::start_with(kind, Transport::Https)
+    }
+
+    fn start_with(kind: ServerKind, transport: Transport) -> Result<TestServer> {
         let binary = find_binary(kind.binary())?;
         let mut attempt = 1;
         loop {
-            match Self::start_once(kind, &binary) {
+            match Self::start_once(kind, &binary, transport) {
                 Err(Error::ServerExited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 result => return result,
             }
         }
     }
 
-    /// `http://127.0.0.1:PORT`, for path-style requests.
+    /// `http://127.0.0.1:PORT`, or `https://127.0.0.1:PORT` for a server started with
+    /// [`TestServer::start_tls`]; for path-style requests.
     pub fn endpoint(&self) -> String {
         self.endpoint.clone()
+    }
+
+    /// The private CA's certificate (PEM) of a server started with [`TestServer::start_tls`]:
+    /// what a client passes as `--ca-bundle` or `AWS_CA_BUNDLE`. Removed with the server.
+    pub fn ca_pem_path(&self) -> Option<&Path> {
+        self.certs.as_ref().map(|certs| certs.ca_path.as_path())
+    }
+
+    /// The same CA certificate as [`TestServer::ca_pem_path`], in memory.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.certs.as_ref().map(|certs| certs.ca_pem.as_str())
     }
 
     pub fn access_key(&self) -> &str {
@@ -126,12 +168,16 @@ impl TestServer {
         self.process.log_path()
     }
 
-    fn start_once(kind: ServerKind, binary: &Path) -> Result<TestServer> {
+    fn start_once(kind: ServerKind, binary: &Path, transport: Transport) -> Result<TestServer> {
         sweep_abandoned_dirs();
         let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
+        let certs = match transport {
+            Transport::Http => None,
+            Transport::Https => Some(ServerCerts::issue(dir.path())?),
+        };
         let plan = match kind {
-            ServerKind::Versitygw => versitygw_plan(dir.path())?,
-            ServerKind::SeaweedFs => weed_plan(dir.path())?,
+            ServerKind::Versitygw => versitygw_plan(dir.path(), certs.as_ref())?,
+            ServerKind::SeaweedFs => weed_plan(dir.path(), certs.as_ref())?,
         };
         let owner = std::iter::once(std::process::id().to_string())
             .chain(plan.strays.iter().map(|stray| stray.display().to_string()))
@@ -148,10 +194,11 @@ impl TestServer {
         // Built before waiting so that a failed start is cleaned up by Drop.
         let server = TestServer {
             kind,
-            endpoint: format!("http://127.0.0.1:{}", plan.s3_port),
+            endpoint: format!("{}://127.0.0.1:{}", transport.scheme(), plan.s3_port),
             process,
             dir: Mutex::new(Some(dir)),
             strays: plan.strays,
+            certs,
         };
         server.wait_until_ready()?;
         Ok(server)
@@ -235,6 +282,14 @@ async fn probe(admin: &AdminClient) -> Result<()> {
 
 static SHARED_VERSITYGW: OnceLock<TestServer> = OnceLock::new();
 static SHARED_SEAWEEDFS: OnceLock<TestServer> = OnceLock::new();
+static SHARED_TLS_VERSITYGW: OnceLock<TestServer> = OnceLock::new();
+static SHARED_TLS_SEAWEEDFS: OnceLock<TestServer> = OnceLock::new();
+const SHARED_SERVERS: [&OnceLock<TestServer>; 4] = [
+    &SHARED_VERSITYGW,
+    &SHARED_SEAWEEDFS,
+    &SHARED_TLS_VERSITYGW,
+    &SHARED_TLS_SEAWEEDFS,
+];
 
 /// One server of `kind` per test process, started on first use, for tests that each work in a
 /// bucket of their own (see [`crate::unique_bucket_name`]). Panics if it cannot start.
@@ -243,10 +298,30 @@ pub fn shared(kind: ServerKind) -> &'static TestServer {
         ServerKind::Versitygw => &SHARED_VERSITYGW,
         ServerKind::SeaweedFs => &SHARED_SEAWEEDFS,
     };
+    shared_in(cell, kind, Transport::Http)
+}
+
+/// Like [`shared`], but one HTTPS server of `kind` (see [`TestServer::start_tls`]), separate
+/// from the plain one.
+pub fn shared_tls(kind: ServerKind) -> &'static TestServer {
+    let cell = match kind {
+        ServerKind::Versitygw => &SHARED_TLS_VERSITYGW,
+        ServerKind::SeaweedFs => &SHARED_TLS_SEAWEEDFS,
+    };
+    shared_in(cell, kind, Transport::Https)
+}
+
+fn shared_in(
+    cell: &'static OnceLock<TestServer>,
+    kind: ServerKind,
+    transport: Transport,
+) -> &'static TestServer {
     cell.get_or_init(|| {
         stop_shared_servers_at_exit();
-        TestServer::start(kind)
-            .unwrap_or_else(|e| panic!("could not start the shared {kind} server: {e}"))
+        TestServer::start_with(kind, transport).unwrap_or_else(|e| {
+            let scheme = transport.scheme();
+            panic!("could not start the shared {kind} server ({scheme}): {e}")
+        })
     })
 }
 
@@ -254,7 +329,7 @@ pub fn shared(kind: ServerKind) -> &'static TestServer {
 /// when the process exits normally; PR_SET_PDEATHSIG covers the abnormal exits.
 fn stop_shared_servers_at_exit() {
     extern "C" fn stop_shared_servers() {
-        for cell in [&SHARED_VERSITYGW, &SHARED_SEAWEEDFS] {
+        for cell in SHARED_SERVERS {
             if let Some(server) = cell.get() {
                 server.shutdown(Duration::ZERO);
             }
@@ -305,14 +380,14 @@ struct LaunchPlan {
     strays: Vec<PathBuf>,
 }
 
-fn versitygw_plan(dir: &Path) -> Result<LaunchPlan> {
+fn versitygw_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
     let root = dir.join("root");
     // Outside the root, or versitygw would list it as a bucket.
     let versions = dir.join("versions");
     std::fs::create_dir(&root)?;
     std::fs::create_dir(&versions)?;
     let s3_port = release(reserve_ports(1)?)[0];
-    let args = [
+    let mut args: Vec<OsString> = [
         "--access",
         ACCESS_KEY,
         "--secret",
@@ -323,13 +398,25 @@ fn versitygw_plan(dir: &Path) -> Result<LaunchPlan> {
         &format!("127.0.0.1:{s3_port}"),
         "--keep-alive",
         "--quiet",
-        "posix",
-        "--versioning-dir",
     ]
     .into_iter()
     .map(OsString::from)
-    .chain([versions.into_os_string(), root.into_os_string()])
     .collect();
+    if let Some(certs) = certs {
+        // Global options, so before the backend's name.
+        args.extend([
+            "--cert".into(),
+            certs.cert_path.clone().into(),
+            "--key".into(),
+            certs.key_path.clone().into(),
+        ]);
+    }
+    args.extend([
+        "posix".into(),
+        "--versioning-dir".into(),
+        versions.into_os_string(),
+        root.into_os_string(),
+    ]);
     Ok(LaunchPlan {
         s3_port,
         args,
@@ -337,7 +424,7 @@ fn versitygw_plan(dir: &Path) -> Result<LaunchPlan> {
     })
 }
 
-fn weed_plan(dir: &Path) -> Result<LaunchPlan> {
+fn weed_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
     let s3_config = dir.join("s3.json");
     std::fs::write(
         &s3_config,
@@ -360,7 +447,7 @@ fn weed_plan(dir: &Path) -> Result<LaunchPlan> {
     let path = |name: &str| dir.join(name).display().to_string();
     // Every port is explicit: weed mini quietly moves a default port that is taken, but fails
     // on an explicit one, which START_ATTEMPTS then retries with fresh ports.
-    let args = [
+    let mut args: Vec<OsString> = [
         "mini".to_owned(),
         format!("-dir={}", data.display()),
         "-ip=127.0.0.1".into(),
@@ -392,6 +479,13 @@ fn weed_plan(dir: &Path) -> Result<LaunchPlan> {
     .into_iter()
     .map(OsString::from)
     .collect();
+    if let Some(certs) = certs {
+        // With a certificate, weed serves HTTPS on -s3.port itself.
+        args.extend([
+            format!("-s3.cert.file={}", certs.cert_path.display()).into(),
+            format!("-s3.key.file={}", certs.key_path.display()).into(),
+        ]);
+    }
     // weed mini puts its gRPC sockets in /tmp whatever TMPDIR says, and keeps some after exit.
     let strays = [
         ("master", master_grpc),
@@ -473,5 +567,20 @@ mod tests {
                 "{kind} left {strays:?}"
             );
         }
+    }
+
+    #[test]
+    fn https_server_keeps_its_certificates_in_its_directory() {
+        let server = TestServer::start_tls(ServerKind::Versitygw).unwrap_or_else(|e| panic!("{e}"));
+        assert!(server.endpoint().starts_with("https://127.0.0.1:"));
+        let dir = server.log_path().parent().unwrap().to_owned();
+        let ca = server.ca_pem_path().unwrap().to_owned();
+        assert!(ca.starts_with(&dir), "{}", ca.display());
+        assert_eq!(
+            std::fs::read_to_string(&ca).unwrap(),
+            server.ca_pem().unwrap()
+        );
+        drop(server);
+        assert!(!ca.exists(), "the CA outlived its server");
     }
 }

@@ -32,6 +32,10 @@ struct UpArgs {
     /// versitygw or seaweedfs.
     #[arg(long, default_value = "versitygw")]
     server: ServerKind,
+    /// Serve HTTPS with a certificate from a fresh private CA; the env file then also sets
+    /// AWS_CA_BUNDLE to that CA's certificate.
+    #[arg(long)]
+    tls: bool,
     #[arg(long, default_value = "parabyte-demo")]
     bucket: String,
     /// How many small objects to create under small/.
@@ -63,7 +67,12 @@ fn main() -> ExitCode {
 fn up(args: &UpArgs) -> Result<(), String> {
     let started = Instant::now();
     eprintln!("testbed: starting {}...", args.server);
-    let server = TestServer::start(args.server).map_err(|e| e.to_string())?;
+    let server = if args.tls {
+        TestServer::start_tls(args.server)
+    } else {
+        TestServer::start(args.server)
+    }
+    .map_err(|e| e.to_string())?;
     eprintln!(
         "testbed: {} answers at {} after {:.1}s (log: {})",
         args.server,
@@ -136,7 +145,7 @@ fn write_env_file(path: &Path, server: &TestServer, bucket: &str) -> std::io::Re
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let contents = format!(
+    let mut contents = format!(
         "export AWS_ENDPOINT_URL={}\nexport AWS_ACCESS_KEY_ID={}\nexport AWS_SECRET_ACCESS_KEY={}\n\
          export AWS_REGION={}\nexport PARABYTE_BUCKET={bucket}\n",
         server.endpoint(),
@@ -144,6 +153,9 @@ fn write_env_file(path: &Path, server: &TestServer, bucket: &str) -> std::io::Re
         server.secret_key(),
         server.region(),
     );
+    if let Some(ca) = server.ca_pem_path() {
+        contents.push_str(&format!("export AWS_CA_BUNDLE={}\n", ca.display()));
+    }
     let partial = path.with_extension("partial");
     std::fs::write(&partial, contents)?;
     std::fs::rename(&partial, path)
