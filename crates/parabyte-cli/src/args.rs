@@ -51,6 +51,8 @@ pub struct CpArgs {
     #[command(flatten)]
     pub transfer: TransferArgs,
     #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -66,6 +68,11 @@ pub struct LsArgs {
     /// One JSON object per line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// End with the number of objects and their total size.
+    #[arg(long)]
+    pub summarize: bool,
+    #[command(flatten)]
+    pub listing: ListingArgs,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -88,6 +95,27 @@ pub struct TransferArgs {
     /// Retries of a failed request before its object fails.
     #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
     pub retries: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Listing")]
+pub struct ListingArgs {
+    /// Parts of the key space listed in parallel (1: page after page, still pipelined).
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().list_parallelism)]
+    pub list_parallelism: usize,
+    /// Keys per listing request (at most 1000 on S3).
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().list_page_size)]
+    pub list_page_size: usize,
+}
+
+impl ListingArgs {
+    pub fn to_config(&self) -> TransferConfig {
+        TransferConfig {
+            list_parallelism: self.list_parallelism,
+            list_page_size: self.list_page_size,
+            ..TransferConfig::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -150,12 +178,14 @@ impl StoreArgs {
 }
 
 impl TransferArgs {
-    pub fn to_config(&self) -> TransferConfig {
+    pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
         TransferConfig {
             workers: self.workers,
             threads: self.threads,
             part_size: self.part_size,
             max_requests: self.max_requests,
+            list_parallelism: listing.list_parallelism,
+            list_page_size: listing.list_page_size,
             retry: RetryPolicy {
                 max_retries: self.retries,
                 ..RetryPolicy::default()

@@ -68,7 +68,11 @@ async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
         (Some(path), false) => Destination::Path(path.clone()),
         _ => Destination::Discard,
     };
-    let client = Client::connect(&args.store.to_config(), args.transfer.to_config()).await?;
+    let client = Client::connect(
+        &args.store.to_config(),
+        args.transfer.to_config(&args.listing),
+    )
+    .await?;
     let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let reporter: Arc<dyn Reporter> = match &progress {
@@ -149,8 +153,7 @@ fn human_bytes(bytes: f64) -> String {
 
 async fn list(args: LsArgs) -> Result<ExitCode, Error> {
     let url = s3_url(&args.url)?;
-    let client =
-        Client::connect(&args.store.to_config(), parabyte::TransferConfig::default()).await?;
+    let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut entries = std::pin::pin!(client.list(&url, args.recursive));
     let mut out = std::io::stdout().lock();
     // Non-recursive listings show names relative to the prefix, as `aws s3 ls` does.
@@ -161,8 +164,14 @@ async fn list(args: LsArgs) -> Result<ExitCode, Error> {
             key.strip_prefix(url.key.as_str()).unwrap_or(key).to_owned()
         }
     };
+    let (mut objects, mut bytes) = (0u64, 0u64);
     while let Some(entry) = entries.next().await {
-        let line = match entry? {
+        let entry = entry?;
+        if let Listed::Object(object) = &entry {
+            objects += 1;
+            bytes += object.size;
+        }
+        let line = match entry {
             Listed::Object(object) if args.json => {
                 serde_json::to_string(&object).expect("entries serialise")
             }
@@ -179,8 +188,19 @@ async fn list(args: LsArgs) -> Result<ExitCode, Error> {
             Listed::Prefix(prefix) => format!("{:>19} {:>12} {}", "", "PRE", shown(&prefix)),
         };
         if writeln!(out, "{line}").is_err() {
-            break; // stdout closed (e.g. piped into head): stop quietly
+            return Ok(ExitCode::SUCCESS); // stdout closed (e.g. piped into head): stop quietly
         }
+    }
+    if args.summarize {
+        let line = if args.json {
+            serde_json::json!({ "total_objects": objects, "total_bytes": bytes }).to_string()
+        } else {
+            format!(
+                "\nTotal Objects: {objects}\n   Total Size: {bytes} ({})",
+                human_bytes(bytes as f64)
+            )
+        };
+        let _ = writeln!(out, "{line}");
     }
     Ok(ExitCode::SUCCESS)
 }

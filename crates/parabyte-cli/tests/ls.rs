@@ -44,3 +44,62 @@ fn lists_one_level_or_everything() {
     assert_eq!(entries[1]["size"], 3456);
     assert!(entries[1]["last_modified"].as_str().unwrap().ends_with('Z'));
 }
+
+#[test]
+fn summarize_counts_objects_and_bytes_in_parallel_listings() {
+    let bed = Bed::new(ServerKind::Versitygw, "summarize");
+    let objects: Vec<_> = (0..250u64)
+        .map(|i| (format!("s/{i:04}"), payload(i, (i % 7) as usize)))
+        .collect();
+    bed.admin.fill(&bed.bucket, objects.clone()).unwrap();
+    let total: usize = objects.iter().map(|(_, bytes)| bytes.len()).sum();
+
+    // Pages of 20 keys listed by up to 8 workers: same lines, same order as one by one.
+    let listing = |parallelism: &str| {
+        let output = run(bed.parabyte().args([
+            "ls",
+            "--recursive",
+            "--summarize",
+            "--list-page-size",
+            "20",
+            "--list-parallelism",
+            parallelism,
+            &bed.url("s/"),
+        ]));
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let sequential = listing("1");
+    assert_eq!(listing("8"), sequential);
+    assert!(
+        sequential.ends_with(&format!(
+            "Total Objects: 250\n   Total Size: {total} ({total} B)\n"
+        )),
+        "{sequential}"
+    );
+    assert_eq!(
+        sequential
+            .lines()
+            .filter(|line| line.contains(" s/0"))
+            .count(),
+        250
+    );
+
+    let output = run(bed
+        .parabyte()
+        .args(["ls", "-r", "--json", "--summarize", &bed.url("s/")]));
+    let last = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let summary: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(
+        (
+            summary["total_objects"].as_u64(),
+            summary["total_bytes"].as_u64()
+        ),
+        (Some(250), Some(total as u64))
+    );
+}

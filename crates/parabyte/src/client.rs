@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use crate::config::{StoreConfig, TransferConfig};
 use crate::engine::{Engine, Job, Known};
 use crate::error::{Error, Result};
-use crate::list::{pages, Listed};
+use crate::list::{list, ListSpec, Listed};
 use crate::location::S3Url;
 use crate::paths::{relative_path, CollisionGuard, Verdict};
 use crate::report::{Counters, Failure, Reporter, Summary};
@@ -123,13 +123,18 @@ impl Client {
         url: &S3Url,
         recursive: bool,
     ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
-        pages(
+        let spec = ListSpec {
+            bucket: url.bucket.clone(),
+            prefix: url.key.clone(),
+            delimiter: (!recursive).then(|| "/".to_owned()),
+            parallelism: self.transfer.list_parallelism,
+            page_size: self.transfer.list_page_size,
+        };
+        list(
             self.store.clone(),
             self.counters.clone(),
             self.transfer.retry.clone(),
-            url.bucket.clone(),
-            url.key.clone(),
-            (!recursive).then(|| "/".to_owned()),
+            spec,
         )
         .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
         .try_flatten()
@@ -157,15 +162,14 @@ async fn plan(
 ) -> Result<()> {
     if request.recursive || request.source.is_prefix() {
         let prefix = list_prefix(&request);
-        let bucket = request.source.bucket.clone();
-        let listing = pages(
-            store,
-            counters,
-            transfer.retry,
-            bucket,
-            prefix.clone(),
-            None,
-        );
+        let spec = ListSpec {
+            bucket: request.source.bucket.clone(),
+            prefix: prefix.clone(),
+            delimiter: None,
+            parallelism: transfer.list_parallelism,
+            page_size: transfer.list_page_size,
+        };
+        let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
     }
     let path = match &request.destination {

@@ -75,6 +75,10 @@ pub struct TransferConfig {
     pub part_size: u64,
     /// Requests in flight across all objects; bounds sockets and buffered bytes together.
     pub max_requests: usize,
+    /// Key ranges listed at the same time; 1 lists sequentially (still pipelined).
+    pub list_parallelism: usize,
+    /// Keys per ListObjectsV2 page (S3 returns at most 1000).
+    pub list_page_size: usize,
     /// What to do when a request fails in a way that may pass.
     pub retry: RetryPolicy,
 }
@@ -83,12 +87,15 @@ impl Default for TransferConfig {
     fn default() -> Self {
         // 64 objects in flight hides a 20 ms round trip for small files; 8 ranges of 8 MiB
         // saturate several per-connection caps for large ones; 128 requests in flight with a
-        // 256 KiB write buffer each caps buffered body bytes at 32 MiB.
+        // 256 KiB write buffer each caps buffered body bytes at 32 MiB; 16 listing workers
+        // turn a 100-page listing into a handful of round trips.
         TransferConfig {
             workers: 64,
             threads: 8,
             part_size: 8 * 1024 * 1024,
             max_requests: 128,
+            list_parallelism: 16,
+            list_page_size: 1000,
             retry: RetryPolicy::default(),
         }
     }
@@ -101,6 +108,8 @@ impl TransferConfig {
             ("workers", self.workers),
             ("threads", self.threads),
             ("max-requests", self.max_requests),
+            ("list-parallelism", self.list_parallelism),
+            ("list-page-size", self.list_page_size),
         ];
         for (name, value) in positive {
             if value == 0 {

@@ -1,13 +1,26 @@
-//! Listing a prefix: ListObjectsV2 pages, one after another, as a stream of entries.
+//! Listing at full speed. Each part of the key space is listed by its own worker, which
+//! asks for its next page the moment the current page's NextContinuationToken has gone by
+//! (pipelining), and hands the upper part of its range to a new worker whenever a page
+//! shows there is more to list and a worker slot is free (parallel listing). Workers feed
+//! bounded channels that the consumer reads part after part, so the result is exactly the
+//! sequential listing, and a slow consumer stalls the listing instead of filling memory.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::Stream;
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::Counters;
 use crate::retry::{with_retries, RetryPolicy};
-use crate::s3::{ObjectEntry, S3Store};
+use crate::s3::{Cursor, ListPage, ListQuery, ObjectEntry, S3Store};
+
+/// Pages a worker may have listed ahead of the consumer.
+const PAGES_AHEAD: usize = 2;
+
+/// Split guesses look at this many leading characters below the prefix.
+const MAX_PROFILED_CHARS: usize = 64;
 
 /// One line of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,28 +31,459 @@ pub enum Listed {
     Prefix(String),
 }
 
-/// Every page under `prefix` in key order, each as it arrives.
-pub(crate) fn pages(
+impl Listed {
+    fn key(&self) -> &str {
+        match self {
+            Listed::Object(object) => &object.key,
+            Listed::Prefix(prefix) => prefix,
+        }
+    }
+}
+
+/// What to list and how hard to push.
+#[derive(Debug, Clone)]
+pub(crate) struct ListSpec {
+    pub bucket: String,
+    pub prefix: String,
+    /// `Some("/")` lists one level, with "folders"; such listings stay sequential.
+    pub delimiter: Option<String>,
+    /// Ranges listed at the same time; 1 is pipelined but sequential.
+    pub parallelism: usize,
+    /// Keys per page (ListObjectsV2 max-keys).
+    pub page_size: usize,
+}
+
+/// Everything the workers of one listing share.
+struct Listing {
     store: Arc<S3Store>,
     counters: Arc<Counters>,
     retry: RetryPolicy,
-    bucket: String,
-    prefix: String,
-    delimiter: Option<String>,
+    spec: ListSpec,
+    /// Slots for workers beyond the first.
+    spare_workers: Arc<Semaphore>,
+    /// The highest character seen at each position below the prefix: where split points
+    /// aim when a part has no upper bound.
+    widest: Mutex<Vec<char>>,
+}
+
+/// What a worker sends its consumer.
+enum Chunk {
+    Page(Vec<Listed>),
+    /// This range is done; the listing continues with the range behind this receiver.
+    Then(mpsc::Receiver<Chunk>),
+    Failed(Error),
+}
+
+/// Every entry under the prefix, page by page, in key order.
+pub(crate) fn list(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    retry: RetryPolicy,
+    spec: ListSpec,
 ) -> impl Stream<Item = Result<Vec<Listed>>> + Send {
-    // State: the token for the next page, or None once the last page has been read.
-    futures::stream::try_unfold(Some(None::<String>), move |state| {
-        let (store, counters, retry) = (store.clone(), counters.clone(), retry.clone());
-        let (bucket, prefix, delimiter) = (bucket.clone(), prefix.clone(), delimiter.clone());
-        async move {
-            let Some(token) = state else { return Ok(None) };
-            let page = with_retries(&retry, &counters, || {
-                store.list_page(&bucket, &prefix, delimiter.as_deref(), token.as_deref())
-            })
-            .await?;
-            let mut entries: Vec<Listed> = page.objects.into_iter().map(Listed::Object).collect();
-            entries.extend(page.common_prefixes.into_iter().map(Listed::Prefix));
-            Ok(Some((entries, page.next_token.map(Some))))
+    let listing = Arc::new(Listing {
+        store,
+        counters,
+        retry,
+        spare_workers: Arc::new(Semaphore::new(spec.parallelism.saturating_sub(1))),
+        spec,
+        widest: Mutex::new(Vec::new()),
+    });
+    let (output, first) = mpsc::channel(PAGES_AHEAD);
+    tokio::spawn(run_worker(listing, None, None, output, None, None, None));
+    futures::stream::unfold(Some(first), |current| async move {
+        let mut current = current?;
+        loop {
+            match current.recv().await? {
+                Chunk::Page(page) => return Some((Ok(page), Some(current))),
+                Chunk::Then(next) => current = next,
+                Chunk::Failed(error) => return Some((Err(error), None)),
+            }
         }
     })
+}
+
+/// The upper part of a split, until it reports the first key it got.
+struct PendingSplit {
+    /// The key the new worker started after.
+    guess: String,
+    /// The first key the new worker got, or `None` if it found none.
+    first_key: oneshot::Receiver<Option<String>>,
+    /// This worker's stop key before the split (now the new worker's).
+    previous_stop: Option<String>,
+}
+
+/// How a worker's part ended.
+enum Ended {
+    /// It met the first key of the next part: the listing continues there.
+    AtNextPart,
+    /// The store has no keys after it: this part listed everything up to the end.
+    AtLastKey,
+    /// Nobody is reading any more.
+    Abandoned,
+}
+
+async fn run_worker(
+    listing: Arc<Listing>,
+    start_after: Option<String>,
+    stop: Option<String>,
+    output: mpsc::Sender<Chunk>,
+    successor: Option<mpsc::Receiver<Chunk>>,
+    report_first: Option<oneshot::Sender<Option<String>>>,
+    _slot: Option<OwnedSemaphorePermit>,
+) {
+    let mut worker = Worker {
+        listing,
+        stop,
+        output,
+        successor,
+        report_first,
+        pending: None,
+        empty_above: None,
+    };
+    let last = match worker.list_part(start_after).await {
+        Ok(Ended::AtNextPart) => worker.successor.take().map(Chunk::Then),
+        // Parts after this one could only repeat what it listed: they are dropped unread.
+        Ok(Ended::AtLastKey | Ended::Abandoned) => None,
+        Err(error) => Some(Chunk::Failed(error)),
+    };
+    if let Some(chunk) = last {
+        let _ = worker.output.send(chunk).await;
+    }
+}
+
+/// Lists one part of the key space. A split hands everything after a guessed key to a new
+/// worker, which reports the first key the store gave it; this worker then lists until it
+/// meets that key. Boundaries are keys the store itself returned, met in the store's own
+/// order, so nothing depends on how the store orders keys or how it reads `start-after`
+/// (SeaweedFS walks "directories" and skips some of them after a guessed key). If this
+/// worker never meets the key, it has listed to the end itself and the parts after it are
+/// dropped: nothing is lost and nothing appears twice.
+struct Worker {
+    listing: Arc<Listing>,
+    /// The first key of the next part: where this one stops.
+    stop: Option<String>,
+    output: mpsc::Sender<Chunk>,
+    /// The next part, handed to the consumer when this one reaches it.
+    successor: Option<mpsc::Receiver<Chunk>>,
+    /// Set for a worker made by a split: where to report its first key.
+    report_first: Option<oneshot::Sender<Option<String>>>,
+    pending: Option<PendingSplit>,
+    /// A guess above which a split found nothing: later guesses aim below it.
+    empty_above: Option<String>,
+}
+
+impl Worker {
+    async fn list_part(&mut self, start_after: Option<String>) -> Result<Ended> {
+        let mut next = Some(PageFetch::start(
+            &self.listing,
+            start_after.map_or(Cursor::Start, Cursor::After),
+        ));
+        while let Some(mut fetch) = next.take() {
+            // Pipelining: the next request goes out as soon as this page's token is seen.
+            if let Some(token) = fetch.early_token.recv().await {
+                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+            }
+            let page = fetch.finish().await?;
+            let more = page.next_token.clone();
+            let (entries, reached_stop) = self.entries_before_stop(page).await;
+            let last_key = entries.last().map(|entry| entry.key().to_owned());
+            if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
+                return Ok(Ended::Abandoned);
+            }
+            if reached_stop {
+                return Ok(Ended::AtNextPart); // a prefetched page is dropped unread
+            }
+            let Some(token) = more else {
+                return Ok(Ended::AtLastKey);
+            };
+            if let Some(last_key) = &last_key {
+                self.maybe_split(last_key);
+            }
+            if next.is_none() {
+                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+            }
+        }
+        Ok(Ended::AtLastKey)
+    }
+
+    /// The page's entries up to this part's stop key, merged in key order; true when the
+    /// stop key was in the page.
+    async fn entries_before_stop(&mut self, page: ListPage) -> (Vec<Listed>, bool) {
+        let mut entries = merge_in_key_order(page);
+        self.note_widest_char(&entries);
+        if let Some(report) = self.report_first.take() {
+            // A split's first page: its first key is where the part before this one stops.
+            let first = entries.first().map(|entry| entry.key().to_owned());
+            let empty = first.is_none();
+            let _ = report.send(first);
+            if empty {
+                return (entries, true);
+            }
+        }
+        if let Some(pending) = self.pending.take() {
+            // Nothing past the split may go out before its boundary is known.
+            self.stop = match pending.first_key.await {
+                Ok(Some(first_key)) if Some(&first_key) != pending.previous_stop.as_ref() => {
+                    Some(first_key)
+                }
+                // Nothing between the guess and the old boundary: aim lower next time.
+                _ => {
+                    self.empty_above = Some(pending.guess);
+                    pending.previous_stop
+                }
+            };
+        }
+        let Some(stop) = self.stop.as_deref() else {
+            return (entries, false);
+        };
+        match entries.iter().position(|entry| entry.key() == stop) {
+            Some(at) => {
+                entries.truncate(at);
+                (entries, true)
+            }
+            None => (entries, false),
+        }
+    }
+
+    fn note_widest_char(&self, entries: &[Listed]) {
+        let prefix_length = self.listing.spec.prefix.len();
+        let mut widest = self.listing.widest.lock().expect("widest poisoned");
+        for entry in entries {
+            let rest = entry.key().get(prefix_length..).unwrap_or_default();
+            for (position, character) in rest.chars().take(MAX_PROFILED_CHARS).enumerate() {
+                match widest.get_mut(position) {
+                    Some(seen) => *seen = (*seen).max(character),
+                    None => widest.push(character),
+                }
+            }
+        }
+    }
+
+    /// Hand everything after a guessed key to a new worker, if a slot is free.
+    fn maybe_split(&mut self, last_key: &str) {
+        if self.listing.spec.delimiter.is_some() || self.pending.is_some() {
+            return;
+        }
+        let Ok(slot) = self.listing.spare_workers.clone().try_acquire_owned() else {
+            return;
+        };
+        let ceiling = self.stop.as_deref().or(self.empty_above.as_deref());
+        let widest = self.listing.widest.lock().expect("widest poisoned").clone();
+        let Some(guess) = split_point(&self.listing.spec.prefix, last_key, ceiling, &widest) else {
+            return;
+        };
+        let (report, first_key) = oneshot::channel();
+        let previous_stop = self.stop.take();
+        let (output, receiver) = mpsc::channel(PAGES_AHEAD);
+        let successor = self.successor.replace(receiver);
+        tokio::spawn(run_worker(
+            self.listing.clone(),
+            Some(guess.clone()),
+            previous_stop.clone(),
+            output,
+            successor,
+            Some(report),
+            Some(slot),
+        ));
+        self.pending = Some(PendingSplit {
+            guess,
+            first_key,
+            previous_stop,
+        });
+    }
+}
+
+/// A page request in flight, with the channel its continuation token arrives on early.
+struct PageFetch {
+    request: JoinHandle<Result<ListPage>>,
+    early_token: mpsc::UnboundedReceiver<String>,
+}
+
+impl PageFetch {
+    fn start(listing: &Arc<Listing>, cursor: Cursor) -> PageFetch {
+        let (token_sender, early_token) = mpsc::unbounded_channel();
+        let listing = listing.clone();
+        let request = tokio::spawn(async move {
+            let spec = &listing.spec;
+            let query = ListQuery {
+                bucket: &spec.bucket,
+                prefix: &spec.prefix,
+                delimiter: spec.delimiter.as_deref(),
+                cursor: &cursor,
+                max_keys: spec.page_size,
+            };
+            with_retries(&listing.retry, &listing.counters, || {
+                listing.store.list_page(&query, Some(&token_sender))
+            })
+            .await
+        });
+        PageFetch {
+            request,
+            early_token,
+        }
+    }
+
+    async fn finish(&mut self) -> Result<ListPage> {
+        (&mut self.request)
+            .await
+            .unwrap_or_else(|join| Err(Error::InvalidInput(format!("listing task failed: {join}"))))
+    }
+}
+
+impl Drop for PageFetch {
+    fn drop(&mut self) {
+        // A page nobody will read is not worth finishing.
+        self.request.abort();
+    }
+}
+
+/// Objects and common prefixes of one page, merged into key order.
+fn merge_in_key_order(page: ListPage) -> Vec<Listed> {
+    let mut merged = Vec::with_capacity(page.objects.len() + page.common_prefixes.len());
+    let mut prefixes = page.common_prefixes.into_iter().peekable();
+    for object in page.objects {
+        while prefixes
+            .next_if(|prefix| prefix.as_str() < object.key.as_str())
+            .map(|prefix| merged.push(Listed::Prefix(prefix)))
+            .is_some()
+        {}
+        merged.push(Listed::Object(object));
+    }
+    merged.extend(prefixes.map(Listed::Prefix));
+    merged
+}
+
+/// A key strictly between `low` and `high` (both starting with `prefix`; `None` is the end
+/// of the prefix's key space, guessed as just past the widest character seen), near the
+/// middle character-wise, or `None` when there is no useful one. Correctness never depends
+/// on the guess: the two ranges meet exactly at the returned key.
+fn split_point(prefix: &str, low: &str, high: Option<&str>, widest: &[char]) -> Option<String> {
+    // Just past the widest character seen at a position (printable ASCII when unknown).
+    let above_widest =
+        |position: usize| u32::from(widest.get(position).copied().unwrap_or('~')) + 1;
+    let low_rest: Vec<char> = low.get(prefix.len()..)?.chars().collect();
+    let high_rest: Vec<char> = match high {
+        Some(high) => high.get(prefix.len()..)?.chars().collect(),
+        None => vec![char::from_u32(above_widest(0)).unwrap_or(char::MAX)],
+    };
+    let shared = low_rest
+        .iter()
+        .zip(&high_rest)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let high_char = u32::from(*high_rest.get(shared)?);
+    let mut split: String = prefix.to_owned();
+    split.extend(&low_rest[..shared]);
+    match low_rest.get(shared) {
+        // `low` is a prefix of `high`: extend it with something below high's next character.
+        None => split.push(middle(' ' as u32, high_char)?),
+        Some(&low_char)
+            if high_char
+                .checked_sub(u32::from(low_char))
+                .is_some_and(|gap| gap >= 2) =>
+        {
+            split.push(middle(u32::from(low_char), high_char)?)
+        }
+        // Adjacent characters: keep low's, then go one deeper above low's next character.
+        Some(&low_char) => {
+            split.push(low_char);
+            let floor = low_rest
+                .get(shared + 1)
+                .map_or(' ' as u32, |c| u32::from(*c));
+            let ceiling = above_widest(shared + 1).max(floor + 2);
+            split.push(middle(floor, ceiling)?);
+        }
+    }
+    (split.as_str() > low && high.is_none_or(|high| split.as_str() < high)).then_some(split)
+}
+
+/// A character strictly between two code points, or `None` if they are adjacent.
+fn middle(low: u32, high: u32) -> Option<char> {
+    let mid = low + (high.checked_sub(low)? / 2);
+    if mid <= low {
+        return None;
+    }
+    // Surrogates are not characters; step below them (still above `low` when possible).
+    let mid = if (0xD800..=0xDFFF).contains(&mid) {
+        0xD7FF
+    } else {
+        mid
+    };
+    char::from_u32(mid).filter(|c| u32::from(*c) > low)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `widest` gives the widest character seen at each position below the prefix.
+    fn check(prefix: &str, low: &str, high: Option<&str>, widest: &str) -> String {
+        let widest: Vec<char> = widest.chars().collect();
+        let split = split_point(prefix, low, high, &widest).expect("a split point");
+        assert!(split.as_str() > low, "{split:?} > {low:?}");
+        if let Some(high) = high {
+            assert!(split.as_str() < high, "{split:?} < {high:?}");
+        }
+        assert!(split.starts_with(prefix));
+        split
+    }
+
+    #[test]
+    fn split_points_fall_strictly_inside_the_range() {
+        assert_eq!(check("p/", "p/a", Some("p/z"), "z"), "p/m");
+        // Unbounded: aim just past the widest character seen at the first position.
+        assert_eq!(check("p/", "p/00999.bin", None, "9999.bin"), "p/5");
+        assert_eq!(check("p/", "p/f0010.bin", None, "f999.bin"), "p/f5");
+        assert_eq!(check("p/", "p/00999.bin", Some("p/1"), "19"), "p/05");
+        assert_eq!(check("", "a", Some("ab"), "zz"), "aA");
+        check("", "dir/x", Some("dir0"), "zzzz");
+        check("", "ü", None, "ü");
+        check("", "\u{D7FE}", Some("\u{E000}"), "\u{E000}");
+    }
+
+    #[test]
+    fn no_split_when_nothing_fits_between() {
+        assert_eq!(split_point("", "a", Some("a "), &['z']), None);
+        assert_eq!(split_point("", "a", Some("a!"), &['z']), None);
+        // A store that lists out of byte order can hand us a bound below `low`.
+        assert_eq!(split_point("", "b", Some("a"), &['z']), None);
+    }
+
+    #[test]
+    fn repeated_splits_converge_on_dense_digits() {
+        // Sequential numbers: each guess that finds nothing becomes the next ceiling.
+        let mut ceiling: Option<String> = None;
+        let mut steps = 0;
+        loop {
+            let guess = check("n/", "n/00999", ceiling.as_deref(), "09999");
+            if guess.as_str() < "n/1" {
+                break;
+            }
+            ceiling = Some(guess);
+            steps += 1;
+            assert!(steps < 8, "no convergence: {ceiling:?}");
+        }
+    }
+
+    #[test]
+    fn pages_merge_objects_and_prefixes_in_order() {
+        let object = |key: &str| ObjectEntry {
+            key: key.into(),
+            size: 0,
+            etag: None,
+            last_modified: None,
+            storage_class: None,
+        };
+        let page = ListPage {
+            objects: vec![object("a"), object("c"), object("e")],
+            common_prefixes: vec!["b/".into(), "d/".into(), "f/".into()],
+            next_token: None,
+        };
+        let keys: Vec<String> = merge_in_key_order(page)
+            .iter()
+            .map(|e| e.key().to_owned())
+            .collect();
+        assert_eq!(keys, vec!["a", "b/", "c", "d/", "e", "f/"]);
+    }
 }

@@ -119,7 +119,11 @@ async fn copy_and_list(kind: ServerKind) {
             Listed::Prefix(prefix) => format!("{prefix} (prefix)"),
         })
         .collect();
-    assert_eq!(names, vec!["set/a 0", "set/d 3145728", "set/b/ (prefix)"]);
+    assert_eq!(
+        names,
+        vec!["set/a 0", "set/b/ (prefix)", "set/d 3145728"],
+        "key order"
+    );
     let all: Vec<Listed> = client.list(&url, true).try_collect().await.unwrap();
     assert_eq!(all.len(), 3);
 }

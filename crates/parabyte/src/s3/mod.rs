@@ -13,6 +13,7 @@ use aws_config::BehaviorVersion;
 use futures::TryStreamExt;
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_RANGE, ETAG};
 use reqwest::StatusCode;
+use tokio::sync::mpsc;
 
 use crate::config::StoreConfig;
 use crate::error::{Error, Result};
@@ -23,6 +24,7 @@ use crate::source::{ByteRange, Fetched, RangeSource, Shape};
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 pub(crate) use xml::ListPage;
+
 pub use xml::ObjectEntry;
 
 /// Error bodies are small; never buffer more than this of one.
@@ -132,41 +134,131 @@ impl S3Store {
         })
     }
 
-    /// One ListObjectsV2 page under `prefix`, continuing from `token`.
+    /// One ListObjectsV2 page. The body is read as a stream; the moment its
+    /// NextContinuationToken has gone by, it is sent on `early_token`, so the caller can ask
+    /// for the next page while this one is still arriving and being parsed.
     pub(crate) async fn list_page(
         &self,
-        bucket: &str,
-        prefix: &str,
-        delimiter: Option<&str>,
-        token: Option<&str>,
+        query: &ListQuery<'_>,
+        early_token: Option<&mpsc::UnboundedSender<String>>,
     ) -> Result<ListPage> {
-        // Parameters in the canonical (sorted) order SigV4 wants.
-        let mut query = String::with_capacity(128);
-        if let Some(token) = token {
+        let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
+        let response = self
+            .get(
+                RequestKind::List,
+                query.bucket,
+                "",
+                &query.to_query_string(),
+                &[],
+                &what,
+            )
+            .await?;
+        if !response.status().is_success() {
+            return Err(error_from_response(response, &what, query.bucket).await);
+        }
+        let mut body = Vec::new();
+        let mut token_scan = early_token.map(|sender| (sender, TokenScan::default()));
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
+            what: what.clone(),
+            detail: describe(&e),
+        })? {
+            body.extend_from_slice(&chunk);
+            if let Some((sender, scan)) = &mut token_scan {
+                if let Some(token) = scan.find(&body) {
+                    let _ = sender.send(token);
+                    token_scan = None;
+                }
+            }
+        }
+        xml::parse_list_page(&body).map_err(|detail| Error::Protocol { what, detail })
+    }
+}
+
+/// Where a ListObjectsV2 request starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cursor {
+    /// The first key under the prefix.
+    Start,
+    /// Where a previous page said to continue.
+    Token(String),
+    /// The first key after this one.
+    After(String),
+}
+
+/// One ListObjectsV2 request.
+#[derive(Debug)]
+pub(crate) struct ListQuery<'a> {
+    pub bucket: &'a str,
+    pub prefix: &'a str,
+    pub delimiter: Option<&'a str>,
+    pub cursor: &'a Cursor,
+    pub max_keys: usize,
+}
+
+impl ListQuery<'_> {
+    /// Parameters in the sorted order SigV4 canonicalises them in.
+    fn to_query_string(&self) -> String {
+        let mut query = String::with_capacity(160);
+        if let Cursor::Token(token) = self.cursor {
             query.push_str("continuation-token=");
             query.push_str(&encode_query_value(token));
             query.push('&');
         }
-        if let Some(delimiter) = delimiter {
+        if let Some(delimiter) = self.delimiter {
             query.push_str("delimiter=");
             query.push_str(&encode_query_value(delimiter));
             query.push('&');
         }
-        query.push_str("encoding-type=url&list-type=2&prefix=");
-        query.push_str(&encode_query_value(prefix));
-        let what = format!("LIST s3://{bucket}/{prefix}");
-        let response = self
-            .get(RequestKind::List, bucket, "", &query, &[], &what)
-            .await?;
-        if !response.status().is_success() {
-            return Err(error_from_response(response, &what, bucket).await);
+        query.push_str("encoding-type=url&list-type=2&max-keys=");
+        query.push_str(&self.max_keys.to_string());
+        query.push_str("&prefix=");
+        query.push_str(&encode_query_value(self.prefix));
+        if let Cursor::After(key) = self.cursor {
+            query.push_str("&start-after=");
+            query.push_str(&encode_query_value(key));
         }
-        let body = response.bytes().await.map_err(|e| Error::Network {
-            what: what.clone(),
-            detail: describe(&e),
-        })?;
-        xml::parse_list_page(&body).map_err(|detail| Error::Protocol { what, detail })
+        query
     }
+}
+
+/// Finds `<NextContinuationToken>...</NextContinuationToken>` in a body that grows chunk by
+/// chunk, without rescanning what it has already passed.
+#[derive(Debug, Default)]
+struct TokenScan {
+    scanned: usize,
+}
+
+impl TokenScan {
+    const OPEN: &'static [u8] = b"<NextContinuationToken>";
+    const CLOSE: &'static [u8] = b"</NextContinuationToken>";
+
+    fn find(&mut self, body: &[u8]) -> Option<String> {
+        let from = self
+            .scanned
+            .saturating_sub(Self::OPEN.len() + Self::CLOSE.len());
+        let open = find(&body[from..], Self::OPEN).map(|at| from + at + Self::OPEN.len());
+        let Some(start) = open else {
+            self.scanned = body.len();
+            return None;
+        };
+        let Some(length) = find(&body[start..], Self::CLOSE) else {
+            // The opening tag is here but the token is still arriving: look again from it.
+            self.scanned = start - Self::OPEN.len();
+            return None;
+        };
+        self.scanned = body.len();
+        let raw = std::str::from_utf8(&body[start..start + length]).ok()?;
+        quick_xml::escape::unescape(raw)
+            .ok()
+            .map(|token| token.into_owned())
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 impl RangeSource for S3Store {
@@ -361,6 +453,55 @@ mod tests {
             None
         );
         assert_eq!(content_range(&headers(CONTENT_RANGE, "bytes 0-1/*")), None);
+    }
+
+    #[test]
+    fn the_token_is_found_as_the_body_arrives() {
+        let body = b"<ListBucketResult><Name>b</Name><NextContinuationToken>a&amp;b=</NextContinuationToken><Contents>";
+        let mut scan = TokenScan::default();
+        // Fed a few bytes at a time, the token appears once its closing tag has arrived.
+        let mut found = None;
+        for end in (0..=body.len()).step_by(7).chain([body.len()]) {
+            if let Some(token) = scan.find(&body[..end]) {
+                found = Some((end, token));
+                break;
+            }
+        }
+        let (end, token) = found.expect("token found");
+        assert_eq!(token, "a&b=");
+        assert!(end >= body.len() - b"<Contents>".len() - 7);
+        assert_eq!(
+            TokenScan::default().find(b"<ListBucketResult><Contents>"),
+            None
+        );
+    }
+
+    #[test]
+    fn list_queries_are_in_canonical_order() {
+        let after = Cursor::After("k/1".into());
+        let query = ListQuery {
+            bucket: "b",
+            prefix: "p/",
+            delimiter: Some("/"),
+            cursor: &after,
+            max_keys: 1000,
+        };
+        assert_eq!(
+            query.to_query_string(),
+            "delimiter=%2F&encoding-type=url&list-type=2&max-keys=1000&prefix=p%2F&start-after=k%2F1"
+        );
+        let token = Cursor::Token("t+=".into());
+        let query = ListQuery {
+            bucket: "b",
+            prefix: "",
+            delimiter: None,
+            cursor: &token,
+            max_keys: 10,
+        };
+        assert_eq!(
+            query.to_query_string(),
+            "continuation-token=t%2B%3D&encoding-type=url&list-type=2&max-keys=10&prefix="
+        );
     }
 
     #[test]
