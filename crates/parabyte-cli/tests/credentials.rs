@@ -112,3 +112,65 @@ fn no_credentials_anywhere_is_a_fatal_error_with_a_hint() {
         "nothing is sent without credentials"
     );
 }
+
+#[test]
+fn https_with_a_private_ca_needs_the_ca_bundle() {
+    let server = parabyte_testkit::shared_tls(ServerKind::Versitygw);
+    let admin = parabyte_testkit::BlockingAdmin::for_server(server);
+    let bucket = parabyte_testkit::unique_bucket_name("tls");
+    admin.create_bucket(&bucket).unwrap();
+    admin
+        .put_object(&bucket, "d/k", payload(3, 3 << 20))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let parabyte = || {
+        let mut command = assert_cmd::Command::cargo_bin("parabyte").unwrap();
+        command
+            .env_clear()
+            .env("HOME", dir.path())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", server.access_key())
+            .env("AWS_SECRET_ACCESS_KEY", server.secret_key())
+            .env("AWS_REGION", server.region())
+            .current_dir(dir.path());
+        command
+    };
+    let source = format!("s3://{bucket}/d/");
+    let ca = server.ca_pem_path().unwrap().to_str().unwrap().to_owned();
+
+    let output = run(parabyte().args([
+        "cp",
+        "--endpoint-url",
+        &server.endpoint(),
+        "--ca-bundle",
+        &ca,
+        &source,
+        "flag",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read(dir.path().join("flag/k")).unwrap(),
+        payload(3, 3 << 20)
+    );
+
+    let output = run(parabyte()
+        .env("AWS_CA_BUNDLE", &ca)
+        .env("AWS_ENDPOINT_URL", server.endpoint())
+        .args(["cp", &source, "env"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read(dir.path().join("env/k")).unwrap(),
+        payload(3, 3 << 20)
+    );
+
+    // Without the CA the system roots do not trust the server: a fatal error, not retries.
+    let output =
+        run(parabyte().args(["cp", "--endpoint-url", &server.endpoint(), &source, "none"]));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(
+        text.contains("certificate not trusted") && text.contains("--ca-bundle"),
+        "{text}"
+    );
+    assert!(!dir.path().join("none").exists());
+}

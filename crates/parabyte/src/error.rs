@@ -50,6 +50,10 @@ pub enum Error {
         detail: String,
     },
 
+    /// The server's certificate is not trusted: retrying cannot help.
+    #[error("{what}: TLS certificate not trusted ({detail}); if the store uses a private CA, pass its certificate with --ca-bundle or AWS_CA_BUNDLE")]
+    UntrustedCertificate { what: String, detail: String },
+
     /// The connection failed, reset, or timed out.
     #[error("{what}: network error: {detail}")]
     Network { what: String, detail: String },
@@ -95,7 +99,8 @@ impl Error {
             Error::InvalidInput(_)
             | Error::NoSuchBucket { .. }
             | Error::BadCredentials { .. }
-            | Error::NoCredentials(_) => true,
+            | Error::NoCredentials(_)
+            | Error::UntrustedCertificate { .. } => true,
             Error::GaveUp { last, .. } => last.is_fatal(),
             _ => false,
         }

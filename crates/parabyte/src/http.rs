@@ -92,6 +92,23 @@ where
     }
 }
 
+/// The error for a request that failed before any response: a certificate problem (fatal:
+/// no retry can fix it) or a network failure (retryable).
+pub(crate) fn transport_error(what: &str, error: &reqwest::Error, endpoint: &str) -> Error {
+    let detail = describe(error);
+    if detail.contains("certificate") {
+        Error::UntrustedCertificate {
+            what: what.to_owned(),
+            detail: format!("{detail} ({endpoint})"),
+        }
+    } else {
+        Error::Network {
+            what: what.to_owned(),
+            detail: format!("{detail} ({endpoint})"),
+        }
+    }
+}
+
 /// Describe a transport error without leaking the URL's query (presigned signatures live there).
 pub(crate) fn describe(error: &reqwest::Error) -> String {
     let mut text = if error.is_timeout() {

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::config::StoreConfig;
 use crate::error::{Error, Result};
-use crate::http::{build_client, describe};
+use crate::http::{build_client, describe, transport_error};
 use crate::location::S3Url;
 use crate::report::{Counters, RequestKind};
 use crate::source::{ByteRange, Fetched, RangeSource, Shape};
@@ -128,10 +128,10 @@ impl S3Store {
             }
         }
         self.counters.count_request(kind);
-        request.send().await.map_err(|e| Error::Network {
-            what: what.to_owned(),
-            detail: format!("{} ({})", describe(&e), self.endpoint.describe()),
-        })
+        request
+            .send()
+            .await
+            .map_err(|e| transport_error(what, &e, &self.endpoint.describe()))
     }
 
     /// One ListObjectsV2 page. The body is read as a stream; the moment its
