@@ -85,13 +85,13 @@ pub struct TransferConfig {
 
 impl Default for TransferConfig {
     fn default() -> Self {
-        // 64 objects in flight hides a 20 ms round trip for small files; 8 ranges of 8 MiB
+        // 64 objects in flight hides a 20 ms round trip for small files; 16 ranges of 8 MiB
         // saturate several per-connection caps for large ones; 128 requests in flight with a
         // 256 KiB write buffer each caps buffered body bytes at 32 MiB; 16 listing workers
         // turn a 100-page listing into a handful of round trips.
         TransferConfig {
             workers: 64,
-            threads: 8,
+            threads: 16,
             part_size: 8 * 1024 * 1024,
             max_requests: 128,
             list_parallelism: 16,
