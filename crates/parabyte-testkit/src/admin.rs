@@ -16,7 +16,7 @@ use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::{Body, Frame};
+use hyper::body::{Body, Frame, Incoming};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -277,33 +277,16 @@ impl AdminClient {
     }
 
     async fn execute(&self, request: S3Request<'_>) -> Result<S3Response> {
-        let method = request.method.clone();
-        let url = self.url(request.bucket, request.key, &request.query);
+        let (http_request, timeout) = self.prepare(request).await?;
+        let (method, url) = (
+            http_request.method().clone(),
+            http_request.uri().to_string(),
+        );
         let fail = |message: String| Error::Transport {
             method: method.clone(),
             url: url.clone(),
             message,
         };
-        let (body, content_sha256, timeout) = request.body.into_parts().await?;
-        let mut builder = http::Request::builder()
-            .method(method.clone())
-            .uri(&url)
-            .header(http::header::HOST, &self.authority);
-        for (name, value) in &request.headers {
-            builder = builder.header(name, value);
-        }
-        if let Some(len) = body.size_hint().exact().filter(|_| method == Method::PUT) {
-            // S3 wants a length on every PUT, and a streamed body has none of its own.
-            builder = builder.header(http::header::CONTENT_LENGTH, len);
-        }
-        let mut http_request = builder.body(body).map_err(|e| fail(e.to_string()))?;
-        self.sign(&mut http_request, content_sha256)
-            .map_err(|message| Error::Signing {
-                method: method.clone(),
-                url: url.clone(),
-                message,
-            })?;
-
         let exchange = async {
             let response = self
                 .http
@@ -329,6 +312,60 @@ impl AdminClient {
                 url: url.clone(),
                 after: timeout,
             })?
+    }
+
+    async fn execute_streaming(&self, request: S3Request<'_>) -> Result<http::Response<Incoming>> {
+        let (http_request, timeout) = self.prepare(request).await?;
+        let (method, url) = (
+            http_request.method().clone(),
+            http_request.uri().to_string(),
+        );
+        match tokio::time::timeout(timeout, self.http.request(http_request)).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(Error::Transport {
+                method,
+                url,
+                message: format!("{e:?}"),
+            }),
+            Err(_) => Err(Error::Timeout {
+                method,
+                url,
+                after: timeout,
+            }),
+        }
+    }
+
+    /// The signed request, and how long the exchange may take.
+    async fn prepare(
+        &self,
+        request: S3Request<'_>,
+    ) -> Result<(http::Request<RequestBody>, Duration)> {
+        let method = request.method.clone();
+        let url = self.url(request.bucket, request.key, &request.query);
+        let (body, content_sha256, timeout) = request.body.into_parts().await?;
+        let mut builder = http::Request::builder()
+            .method(method.clone())
+            .uri(&url)
+            .header(http::header::HOST, &self.authority);
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(len) = body.size_hint().exact().filter(|_| method == Method::PUT) {
+            // S3 wants a length on every PUT, and a streamed body has none of its own.
+            builder = builder.header(http::header::CONTENT_LENGTH, len);
+        }
+        let mut http_request = builder.body(body).map_err(|e| Error::Transport {
+            method: method.clone(),
+            url: url.clone(),
+            message: e.to_string(),
+        })?;
+        self.sign(&mut http_request, content_sha256)
+            .map_err(|message| Error::Signing {
+                method,
+                url,
+                message,
+            })?;
+        Ok((http_request, timeout))
     }
 
     fn sign(
@@ -412,6 +449,12 @@ impl S3Request<'_> {
     /// Sends the request and returns the response whatever its status.
     pub async fn send(self) -> Result<S3Response> {
         self.client.execute(self).await
+    }
+
+    /// Sends the request and returns the response as soon as its headers are in, with the
+    /// body still to be read, for tests that watch a body arrive (or break off).
+    pub async fn send_streaming(self) -> Result<http::Response<Incoming>> {
+        self.client.execute_streaming(self).await
     }
 }
 

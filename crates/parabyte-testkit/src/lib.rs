@@ -11,11 +11,17 @@
 //!   own small signed S3 client, independent of the library under test; `for_server` trusts
 //!   the server's CA by itself.
 //! - [`CountingProxy`] sits between the client under test and the server and counts requests
-//!   by kind and connections, and remembers the Range and If-Match headers it saw.
+//!   by kind and connections, and remembers the Range and If-Match headers it saw. It is also
+//!   the fault proxy: [`CountingProxy::inject`] applies a [`Fault`] (an S3 error reply, an
+//!   error inside a 200, a body reset, truncated or stalled after N bytes, a rewritten
+//!   Content-Range or ETag, a late first byte, a hook that replaces the object) to the
+//!   requests a [`Rule`] picks, such as "the 2nd GET of big.bin", and counts how often it fired.
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
 //!
 //! ```no_run
-//! use parabyte_testkit::{payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, ServerKind};
+//! use parabyte_testkit::{
+//!     payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, Fault, Rule, ServerKind,
+//! };
 //!
 //! let server = shared(ServerKind::Versitygw);
 //! let admin = BlockingAdmin::for_server(server);
@@ -24,8 +30,10 @@
 //! admin.fill(&bucket, (0..100).map(|i| (format!("small/{i:05}.bin"), payload(i, 1024)))).unwrap();
 //!
 //! let proxy = CountingProxy::start(&server.endpoint());
+//! let throttled = proxy.inject(Rule::get().first(2), Fault::error(503, "SlowDown"));
 //! // ... run the client under test against proxy.endpoint() with server.access_key() ...
-//! assert_eq!(proxy.counts().get, 0);
+//! assert_eq!(throttled.fired(), 2);
+//! assert_eq!(proxy.counts().get, 102);
 //! ```
 
 mod admin;
@@ -43,5 +51,8 @@ pub use blocking::BlockingAdmin;
 pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use names::{encode_key, unique_bucket_name};
-pub use proxy::{CountingProxy, ProxyCounts, RequestKind, SeenRequest};
+pub use proxy::{
+    AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
+    MAX_FAULT_PAUSE,
+};
 pub use server::{shared, shared_tls, ServerKind, TestServer, ACCESS_KEY, REGION, SECRET_KEY};

@@ -180,9 +180,12 @@ impl Worker {
             start_after.map_or(Cursor::Start, Cursor::After),
         ));
         while let Some(mut fetch) = next.take() {
-            // Pipelining: the next request goes out as soon as this page's token is seen.
+            // Pipelining: the next request goes out as soon as this page's token is seen,
+            // unless the next part's first key may be in this page (its tail would be waste).
             if let Some(token) = fetch.early_token.recv().await {
-                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+                if self.stop.is_none() && self.pending.is_none() {
+                    next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+                }
             }
             let page = fetch.finish().await?;
             let more = page.next_token.clone();
@@ -359,13 +362,23 @@ fn merge_in_key_order(page: ListPage) -> Vec<Listed> {
 /// middle character-wise, or `None` when there is no useful one. Correctness never depends
 /// on the guess: the two ranges meet exactly at the returned key.
 fn split_point(prefix: &str, low: &str, high: Option<&str>, widest: &[char]) -> Option<String> {
-    // Just past the widest character seen at a position (printable ASCII when unknown).
-    let above_widest =
-        |position: usize| u32::from(widest.get(position).copied().unwrap_or('~')) + 1;
+    // Just past the widest character seen at a position (printable ASCII when unknown),
+    // or past the end of the character's class: having seen only "000" and "001" says
+    // little about how far the digits go.
+    let above_widest = |position: usize, floor: char| {
+        let seen = widest.get(position).copied().unwrap_or('~');
+        let class_end = match floor {
+            '0'..='9' => '9',
+            'a'..='z' => 'z',
+            'A'..='Z' => 'Z',
+            _ => seen,
+        };
+        u32::from(seen.max(class_end)) + 1
+    };
     let low_rest: Vec<char> = low.get(prefix.len()..)?.chars().collect();
     let high_rest: Vec<char> = match high {
         Some(high) => high.get(prefix.len()..)?.chars().collect(),
-        None => vec![char::from_u32(above_widest(0)).unwrap_or(char::MAX)],
+        None => vec![char::from_u32(above_widest(0, *low_rest.first()?)).unwrap_or(char::MAX)],
     };
     let shared = low_rest
         .iter()
@@ -388,11 +401,9 @@ fn split_point(prefix: &str, low: &str, high: Option<&str>, widest: &[char]) -> 
         // Adjacent characters: keep low's, then go one deeper above low's next character.
         Some(&low_char) => {
             split.push(low_char);
-            let floor = low_rest
-                .get(shared + 1)
-                .map_or(' ' as u32, |c| u32::from(*c));
-            let ceiling = above_widest(shared + 1).max(floor + 2);
-            split.push(middle(floor, ceiling)?);
+            let floor = low_rest.get(shared + 1).copied().unwrap_or(' ');
+            let ceiling = above_widest(shared + 1, floor).max(u32::from(floor) + 2);
+            split.push(middle(u32::from(floor), ceiling)?);
         }
     }
     (split.as_str() > low && high.is_none_or(|high| split.as_str() < high)).then_some(split)
@@ -434,7 +445,7 @@ mod tests {
         assert_eq!(check("p/", "p/a", Some("p/z"), "z"), "p/m");
         // Unbounded: aim just past the widest character seen at the first position.
         assert_eq!(check("p/", "p/00999.bin", None, "9999.bin"), "p/5");
-        assert_eq!(check("p/", "p/f0010.bin", None, "f999.bin"), "p/f5");
+        assert_eq!(check("p/", "p/f0010.bin", None, "f999.bin"), "p/p");
         assert_eq!(check("p/", "p/00999.bin", Some("p/1"), "19"), "p/05");
         assert_eq!(check("", "a", Some("ab"), "zz"), "aA");
         check("", "dir/x", Some("dir0"), "zzzz");

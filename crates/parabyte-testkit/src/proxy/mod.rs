@@ -1,9 +1,15 @@
-//! An HTTP/1.1 reverse proxy on loopback that forwards everything unchanged to one upstream and
-//! counts what it saw, so tests can assert how many requests and connections a download made.
+//! An HTTP/1.1 reverse proxy on loopback in front of one upstream. It counts what it saw, so
+//! tests can assert how many requests and connections a download made, and it injects the
+//! faults a test scripted (`fault.rs`), so tests can show that nothing is lost or mixed when a
+//! store misbehaves.
 //!
-//! Every request goes through [`Forwarder::handle`]: classify and record, then forward. That is
-//! the one place where a scripted fault (a 503, a reset after N bytes, a stall, a cut body) can
-//! later be chosen per request and applied to the request or the response body.
+//! Every request goes through [`Forwarder::handle`]: record it and pick its faults (one lock,
+//! so "the nth request" is well defined), run hooks, reply or forward, then delay, rewrite
+//! headers and cut the body (`body.rs`, with the socket control in `socket.rs`).
+
+mod body;
+mod fault;
+mod socket;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -25,8 +31,20 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::oneshot;
 
+use self::body::CutBody;
+use self::fault::{Action, Due, Hook, Script};
+use self::socket::{Connection, WatchedStream};
+
+pub use self::fault::{AfterStall, Fault, FaultHandle, Rule, MAX_FAULT_PAUSE};
+
 /// How many recent requests [`CountingProxy::requests`] remembers.
 const RECENT_REQUESTS: usize = 1024;
+/// How long a request waits for a [`Fault::hook`].
+const HOOK_LIMIT: Duration = Duration::from_secs(60);
+/// How long a request answered by a fault may take to send the body nobody will read.
+const DISCARD_LIMIT: Duration = Duration::from_secs(10);
+/// How long a stopping proxy waits for hooks still running.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, BoxError>;
@@ -68,10 +86,14 @@ pub struct SeenRequest {
 }
 
 /// The proxy; it stops when dropped. Runs on its own runtime thread, so sync tests can use it.
+///
+/// It forwards everything unchanged until a test calls [`CountingProxy::inject`]; counts and
+/// recorded requests always reflect what the client sent, faulted requests included.
 #[derive(Debug)]
 pub struct CountingProxy {
     endpoint: String,
     ledger: Arc<Mutex<Ledger>>,
+    script: Arc<Mutex<Script>>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -92,8 +114,13 @@ impl CountingProxy {
                 .expect("bound listener has an address")
         );
         let ledger = Arc::new(Mutex::new(Ledger::default()));
+        let script = Arc::new(Mutex::new(Script::default()));
         let (shutdown, stop) = oneshot::channel();
-        let forwarder = Arc::new(Forwarder::new(upstream, Arc::clone(&ledger)));
+        let forwarder = Arc::new(Forwarder::new(
+            upstream,
+            Arc::clone(&ledger),
+            Arc::clone(&script),
+        ));
         let thread = std::thread::Builder::new()
             .name("counting-proxy".to_owned())
             .spawn(move || {
@@ -103,11 +130,14 @@ impl CountingProxy {
                     .build()
                     .expect("build the counting proxy runtime");
                 runtime.block_on(serve(listener, forwarder, stop));
+                // Stalls and delays in flight are dropped; a hook still running gets a moment.
+                runtime.shutdown_timeout(SHUTDOWN_LIMIT);
             })
             .expect("spawn the counting proxy thread");
         CountingProxy {
             endpoint,
             ledger,
+            script,
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
@@ -128,8 +158,28 @@ impl CountingProxy {
     }
 
     /// Forgets all counts and requests, e.g. after a test's setup went through the proxy.
+    /// Injected faults stay, and keep counting where they were.
     pub fn reset(&self) {
         *lock(&self.ledger) = Ledger::default();
+    }
+
+    /// Applies `fault` to the requests `rule` picks, from the next request on, until the
+    /// handle's [`FaultHandle::remove`] or [`CountingProxy::clear_faults`]:
+    ///
+    /// ```no_run
+    /// # use parabyte_testkit::{CountingProxy, Fault, Rule};
+    /// # let proxy = CountingProxy::start("http://127.0.0.1:9000");
+    /// let reset = proxy.inject(Rule::get().key_contains("big.bin").nth(2), Fault::reset_after(1 << 20));
+    /// // ... run the client under test ...
+    /// assert_eq!(reset.fired(), 1);
+    /// ```
+    pub fn inject(&self, rule: Rule, fault: Fault) -> FaultHandle {
+        lock(&self.script).add(rule, fault)
+    }
+
+    /// Removes every injected fault; requests are forwarded unchanged again.
+    pub fn clear_faults(&self) {
+        lock(&self.script).clear();
     }
 }
 
@@ -167,8 +217,8 @@ impl Ledger {
     }
 }
 
-fn lock(ledger: &Mutex<Ledger>) -> MutexGuard<'_, Ledger> {
-    ledger
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -194,12 +244,16 @@ async fn serve(
         lock(&forwarder.ledger).counts.connections += 1;
         let _ = stream.set_nodelay(true);
         let forwarder = Arc::clone(&forwarder);
+        let connection = Arc::new(Connection::default());
+        let stream = WatchedStream::new(stream, Arc::clone(&connection));
         tokio::spawn(async move {
             let service = service_fn(move |request| {
                 let forwarder = Arc::clone(&forwarder);
-                async move { Ok::<_, Infallible>(forwarder.handle(request).await) }
+                let connection = Arc::clone(&connection);
+                async move { Ok::<_, Infallible>(forwarder.handle(request, connection).await) }
             });
-            // A client that hangs up mid-request is part of what tests exercise, not an error.
+            // A client that hangs up mid-request is part of what tests exercise, not an error;
+            // so is a body cut on purpose.
             let _ = http1::Builder::new()
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service)
@@ -213,10 +267,15 @@ struct Forwarder {
     upstream: Authority,
     client: Client<HttpConnector, ProxyBody>,
     ledger: Arc<Mutex<Ledger>>,
+    script: Arc<Mutex<Script>>,
 }
 
 impl Forwarder {
-    fn new(upstream: Authority, ledger: Arc<Mutex<Ledger>>) -> Forwarder {
+    fn new(
+        upstream: Authority,
+        ledger: Arc<Mutex<Ledger>>,
+        script: Arc<Mutex<Script>>,
+    ) -> Forwarder {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
@@ -226,17 +285,77 @@ impl Forwarder {
             upstream,
             client,
             ledger,
+            script,
         }
     }
 
-    async fn handle(&self, request: Request<Incoming>) -> Response<ProxyBody> {
-        lock(&self.ledger).record(SeenRequest::of(&request));
+    async fn handle(
+        &self,
+        request: Request<Incoming>,
+        connection: Arc<Connection>,
+    ) -> Response<ProxyBody> {
+        let seen = SeenRequest::of(&request);
+        let faults = {
+            let mut ledger = lock(&self.ledger);
+            let faults = lock(&self.script).select(&seen);
+            ledger.record(seen.clone());
+            faults
+        };
+        if faults.is_empty() {
+            return self.forward_or_fail(request).await;
+        }
+
+        for due in &faults {
+            if let Action::Hook(hook) = &due.armed.fault.action {
+                if let Err(failure) = run_hook(Arc::clone(hook), due.n, seen.clone()).await {
+                    return text_response(StatusCode::INTERNAL_SERVER_ERROR, failure);
+                }
+                due.armed.fire();
+            }
+        }
+        let reply = faults.iter().find_map(|due| {
+            let request_id = format!("parabyte-fault-{}", due.n);
+            Some((due, due.armed.fault.reply(&seen, &request_id)?))
+        });
+        let mut response = match reply {
+            Some((due, reply)) => {
+                discard(request.into_body()).await;
+                due.armed.fire();
+                reply
+            }
+            None => self.forward_or_fail(request).await,
+        };
+        for due in &faults {
+            if let Action::DelayHeaders(delay) = due.armed.fault.action {
+                tokio::time::sleep(delay).await;
+                due.armed.fire();
+            }
+        }
+        for due in &faults {
+            let changed = due.armed.fault.edit_headers(response.headers_mut());
+            let only_headers = matches!(
+                due.armed.fault.action,
+                Action::EditHeader { .. } | Action::SetHeadersOnly
+            );
+            if changed && only_headers {
+                due.armed.fire();
+            }
+        }
+        match faults.iter().find_map(Due::body_fault) {
+            Some((armed, cut)) => {
+                response.map(|body| CutBody::new(body, cut, Arc::clone(armed), connection).boxed())
+            }
+            None => response,
+        }
+    }
+
+    async fn forward_or_fail(&self, request: Request<Incoming>) -> Response<ProxyBody> {
         match self.forward(request).await {
             Ok(response) => response,
-            Err(e) => Response::builder()
-                .status(StatusCode::BAD_GATEWAY)
-                .body(full(format!("counting proxy: upstream failed: {e}")))
-                .expect("static response parts are valid"),
+            Err(e) => text_response(
+                StatusCode::BAD_GATEWAY,
+                format!("counting proxy: upstream failed: {e}"),
+            ),
         }
     }
 
@@ -256,6 +375,24 @@ impl Forwarder {
 }
 
 impl SeenRequest {
+    /// The object key, decoded and without the bucket; empty for a request on a bucket.
+    pub fn key(&self) -> String {
+        let key = self
+            .path
+            .trim_start_matches('/')
+            .split_once('/')
+            .map_or("", |(_bucket, key)| key);
+        percent_encoding::percent_decode_str(key)
+            .decode_utf8_lossy()
+            .into_owned()
+    }
+
+    /// Where a `Range: bytes=<start>-...` header starts, if there is one.
+    fn range_start(&self) -> Option<u64> {
+        let range = self.range.as_deref()?.strip_prefix("bytes=")?;
+        range.split_once('-')?.0.trim().parse().ok()
+    }
+
     fn of<B>(request: &Request<B>) -> SeenRequest {
         let header = |name: http::header::HeaderName| {
             request
@@ -292,10 +429,40 @@ fn classify(method: &Method, path: &str, query: &str) -> RequestKind {
     }
 }
 
-fn full(text: String) -> ProxyBody {
-    Full::new(Bytes::from(text))
-        .map_err(|never| match never {})
-        .boxed()
+/// Runs a hook on the blocking pool (it may block on a runtime of its own) and waits for it,
+/// within [`HOOK_LIMIT`].
+async fn run_hook(hook: Hook, n: u64, seen: SeenRequest) -> Result<(), String> {
+    let running = tokio::task::spawn_blocking(move || hook(n, &seen));
+    match tokio::time::timeout(HOOK_LIMIT, running).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(format!(
+            "fault proxy: the hook for matching request {n} panicked"
+        )),
+        Err(_) => Err(format!(
+            "fault proxy: the hook for matching request {n} did not return within {HOOK_LIMIT:?}"
+        )),
+    }
+}
+
+/// Reads and drops a request body that will not be forwarded, so that the client gets to
+/// read the reply instead of failing to send, and the connection stays usable.
+async fn discard(body: Incoming) {
+    let drain = async move {
+        let mut body = body;
+        while let Some(Ok(_)) = body.frame().await {}
+    };
+    let _ = tokio::time::timeout(DISCARD_LIMIT, drain).await;
+}
+
+fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {
+    Response::builder()
+        .status(status)
+        .body(
+            Full::new(Bytes::from(text))
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .expect("static response parts are valid")
 }
 
 /// Only loopback upstreams: this proxy must never send test traffic anywhere else.
