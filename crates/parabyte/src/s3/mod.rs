@@ -23,6 +23,7 @@ use crate::report::{Counters, RequestKind};
 use crate::source::{ByteRange, Fetched, RangeSource, Shape};
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
+use xml::ListError;
 pub(crate) use xml::ListPage;
 
 pub use xml::ObjectEntry;
@@ -171,7 +172,12 @@ impl S3Store {
                 }
             }
         }
-        xml::parse_list_page(&body).map_err(|detail| Error::Protocol { what, detail })
+        xml::parse_list_page(&body).map_err(|error| match error {
+            ListError::Malformed(detail) => Error::Protocol { what, detail },
+            ListError::ErrorDocument { code, message } => {
+                classify(200, &code, &message, &what, query.bucket)
+            }
+        })
     }
 }
 

@@ -48,8 +48,45 @@ enum Field {
     Other,
 }
 
+/// Why a listing body could not be used.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ListError {
+    Malformed(String),
+    /// A 200 whose body is an S3 error document (S3 may throttle this way).
+    ErrorDocument {
+        code: String,
+        message: String,
+    },
+}
+
 /// Parse one ListObjectsV2 page, decoding keys when the server applied `encoding-type=url`.
-pub(crate) fn parse_list_page(body: &[u8]) -> Result<ListPage, String> {
+pub(crate) fn parse_list_page(body: &[u8]) -> Result<ListPage, ListError> {
+    if root_is_error(body) {
+        let (code, message) = parse_error(body).unwrap_or_default();
+        return Err(ListError::ErrorDocument { code, message });
+    }
+    parse_list_result(body).map_err(ListError::Malformed)
+}
+
+/// True when the document's root element is `<Error>` (looked up without parsing it all).
+fn root_is_error(body: &[u8]) -> bool {
+    let mut rest = body;
+    // Skip the XML declaration, processing instructions and whitespace before the root.
+    while let Some(start) = rest.iter().position(|&b| b == b'<') {
+        rest = &rest[start..];
+        if rest.starts_with(b"<?") || rest.starts_with(b"<!") {
+            match rest.iter().position(|&b| b == b'>') {
+                Some(end) => rest = &rest[end + 1..],
+                None => return false,
+            }
+        } else {
+            return rest.starts_with(b"<Error>") || rest.starts_with(b"<Error ");
+        }
+    }
+    false
+}
+
+fn parse_list_result(body: &[u8]) -> Result<ListPage, String> {
     let text = std::str::from_utf8(body).map_err(|e| format!("listing is not UTF-8: {e}"))?;
     let mut reader = Reader::from_str(text);
     let mut page = ListPage::default();
@@ -264,6 +301,15 @@ mod tests {
     fn garbage_is_an_error_not_an_empty_listing() {
         assert!(parse_list_page(b"<ListBucketResult><Contents><Size>x</Size></Contents>").is_err());
         assert!(parse_list_page(&[0xff, 0xfe]).is_err());
+        let throttled =
+            parse_list_page(b"<Error><Code>SlowDown</Code><Message>m</Message></Error>");
+        assert_eq!(
+            throttled.unwrap_err(),
+            ListError::ErrorDocument {
+                code: "SlowDown".into(),
+                message: "m".into()
+            }
+        );
     }
 
     #[test]
