@@ -31,15 +31,25 @@ fn main() -> ExitCode {
     let status = runtime.block_on(async {
         tokio::select! {
             status = run(cli.command) => status,
-            _ = tokio::signal::ctrl_c() => {
+            signal = interrupted() => {
                 eprintln!("interrupted: unfinished objects were removed, finished ones are in place");
-                ExitCode::from(130)
+                ExitCode::from(128 + signal)
             }
         }
     });
     // Dropping the runtime drops unfinished downloads, which removes their temporary files.
     runtime.shutdown_timeout(Duration::from_secs(1));
     status
+}
+
+/// Wait for Ctrl-C (SIGINT) or SIGTERM; returns the signal number.
+async fn interrupted() -> u8 {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut terminate = signal(SignalKind::terminate()).expect("cannot listen for SIGTERM");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => 2,
+        _ = terminate.recv() => 15,
+    }
 }
 
 async fn run(command: Command) -> ExitCode {

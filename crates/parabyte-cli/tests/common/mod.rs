@@ -48,7 +48,12 @@ impl Bed {
     }
 
     pub fn parabyte_with_secret(&self, secret: &str) -> assert_cmd::Command {
-        let mut command = assert_cmd::Command::cargo_bin("parabyte").unwrap();
+        assert_cmd::Command::from_std(self.parabyte_process(secret))
+    }
+
+    /// The same, as a plain process (for tests that signal it while it runs).
+    pub fn parabyte_process(&self, secret: &str) -> std::process::Command {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("parabyte"));
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -1,0 +1,140 @@
+//! Interrupts and local failures: a stopped or failed download leaves nothing under a final
+//! name and no temporary file behind.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{files_under, run, stderr, Bed};
+use parabyte_testkit::{payload, AfterStall, Fault, Rule, ServerKind};
+
+fn interrupt_mid_download(signal: i32, expected_status: i32) {
+    let bed = Bed::new(ServerKind::Versitygw, "interrupt");
+    bed.admin
+        .put_generated(&bed.bucket, "big.bin", 1, 8 << 20)
+        .unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "small.txt", payload(2, 10))
+        .unwrap();
+    // Every part of big.bin stalls after its first 64 KiB; small.txt arrives at once.
+    bed.proxy.inject(
+        Rule::get().key_contains("big.bin"),
+        Fault::stall_after(64 << 10, Duration::from_secs(60), AfterStall::Close),
+    );
+    let mut child = bed
+        .parabyte_process(bed.server.secret_key())
+        .args(["cp", "--part-size", "1MiB", &bed.url(""), "out"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !bed.path("out/small.txt").exists() {
+        assert!(Instant::now() < deadline, "small.txt never arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300)); // big.bin is now mid-body
+                                                    // SAFETY: kill only sends a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(5), "did not stop");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "stopped in {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(expected_status));
+    assert_eq!(
+        files_under(&bed.path("out")),
+        vec!["small.txt"],
+        "finished objects stay, nothing partial"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_cleans_up() {
+    interrupt_mid_download(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_stops_within_a_second_and_cleans_up() {
+    interrupt_mid_download(libc::SIGTERM, 143);
+}
+
+/// Mount a small tmpfs (the tests run as root, as CI does) and unmount it on drop.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(options: &str) -> SmallDisk {
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root (CI runs as root)"
+        );
+        SmallDisk { dir }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_the_object_clearly_and_removes_the_temp_file() {
+    let bed = Bed::new(ServerKind::Versitygw, "diskfull");
+    bed.admin
+        .put_generated(&bed.bucket, "d/big.bin", 1, 3 << 20)
+        .unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "d/small.txt", payload(2, 1000))
+        .unwrap();
+    let disk = SmallDisk::mount("size=1m");
+    let output = run(bed
+        .parabyte()
+        .args(["cp", &bed.url("d/")])
+        .arg(disk.dir.path()));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(
+        text.contains("s3://")
+            && text.contains("big.bin")
+            && text.contains("No space left on device"),
+        "{text}"
+    );
+    assert_eq!(files_under(disk.dir.path()), vec!["small.txt"]);
+}
+
+#[test]
+fn a_read_only_destination_is_reported_per_object() {
+    let bed = Bed::new(ServerKind::Versitygw, "readonly");
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(1, 100))
+        .unwrap();
+    let disk = SmallDisk::mount("size=1m,ro");
+    let output = run(bed
+        .parabyte()
+        .args(["cp", &bed.url("k")])
+        .arg(disk.dir.path().join("k")));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Read-only file system"),
+        "{}",
+        stderr(&output)
+    );
+}
