@@ -288,7 +288,9 @@ impl<S: RangeSource> Engine<S> {
                 });
             }
             if buffer.is_empty() {
-                buffer.reserve(WRITE_BUFFER.max(chunk.len()));
+                // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
+                let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
+                buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
             }
             buffer.extend_from_slice(&chunk);
             self.reporter.bytes_transferred(chunk.len() as u64);
