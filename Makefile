@@ -4,6 +4,9 @@ CARGO ?= cargo
 
 .PHONY: build tools demo test lint check fmt bench
 
+# Extra arguments for bench/run.py, e.g. BENCH_ARGS="--quick" or "--workloads W1,W2 --runs 5".
+BENCH_ARGS ?=
+
 ## build: release binary at target/release/parabyte
 build:
 	$(CARGO) build --release --locked -p parabyte-cli
@@ -31,3 +34,10 @@ check: test lint
 
 fmt:
 	$(CARGO) fmt --all
+
+## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
+## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (~30 min)
+bench: tools
+	scripts/install-bench-tools.sh
+	$(CARGO) build --release --locked -p parabyte-cli
+	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)

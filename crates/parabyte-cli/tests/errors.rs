@@ -164,3 +164,30 @@ fn an_unreachable_endpoint_fails_fast_and_clearly() {
         "{text}"
     );
 }
+
+#[test]
+fn a_symlink_inside_the_destination_is_never_written_through() {
+    let bed = Bed::new(ServerKind::Versitygw, "symlink");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [("d/link/x", payload(1, 10)), ("d/ok", payload(2, 10))],
+        )
+        .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bed.path("out")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), bed.path("out/link")).unwrap();
+    let output = run(bed.parabyte().args(["cp", &bed.url("d/"), "out"]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is a symbolic link"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(bed.path("out/ok")).unwrap(), payload(2, 10));
+    assert_eq!(
+        std::fs::read_dir(elsewhere.path()).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
+}

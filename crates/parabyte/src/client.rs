@@ -15,7 +15,7 @@ use crate::engine::{Engine, Job, Known};
 use crate::error::{Error, Result};
 use crate::list::{list, ListSpec, Listed};
 use crate::location::S3Url;
-use crate::paths::{relative_path, CollisionGuard, Verdict};
+use crate::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
 use crate::report::{Counters, Failure, Reporter, Summary};
 use crate::s3::S3Store;
 
@@ -263,10 +263,25 @@ async fn send_verdict(
         Verdict::Clear((relative, mut job)) => match destination {
             Destination::Discard => Planned::Job(job),
             Destination::Path(root) => match relative_path(&relative) {
-                Ok(path) => {
-                    job.path = Some(root.join(path));
-                    Planned::Job(job)
-                }
+                Ok(path) => match linked_directory(root, &path) {
+                    None => {
+                        job.path = Some(root.join(path));
+                        Planned::Job(job)
+                    }
+                    Some(link) => {
+                        let reason = format!(
+                            "'{}' in the destination is a symbolic link, and parabyte never writes through links",
+                            link.display()
+                        );
+                        refuse(
+                            &job,
+                            Error::UnsafeKey {
+                                key: job.source.key.clone(),
+                                reason,
+                            },
+                        )
+                    }
+                },
                 Err(reason) => refuse(
                     &job,
                     Error::UnsafeKey {

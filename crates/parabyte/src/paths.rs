@@ -1,7 +1,7 @@
 //! From keys to files: which keys can become paths under the destination directory, and
 //! which keys collide (a key `a.txt` and a "folder" `a.txt/b` cannot both exist on disk).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The path under the destination for the part of a key below the prefix, or why there is
 /// none. Only plain names separated by `/` pass: nothing can climb out of the destination.
@@ -22,6 +22,23 @@ pub(crate) fn relative_path(relative_key: &str) -> Result<PathBuf, String> {
         }
     }
     Ok(path)
+}
+
+/// The first directory between `root` and the file at `relative` that exists as a symbolic
+/// link: writing through it could land outside the destination.
+pub(crate) fn linked_directory(root: &Path, relative: &Path) -> Option<PathBuf> {
+    let mut current = root.to_path_buf();
+    let parents = relative.parent()?.components();
+    for component in parents {
+        current.push(component);
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => return Some(current),
+            Ok(_) => {}
+            // Not there yet: nothing below it exists either.
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// What the guard lets through.
@@ -116,6 +133,20 @@ mod tests {
             relative_path("..hidden/x..y").unwrap(),
             PathBuf::from("..hidden/x..y")
         );
+    }
+
+    #[test]
+    fn links_inside_the_destination_are_found() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("real/deeper")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.path().join("real/link")).unwrap();
+        let found = |relative: &str| linked_directory(root.path(), Path::new(relative));
+        assert_eq!(found("real/link/file"), Some(root.path().join("real/link")));
+        assert_eq!(found("real/link/a/b"), Some(root.path().join("real/link")));
+        assert_eq!(found("real/deeper/file"), None);
+        assert_eq!(found("new/dir/file"), None);
+        assert_eq!(found("top-level-file"), None);
     }
 
     #[test]

@@ -1,0 +1,313 @@
+"""The loopback store the benchmark runs against.
+
+Two versitygw processes serve one posix root on tmpfs: one plain HTTP, one HTTPS with a
+certificate from a CA made for the run. Each writes an access log, which is how requests are
+counted: on the server, not by the tools. toxiproxy sits in front of both with 10 ms of
+latency each way and a 50 MB/s bandwidth cap per connection; direct runs skip it.
+
+The harness starts versitygw itself instead of through the test kit's `testbed`: it needs
+`--access-log`, TLS and two listeners over one root, none of which `testbed up` offers, and the
+test kit's server launcher belongs to the tests.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The test kit's fixed credentials (crates/parabyte-testkit/src/server.rs), so a person who knows
+# one setup knows the other.
+ACCESS_KEY = "parabytetest"
+SECRET_KEY = "parabytetestsecret123"
+REGION = "us-east-1"
+BUCKET = "bench"
+
+# The network toxiproxy emulates.
+LATENCY_MS_EACH_WAY = 10
+ROUND_TRIP_S = 2 * LATENCY_MS_EACH_WAY / 1000
+RATE_KB_PER_S = 50_000  # toxiproxy's bandwidth toxic counts KB of 1000 bytes
+RATE_BYTES_PER_S = RATE_KB_PER_S * 1000
+
+START_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each workload's data is. `--quick` shrinks everything."""
+
+    w1_count: int = 1000
+    w1_size: int = 1024
+    w2_size: int = 1 << 30
+    w3_count: int = 64
+    w3_size: int = 16 << 20
+    w4_dirs: int = 100
+    w4_per_dir: int = 1000
+    w4_size: int = 64
+
+    @property
+    def w4_count(self) -> int:
+        return self.w4_dirs * self.w4_per_dir
+
+
+FULL = Sizes()
+QUICK = Sizes(w1_count=200, w2_size=128 << 20, w3_count=16, w3_size=8 << 20, w4_dirs=10,
+              w4_per_dir=500)
+
+
+@dataclass
+class Dataset:
+    """What is in the bucket: for each prefix, relative name -> (size, md5 hex)."""
+
+    objects: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict)
+
+    def under(self, prefix: str) -> dict[str, tuple[int, str]]:
+        return self.objects[prefix]
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: a harness that dies takes its servers with it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def is_tmpfs(path: Path) -> bool:
+    out = subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True, text=True)
+    return out.stdout.strip() == "tmpfs"
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, what: str, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}; see {log}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} in {START_TIMEOUT_S}s; see {log}")
+
+
+class Store:
+    """versitygw (plain and TLS) and toxiproxy on 127.0.0.1, data on tmpfs. A context manager:
+    leaving it stops every process and removes the directory."""
+
+    def __init__(self, work: Path, repo: Path):
+        self.work = work
+        self.repo = repo
+        self.root = work / "root"
+        self.logs = work / "logs"
+        self.certs = work / "certs"
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.ports: dict[str, int] = {}
+        self.access_logs: dict[str, Path] = {}
+        # toxiproxy's own output: one "Accepted client" line per connection, the counter.
+        self.toxiproxy_log = self.logs / "toxiproxy.out"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> "Store":
+        self.work.mkdir(parents=True, exist_ok=False)
+        for d in (self.root, self.logs, self.certs):
+            d.mkdir()
+        try:
+            self._make_certificates()
+            self._start_versitygw("plain", tls=False)
+            self._start_versitygw("tls", tls=True)
+            self._start_toxiproxy()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name, process in reversed(list(self.processes.items())):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=5)
+        self.processes.clear()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def pids(self) -> dict[str, int]:
+        return {name: p.pid for name, p in self.processes.items()}
+
+    # -- endpoints ---------------------------------------------------------------------------
+
+    def endpoint(self, transport: str) -> str:
+        """`proxy` (through toxiproxy), `direct` (versitygw itself) or `tls` (HTTPS through
+        toxiproxy)."""
+        if transport == "proxy":
+            return f"http://127.0.0.1:{self.ports['proxy']}"
+        if transport == "direct":
+            return f"http://127.0.0.1:{self.ports['plain']}"
+        if transport == "tls":
+            return f"https://127.0.0.1:{self.ports['proxy-tls']}"
+        raise ValueError(transport)
+
+    @property
+    def ca_pem(self) -> Path:
+        return self.certs / "ca.pem"
+
+    # -- starting ----------------------------------------------------------------------------
+
+    def _make_certificates(self) -> None:
+        """A CA and a server certificate for 127.0.0.1 signed by it, RSA 2048 as S3's are."""
+        c = self.certs
+        (c / "server.ext").write_text(
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
+        )
+        steps = [
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+             "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=parabyte bench CA",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
+             "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+            ["openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-days", "2", "-out", "server.pem", "-extfile", "server.ext"],
+        ]
+        for step in steps:
+            subprocess.run(step, cwd=c, check=True, capture_output=True)
+
+    def _spawn(self, name: str, argv: list[str], env: dict | None = None) -> subprocess.Popen:
+        log = self.logs / f"{name}.out"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env=env, preexec_fn=_die_with_parent,
+            )
+        self.processes[name] = process
+        return process
+
+    def _start_versitygw(self, name: str, tls: bool) -> None:
+        binary = self.repo / ".tools/bin/versitygw"
+        for attempt in range(3):
+            port = free_port()
+            access_log = self.logs / f"access-{name}.log"
+            argv = [str(binary), "--access", ACCESS_KEY, "--secret", SECRET_KEY,
+                    "--region", REGION, "--port", f"127.0.0.1:{port}", "--keep-alive", "--quiet",
+                    "--access-log", str(access_log)]
+            if tls:
+                argv += ["--cert", str(self.certs / "server.pem"),
+                         "--key", str(self.certs / "server.key")]
+            argv += ["posix", str(self.root)]
+            process = self._spawn(f"versitygw-{name}", argv)
+            try:
+                _wait_for_port(port, process, f"versitygw ({name})", self.logs / f"versitygw-{name}.out")
+            except RuntimeError:
+                if process.poll() is not None and attempt < 2:  # port taken meanwhile: again
+                    continue
+                raise
+            self.ports[name] = port
+            self.access_logs[name] = access_log
+            return
+
+    def _api(self, method: str, path: str, body: dict | None = None) -> dict:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"http://127.0.0.1:{self.ports['toxiproxy-api']}{path}",
+                                         data=data, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"{}")
+
+    def _start_toxiproxy(self) -> None:
+        api = free_port()
+        env = dict(os.environ, LOG_LEVEL="info")  # info: one "Accepted client" line per connection
+        process = self._spawn("toxiproxy", [str(self.repo / ".tools/bin/toxiproxy-server"),
+                                            "-host", "127.0.0.1", "-port", str(api)], env)
+        _wait_for_port(api, process, "toxiproxy", self.toxiproxy_log)
+        self.ports["toxiproxy-api"] = api
+        for name, upstream in (("proxy", "plain"), ("proxy-tls", "tls")):
+            for attempt in range(3):
+                listen = free_port()
+                try:
+                    self._api("POST", "/proxies", {
+                        "name": name, "listen": f"127.0.0.1:{listen}",
+                        "upstream": f"127.0.0.1:{self.ports[upstream]}", "enabled": True,
+                    })
+                    break
+                except urllib.error.HTTPError:
+                    if attempt == 2:
+                        raise
+            self.ports[name] = listen
+            for stream in ("upstream", "downstream"):
+                self._api("POST", f"/proxies/{name}/toxics", {
+                    "name": f"latency-{stream}", "type": "latency", "stream": stream,
+                    "toxicity": 1.0, "attributes": {"latency": LATENCY_MS_EACH_WAY, "jitter": 0},
+                })
+            # Requests are small; the cap that matters is on what the server sends.
+            self._api("POST", f"/proxies/{name}/toxics", {
+                "name": "bandwidth", "type": "bandwidth", "stream": "downstream",
+                "toxicity": 1.0, "attributes": {"rate": RATE_KB_PER_S},
+            })
+
+    def toxics(self) -> dict:
+        return self._api("GET", "/proxies")
+
+    # -- data --------------------------------------------------------------------------------
+
+    def fill(self, sizes: Sizes, create_bucket) -> Dataset:
+        """Creates the bucket through S3, then writes every object straight into versitygw's
+        posix root with the ETag attribute versitygw itself would store (`user.etag`, the MD5 in
+        quotes). Much faster than 100,000 PUTs on two cores, and the server serves the files
+        exactly as if they had been PUT."""
+        create_bucket()
+        bucket_dir = self.root / BUCKET
+        data = Dataset()
+
+        def put(prefix: str, name: str, body: bytes) -> None:
+            path = bucket_dir / prefix / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            md5 = hashlib.md5(body).hexdigest()
+            path.write_bytes(body)
+            _set_object_attributes(path, md5)
+            data.objects.setdefault(prefix, {})[name] = (len(body), md5)
+
+        for i in range(sizes.w1_count):
+            put("w1", f"{i:05}.bin", os.urandom(sizes.w1_size))
+        for i in range(sizes.w3_count):
+            put("w3", f"{i:03}.bin", os.urandom(sizes.w3_size))
+        for d in range(sizes.w4_dirs):
+            for k in range(sizes.w4_per_dir):
+                put("w4", f"d{d:03}/k{d * sizes.w4_per_dir + k:06}", os.urandom(sizes.w4_size))
+        # The big object is streamed to the file so it is never whole in memory.
+        path = bucket_dir / "w2" / "big.bin"
+        path.parent.mkdir(parents=True)
+        md5 = hashlib.md5()
+        chunk = 16 << 20
+        with open(path, "wb") as out:
+            left = sizes.w2_size
+            while left:
+                piece = os.urandom(min(chunk, left))
+                md5.update(piece)
+                out.write(piece)
+                left -= len(piece)
+        _set_object_attributes(path, md5.hexdigest())
+        data.objects["w2"] = {"big.bin": (sizes.w2_size, md5.hexdigest())}
+        return data
+
+
+def _set_object_attributes(path: Path, md5_hex: str) -> None:
+    os.setxattr(path, "user.etag", f'"{md5_hex}"'.encode())
+    os.setxattr(path, "user.content-type", b"application/octet-stream")

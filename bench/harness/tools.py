@@ -1,0 +1,377 @@
+"""Each tool's command line for each workload and setting.
+
+A setting is `default` (the tool with no tuning flags at all) or a number N: the tool's own
+knobs set so that N requests are in flight, where the tool has such knobs. Part sizes stay at
+each tool's default. Every tool writes into a fresh directory on tmpfs and is told to be quiet
+where it would print a line per file (parabyte prints its one-paragraph summary, as it does
+with no flags).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .measure import Command
+from .setup import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, Dataset, Sizes, Store
+
+TOOLS = ["parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl"]
+PRESIGN_SECONDS = 6 * 3600
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    title: str
+    kind: str  # "prefix", "object" or "list"
+    prefix: str  # w1, w2, w3, w4
+    transport: str  # "proxy", "direct" or "tls"
+    settings: tuple  # "default" and/or concurrencies
+
+
+def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
+    n = tuple(concurrencies)
+    w1 = f"{sizes.w1_count} x {_human(sizes.w1_size)}"
+    w3 = f"{sizes.w3_count} x {_human(sizes.w3_size)}"
+    return [
+        Workload("W1", f"{w1} under a prefix", "prefix", "w1", "proxy", ("default",) + n),
+        Workload("W2", f"one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
+                 ("default",) + n),
+        Workload("W3", f"{w3} under a prefix", "prefix", "w3", "proxy", ("default",) + n),
+        Workload("W4", f"list {sizes.w4_count:,} keys", "list", "w4", "proxy", ("default",)),
+        Workload("W5a", f"W1 direct: {w1}, no toxiproxy", "prefix", "w1", "direct", n[:1]),
+        Workload("W5b", f"W2 direct: one {_human(sizes.w2_size)}, no toxiproxy", "object", "w2",
+                 "direct", n[:1]),
+        Workload("W6a", f"W1 over HTTPS: {w1}", "prefix", "w1", "tls", ("default",) + n),
+        Workload("W6b", f"W3 over HTTPS: {w3}", "prefix", "w3", "tls", ("default",) + n),
+    ]
+
+
+def _human(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+@dataclass
+class Context:
+    repo: Path
+    store: Store
+    data: Dataset
+    sizes: Sizes
+    scratch: Path  # tmpfs: destinations, config files, URL lists
+    venv_bin: Path
+    parabyte: Path
+    presigner: Callable[[str, str], str]  # (transport, key) -> URL
+
+    def base_env(self, transport: str) -> dict[str, str]:
+        """A clean environment: no profile files, no proxies, no stray CA bundles; the test
+        credentials; for HTTPS, the run's CA in the variables each tool reads."""
+        home = self.scratch / "home"
+        home.mkdir(exist_ok=True)
+        (home / "rclone.conf").touch()
+        env = {
+            "PATH": f"{self.venv_bin}:{self.repo / '.tools/bin'}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "LANG": "C.UTF-8",
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "RCLONE_CONFIG": str(home / "rclone.conf"),
+        }
+        if transport == "tls":
+            ca = str(self.store.ca_pem)
+            env.update(AWS_CA_BUNDLE=ca, SSL_CERT_FILE=ca, CURL_CA_BUNDLE=ca)
+        return env
+
+
+@dataclass
+class Cell:
+    """One tool at one setting on one workload."""
+
+    workload: Workload
+    tool: str
+    setting: object  # "default" or int
+    command: Command | None
+    skip: str | None  # why there is no command
+    in_flight: int | None  # requests in flight, for the floor
+    note: str = ""  # what the command line does not show (a config file, an environment)
+
+    @property
+    def label(self) -> str:
+        return f"{self.tool} {self.setting if self.setting == 'default' else f'@{self.setting}'}"
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+
+def _md5_file(path: Path) -> str:
+    md5 = hashlib.md5()
+    with open(path, "rb") as f:
+        while chunk := f.read(8 << 20):
+            md5.update(chunk)
+    return md5.hexdigest()
+
+
+def check_tree(dest: Path, expected: dict[str, tuple[int, str]]) -> Callable[[Path, bool], str | None]:
+    def check(_stdout: Path, deep: bool) -> str | None:
+        found = {}
+        for dirpath, _dirs, files in os.walk(dest):
+            for name in files:
+                path = Path(dirpath) / name
+                found[str(path.relative_to(dest))] = path
+        if set(found) != set(expected):
+            missing = sorted(set(expected) - set(found))[:3]
+            extra = sorted(set(found) - set(expected))[:3]
+            return f"{len(found)} files, expected {len(expected)}; missing {missing}, extra {extra}"
+        for name, path in found.items():
+            size, md5 = expected[name]
+            if path.stat().st_size != size:
+                return f"{name}: {path.stat().st_size} bytes, expected {size}"
+            if deep and _md5_file(path) != md5:
+                return f"{name}: content differs"
+        return None
+
+    return check
+
+
+def check_parts(dest: Path, size: int, md5: str) -> Callable[[Path, bool], str | None]:
+    """The object in `dest`, whole or as part files whose names sort in order (curl ranges)."""
+
+    def check(_stdout: Path, deep: bool) -> str | None:
+        parts = sorted(dest.iterdir())
+        total = sum(p.stat().st_size for p in parts)
+        if total != size:
+            return f"{total} bytes in {len(parts)} files, expected {size}"
+        if deep:
+            digest = hashlib.md5()
+            for part in parts:
+                with open(part, "rb") as f:
+                    while chunk := f.read(8 << 20):
+                        digest.update(chunk)
+            if digest.hexdigest() != md5:
+                return "content differs"
+        return None
+
+    return check
+
+
+def check_listing(count: int) -> Callable[[Path, bool], str | None]:
+    key = re.compile(rb"k\d{6}\b")
+
+    def check(stdout: Path, _deep: bool) -> str | None:
+        found = len(key.findall(stdout.read_bytes()))
+        return None if found == count else f"listed {found} keys, expected {count}"
+
+    return check
+
+
+# -- the tools ------------------------------------------------------------------------------
+
+
+def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
+    n = None if setting == "default" else int(setting)
+    slug = f"{wl.id}-{tool}-{setting}"
+    dest = ctx.scratch / "dest" / slug
+    conf = ctx.scratch / "conf" / slug
+    conf.mkdir(parents=True, exist_ok=True)
+    env = ctx.base_env(wl.transport)
+    endpoint = ctx.store.endpoint(wl.transport)
+    prefix = f"{wl.prefix}/"
+    big_key = "w2/big.bin"
+
+    if wl.kind == "list":
+        check = check_listing(ctx.sizes.w4_count)
+        dest_dir = None
+    elif wl.kind == "object":
+        size, md5 = ctx.data.under("w2")["big.bin"]
+        check = check_parts(dest, size, md5)
+        dest_dir = dest
+    else:
+        check = check_tree(dest, ctx.data.under(wl.prefix))
+        dest_dir = dest
+
+    def cell(argv: list[str], in_flight: int | None, extra_env: dict | None = None,
+             note: str = "") -> Cell:
+        command = Command(argv=[str(a) for a in argv], env={**env, **(extra_env or {})},
+                          cwd=conf, dest=dest_dir, check=check)
+        return Cell(wl, tool, setting, command, None, in_flight, note)
+
+    def skip(reason: str) -> Cell:
+        return Cell(wl, tool, setting, None, reason, None)
+
+    objects = {"w1": ctx.sizes.w1_count, "w3": ctx.sizes.w3_count}.get(wl.prefix, 1)
+
+    if tool == "parabyte":
+        flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
+        if wl.kind == "list":
+            return cell([ctx.parabyte, "ls", "--recursive", "--endpoint-url", endpoint,
+                         f"s3://{BUCKET}/{prefix}"], None)
+        source = f"s3://{BUCKET}/{big_key}" if wl.kind == "object" else f"s3://{BUCKET}/{prefix}"
+        target = dest / "big.bin" if wl.kind == "object" else dest
+        if n is None:  # defaults: --workers 64 --threads 8 --part-size 8MiB --max-requests 128
+            parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
+            in_flight = {"prefix": min(128, 64 * parts, objects * parts), "object": min(8, parts)}
+            in_flight = in_flight[wl.kind]
+        else:
+            in_flight = n
+        return cell([ctx.parabyte, "cp", *flags, "--endpoint-url", endpoint, source, target],
+                    in_flight)
+
+    if tool == "s5cmd":
+        if wl.kind == "list":  # s5cmd prints listings at its log level "info"
+            return cell(["s5cmd", "--endpoint-url", endpoint, "ls", f"s3://{BUCKET}/{prefix}*"],
+                        None)
+        base = ["s5cmd", "--endpoint-url", endpoint, "--log", "error"]
+        workers = [] if n is None else ["--numworkers", n]
+        parts = [] if n is None else ["--concurrency", n]
+        if wl.kind == "object":
+            # defaults: --concurrency 5, --part-size 50 (MiB)
+            in_flight = min(n or 5, math.ceil(_object_size(ctx, wl) / (50 << 20)))
+            return cell(base + workers + ["cp"] + parts + [f"s3://{BUCKET}/{big_key}",
+                                                           f"{dest}/big.bin"], in_flight)
+        in_flight = min(n or 256, objects)  # --numworkers 256; objects are one part each
+        return cell(base + workers + ["cp"] + parts + [f"s3://{BUCKET}/{prefix}*", f"{dest}/"],
+                    in_flight)
+
+    if tool == "aws":
+        extra, note = {}, ""
+        if n is not None:
+            config = conf / "aws-config"
+            config.write_text(f"[default]\ns3 =\n  max_concurrent_requests = {n}\n")
+            extra["AWS_CONFIG_FILE"] = str(config)
+            note = f"AWS_CONFIG_FILE sets `s3.max_concurrent_requests = {n}`"
+        base = ["aws", "--endpoint-url", endpoint, "s3"]
+        if wl.kind == "list":
+            return cell(base + ["ls", "--recursive", f"s3://{BUCKET}/{prefix}"], None, extra)
+        in_flight = n or 10  # max_concurrent_requests = 10
+        if wl.kind == "object":
+            parts = math.ceil(_object_size(ctx, wl) / (8 << 20))  # multipart_chunksize 8MB
+            return cell(base + ["cp", "--only-show-errors", f"s3://{BUCKET}/{big_key}",
+                                f"{dest}/big.bin"], min(in_flight, parts), extra, note)
+        return cell(base + ["cp", "--recursive", "--only-show-errors", f"s3://{BUCKET}/{prefix}",
+                            f"{dest}/"], min(in_flight, objects), extra, note)
+
+    if tool == "boto3":
+        script = ctx.repo / "bench/peers/boto3_s3.py"
+        argv = [ctx.venv_bin / "python", script, wl.kind, "--endpoint-url", endpoint,
+                "--bucket", BUCKET, "--key", big_key if wl.kind == "object" else prefix]
+        if wl.kind != "list":
+            argv += ["--dest", dest]
+        if n is not None:
+            argv += ["--concurrency", n]
+        if wl.kind == "list":
+            in_flight = None
+        elif wl.kind == "object":  # multipart_chunksize 8 MiB
+            in_flight = min(n or 10, math.ceil(_object_size(ctx, wl) / (8 << 20)))
+        else:
+            in_flight = min(n or 10, objects)
+        return cell(argv, in_flight)
+
+    if tool == "rclone":
+        extra = {
+            "RCLONE_CONFIG_BENCH_TYPE": "s3", "RCLONE_CONFIG_BENCH_PROVIDER": "Other",
+            "RCLONE_CONFIG_BENCH_ACCESS_KEY_ID": ACCESS_KEY,
+            "RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY": SECRET_KEY,
+            "RCLONE_CONFIG_BENCH_ENDPOINT": endpoint, "RCLONE_CONFIG_BENCH_REGION": REGION,
+        }
+        rclone_note = ("remote `bench:` from `RCLONE_CONFIG_BENCH_*` variables: type s3, "
+                       "provider Other, the endpoint, the keys")
+        base = ["rclone", "-q"]
+        if wl.transport == "tls":
+            base += ["--ca-cert", ctx.store.ca_pem]
+        if wl.kind == "list":
+            return cell(base + ["lsf", "-R", f"bench:{BUCKET}/{wl.prefix}"], None, extra,
+                        rclone_note)
+        flags = [] if n is None else ["--transfers", n, "--checkers", n,
+                                      "--multi-thread-streams", n]
+        if wl.kind == "object":
+            # defaults: --multi-thread-streams 4 over --multi-thread-chunk-size 64Mi chunks,
+            # for files of --multi-thread-cutoff 256Mi or more
+            size = _object_size(ctx, wl)
+            chunks = math.ceil(size / (64 << 20)) if size >= 256 << 20 else 1
+            return cell(base + ["copy"] + flags + [f"bench:{BUCKET}/{big_key}", dest],
+                        min(n or 4, chunks), extra, rclone_note)
+        return cell(base + ["copy"] + flags + [f"bench:{BUCKET}/{wl.prefix}", dest],
+                    min(n or 4, objects), extra, rclone_note)  # --transfers 4
+
+    if tool == "aria2c":
+        base = ["aria2c", "-q", "--allow-overwrite=true", "--auto-file-renaming=false"]
+        if wl.transport == "tls":
+            base += [f"--ca-certificate={ctx.store.ca_pem}"]
+        if wl.kind == "list":
+            return skip("not an S3 client")
+        if wl.kind == "object":
+            if n is not None and n > 16:
+                return skip("aria2c allows at most 16 connections per server (-x 16)")
+            flags = [] if n is None else ["-x", n, "-s", n, "-k", "1M"]
+            url = ctx.presigner(wl.transport, big_key)
+            return cell(base + flags + ["-d", dest, "-o", "big.bin", url], n or 1)  # -x 1
+        listing = conf / "urls.txt"
+        lines = []
+        for name in ctx.data.under(wl.prefix):
+            lines += [ctx.presigner(wl.transport, f"{prefix}{name}"), f"  out={name}"]
+        listing.write_text("\n".join(lines) + "\n")
+        flags = [] if n is None else ["-j", n]
+        return cell(base + flags + ["-d", dest, "-i", listing], min(n or 5, objects),  # -j 5
+                    note="urls.txt: a presigned URL and an `out=` name per object")
+
+    if tool == "axel":
+        if wl.kind != "object":
+            return skip("downloads single URLs only")
+        flags = [] if n is None else ["-n", n]
+        url = ctx.presigner(wl.transport, big_key)
+        return cell(["axel", "-q", *flags, "-o", dest / "big.bin", url], n or 4)  # -n 4
+
+    if tool == "curl":
+        if n is None:
+            return skip("a baseline, run at equal concurrency only")
+        if wl.kind == "list":
+            return skip("not an S3 client")
+        tls = ["--cacert", str(ctx.store.ca_pem)] if wl.transport == "tls" else []
+        if wl.kind == "object":
+            # N processes, each fetching one contiguous range of a presigned URL.
+            size = _object_size(ctx, wl)
+            url = ctx.presigner(wl.transport, big_key)
+            script = conf / "ranges.sh"
+            lines = ["#!/bin/bash", "set -u", "pids=()"]
+            step = math.ceil(size / n)
+            for i in range(n):
+                first, last = i * step, min(size, (i + 1) * step) - 1
+                if first > last:
+                    break
+                lines.append(f"curl -s -f {' '.join(tls)} -r {first}-{last} "
+                             f"-o {dest}/part.{i:04} '{url}' & pids+=($!)")
+            lines += ["status=0", 'for p in "${pids[@]}"; do wait "$p" || status=1; done',
+                      "exit $status"]
+            script.write_text("\n".join(lines) + "\n")
+            return cell(["bash", script], n,
+                        note=f"ranges.sh: {n} x `curl -s -f -r FIRST-LAST -o DEST/part.I "
+                             "<presigned URL> &`, then waits for all")
+        # One curl process, N transfers in parallel over reused connections.
+        config = conf / "curl.conf"
+        lines = []
+        for name in ctx.data.under(wl.prefix):
+            lines += [f'url = "{ctx.presigner(wl.transport, f"{prefix}{name}")}"',
+                      f'output = "{dest}/{name}"']
+        config.write_text("\n".join(lines) + "\n")
+        return cell(["curl", "-s", "-f", *tls, "--parallel", "--parallel-max", n, "-K", config],
+                    min(n, objects), note="curl.conf: a presigned `url` and an `output` per object")
+
+    raise ValueError(f"unknown tool {tool}")
+
+
+def _object_size(ctx: Context, wl: Workload) -> int:
+    if wl.prefix == "w2":
+        return ctx.sizes.w2_size
+    if wl.prefix == "w3":
+        return ctx.sizes.w3_size
+    return ctx.sizes.w1_size
