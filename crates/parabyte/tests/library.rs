@@ -1,27 +1,15 @@
 //! The library API against both real servers: `Client::copy` with a reporter, and
 //! `Client::list`, without the CLI in between.
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use common::store_config;
 use futures::TryStreamExt;
-use parabyte::{
-    Client, CopyRequest, Destination, Keys, Listed, Reporter, S3Url, StoreConfig, TransferConfig,
-};
-use parabyte_testkit::{payload, shared, unique_bucket_name, AdminClient, ServerKind, TestServer};
-
-fn store_config(server: &TestServer) -> StoreConfig {
-    StoreConfig {
-        endpoint_url: Some(server.endpoint()),
-        region: Some(server.region().to_owned()),
-        credentials: Some(Keys {
-            access_key_id: server.access_key().to_owned(),
-            secret_access_key: server.secret_key().to_owned(),
-            session_token: None,
-        }),
-        ..StoreConfig::from_env()
-    }
-}
+use parabyte::{Client, CopyRequest, Destination, Listed, Reporter, S3Url, TransferConfig};
+use parabyte_testkit::{payload, shared, unique_bucket_name, AdminClient, ServerKind};
 
 #[derive(Default)]
 struct Recorder {

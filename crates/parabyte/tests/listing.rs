@@ -2,7 +2,10 @@
 //! same order — on many key shapes, against both real servers.
 
 use futures::TryStreamExt;
-use parabyte::{Client, Keys, Listed, S3Url, StoreConfig, TransferConfig};
+mod common;
+
+use common::store_config;
+use parabyte::{Client, Listed, S3Url, TransferConfig};
 use parabyte_testkit::{shared, unique_bucket_name, AdminClient, ServerKind, TestServer};
 
 /// About 21,000 keys in six shapes, each under its own prefix.
@@ -61,16 +64,7 @@ fn shapes() -> Vec<(&'static str, Vec<String>)> {
 }
 
 async fn client(server: &TestServer, parallelism: usize, page_size: usize) -> Client {
-    let store = StoreConfig {
-        endpoint_url: Some(server.endpoint()),
-        region: Some(server.region().to_owned()),
-        credentials: Some(Keys {
-            access_key_id: server.access_key().to_owned(),
-            secret_access_key: server.secret_key().to_owned(),
-            session_token: None,
-        }),
-        ..StoreConfig::from_env()
-    };
+    let store = store_config(server);
     let transfer = TransferConfig {
         list_parallelism: parallelism,
         list_page_size: page_size,
