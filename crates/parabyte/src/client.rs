@@ -13,11 +13,13 @@ use tokio::task::JoinSet;
 use crate::config::{StoreConfig, TransferConfig};
 use crate::engine::{Engine, Job, Known};
 use crate::error::{Error, Result};
+use crate::http_source::HttpSource;
 use crate::list::{list, ListSpec, Listed};
-use crate::location::S3Url;
+use crate::location::{ObjectUrl, S3Url};
 use crate::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
 use crate::report::{Counters, Failure, Reporter, Summary};
 use crate::s3::S3Store;
+use crate::source::Sources;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -45,6 +47,8 @@ pub struct CopyRequest {
 #[derive(Debug)]
 pub struct Client {
     store: Arc<S3Store>,
+    /// The store and the web: what the engine fetches from.
+    sources: Arc<Sources>,
     transfer: TransferConfig,
     counters: Arc<Counters>,
 }
@@ -61,8 +65,14 @@ impl Client {
     pub async fn connect(store: &StoreConfig, transfer: TransferConfig) -> Result<Client> {
         transfer.validate()?;
         let counters = Arc::new(Counters::default());
+        let s3 = Arc::new(S3Store::connect(store, counters.clone()).await?);
+        let sources = Arc::new(Sources {
+            s3: s3.clone(),
+            http: HttpSource::new(store, counters.clone())?,
+        });
         Ok(Client {
-            store: Arc::new(S3Store::connect(store, counters.clone()).await?),
+            store: s3,
+            sources,
             transfer,
             counters,
         })
@@ -87,7 +97,7 @@ impl Client {
             reporter.clone(),
         ));
         let engine = Arc::new(Engine::new(
-            self.store.clone(),
+            self.sources.clone(),
             self.transfer.clone(),
             self.counters.clone(),
             reporter.clone(),
@@ -178,7 +188,7 @@ async fn plan(
     };
     reporter.object_queued(None);
     let job = Job {
-        source: request.source,
+        source: request.source.into(),
         known: None,
         path,
     };
@@ -209,10 +219,10 @@ async fn plan_listing(
             }
             let relative = object.key[prefix.len()..].to_owned();
             let job = Job {
-                source: S3Url {
+                source: ObjectUrl::S3(S3Url {
                     bucket: request.source.bucket.clone(),
                     key: object.key,
-                },
+                }),
                 known: Some(Known {
                     size: object.size,
                     etag: object.etag,
@@ -247,6 +257,7 @@ async fn send_verdict(
             item: (relative, job),
             other,
         } => {
+            let key = format!("{prefix}{relative}");
             // The shorter key is the one that wants to be a file where the other needs a directory.
             let path = if relative.len() < other.len() {
                 relative
@@ -254,43 +265,34 @@ async fn send_verdict(
                 other.clone()
             };
             let collision = Error::Collision {
-                key: job.source.key.clone(),
+                key,
                 other: format!("{prefix}{other}"),
                 path,
             };
             refuse(&job, collision)
         }
-        Verdict::Clear((relative, mut job)) => match destination {
-            Destination::Discard => Planned::Job(job),
-            Destination::Path(root) => match relative_path(&relative) {
-                Ok(path) => match linked_directory(root, &path) {
-                    None => {
-                        job.path = Some(root.join(path));
-                        Planned::Job(job)
-                    }
-                    Some(link) => {
-                        let reason = format!(
+        Verdict::Clear((relative, mut job)) => {
+            let key = || format!("{prefix}{relative}");
+            match destination {
+                Destination::Discard => Planned::Job(job),
+                Destination::Path(root) => match relative_path(&relative) {
+                    Ok(path) => match linked_directory(root, &path) {
+                        None => {
+                            job.path = Some(root.join(path));
+                            Planned::Job(job)
+                        }
+                        Some(link) => {
+                            let reason = format!(
                             "'{}' in the destination is a symbolic link, and parabyte never writes through links",
                             link.display()
                         );
-                        refuse(
-                            &job,
-                            Error::UnsafeKey {
-                                key: job.source.key.clone(),
-                                reason,
-                            },
-                        )
-                    }
-                },
-                Err(reason) => refuse(
-                    &job,
-                    Error::UnsafeKey {
-                        key: job.source.key.clone(),
-                        reason,
+                            refuse(&job, Error::UnsafeKey { key: key(), reason })
+                        }
                     },
-                ),
-            },
-        },
+                    Err(reason) => refuse(&job, Error::UnsafeKey { key: key(), reason }),
+                },
+            }
+        }
     };
     if let Planned::Job(job) = &planned {
         reporter.object_queued(job.known.as_ref().map(|k| k.size));
@@ -325,7 +327,7 @@ struct Outcome {
 
 /// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
 async fn drive(
-    engine: Arc<Engine<S3Store>>,
+    engine: Arc<Engine<Sources>>,
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
     reporter: Arc<dyn Reporter>,
@@ -416,7 +418,7 @@ mod tests {
         let (mut jobs, mut failures) = (Vec::new(), Vec::new());
         while let Some(item) = planned.recv().await {
             match item {
-                Planned::Job(job) => jobs.push((job.source.key, job.path.unwrap())),
+                Planned::Job(job) => jobs.push((job.source.to_string(), job.path.unwrap())),
                 Planned::Refused(failure) => failures.push(failure),
             }
         }
@@ -440,7 +442,10 @@ mod tests {
         .await;
         assert_eq!(
             jobs,
-            vec![("prefix/ok.txt".to_owned(), PathBuf::from("/dest/ok.txt"))]
+            vec![(
+                "s3://b/prefix/ok.txt".to_owned(),
+                PathBuf::from("/dest/ok.txt")
+            )]
         );
         let failed: Vec<_> = failures.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(
@@ -467,7 +472,7 @@ mod tests {
         ])
         .await;
         let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
-        assert_eq!(keys, vec!["prefix/a.txt.bak", "prefix/c"]);
+        assert_eq!(keys, vec!["s3://b/prefix/a.txt.bak", "s3://b/prefix/c"]);
         assert_eq!(failures.len(), 2);
         for failure in &failures {
             assert!(

@@ -13,7 +13,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::error::{Error, Result};
-use crate::location::S3Url;
+use crate::location::ObjectUrl;
 use crate::report::{Counters, Reporter};
 use crate::retry::{give_up, with_retries};
 use crate::sink::Sink;
@@ -22,10 +22,15 @@ use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
 /// Body bytes gathered before one positioned write: few system calls, little memory.
 const WRITE_BUFFER: usize = 256 * 1024;
 
+/// Objects up to this size come in one request whatever the part size: a second
+/// connection's set-up costs more than it saves on them (seed 002: parallel byte serving
+/// gains nothing on small files).
+const SINGLE_STREAM: u64 = 1024 * 1024;
+
 /// One object to fetch.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
-    pub source: S3Url,
+    pub source: ObjectUrl,
     /// Size and ETag from a listing or manifest: no probing needed.
     pub known: Option<Known>,
     /// Where it goes; `None` discards the bytes.
@@ -53,7 +58,7 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
 }
 
-impl<S: RangeSource> Engine<S> {
+impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     pub(crate) fn new(
         source: Arc<S>,
         config: TransferConfig,
@@ -88,7 +93,8 @@ impl<S: RangeSource> Engine<S> {
                 start: 0,
                 end: known.size - 1,
             };
-            self.fetch_ranges(job, &sink, whole, known.etag.as_deref(), known.size)
+            let etag = known.etag.as_deref();
+            self.fetch_ranges(&job.source, &sink, whole, etag, known.size)
                 .await?;
         }
         sink.commit().await?;
@@ -100,7 +106,7 @@ impl<S: RangeSource> Engine<S> {
     async fn attempt_unknown_size(&self, job: &Job) -> Result<u64> {
         let first_range = ByteRange {
             start: 0,
-            end: self.config.part_size - 1,
+            end: self.config.part_size.max(SINGLE_STREAM) - 1,
         };
         let first = with_retries(&self.config.retry, &self.counters, || {
             self.send(&job.source, Some(first_range), None)
@@ -142,16 +148,19 @@ impl<S: RangeSource> Engine<S> {
                 }
                 self.reporter.size_discovered(total);
                 let etag = first.fetched.etag.clone();
+                // After a redirect (a presigned URL) the other parts go straight there.
+                let object = first.fetched.moved_to.clone();
+                let object = object.as_ref().unwrap_or(&job.source);
                 let sink = Sink::open(job.path.as_deref(), Some(total)).await?;
                 let first_part =
-                    self.fetch_range(job, &sink, range, etag.as_deref(), total, Some(first));
+                    self.fetch_range(object, &sink, range, etag.as_deref(), total, Some(first));
                 let rest = async {
                     if range.end + 1 < total {
                         let remaining = ByteRange {
                             start: range.end + 1,
                             end: total - 1,
                         };
-                        self.fetch_ranges(job, &sink, remaining, etag.as_deref(), total)
+                        self.fetch_ranges(object, &sink, remaining, etag.as_deref(), total)
                             .await
                     } else {
                         Ok(())
@@ -167,22 +176,15 @@ impl<S: RangeSource> Engine<S> {
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
     async fn fetch_ranges(
         &self,
-        job: &Job,
+        object: &ObjectUrl,
         sink: &Sink,
         whole: ByteRange,
         etag: Option<&str>,
         total: u64,
     ) -> Result<()> {
-        let part_size = self.config.part_size;
-        let parts = (whole.start..=whole.end)
-            .step_by(part_size as usize)
-            .map(|start| ByteRange {
-                start,
-                end: (start + part_size - 1).min(whole.end),
-            });
-        futures::stream::iter(parts.map(Ok))
+        futures::stream::iter(plan_parts(whole, self.config.part_size).map(Ok))
             .try_for_each_concurrent(self.config.threads, |part| {
-                self.fetch_range(job, sink, part, etag, total, None)
+                self.fetch_range(object, sink, part, etag, total, None)
             })
             .await
     }
@@ -190,7 +192,7 @@ impl<S: RangeSource> Engine<S> {
     /// Fetch one range into the sink, resuming from the first missing byte after a failure.
     async fn fetch_range(
         &self,
-        job: &Job,
+        object: &ObjectUrl,
         sink: &Sink,
         range: ByteRange,
         etag: Option<&str>,
@@ -209,16 +211,16 @@ impl<S: RangeSource> Engine<S> {
                             start: next,
                             end: range.end,
                         };
-                        let response = self.send(&job.source, Some(rest), etag).await?;
-                        check_part(&job.source, &response.fetched, rest, etag, total)?;
+                        let response = self.send(object, Some(rest), etag).await?;
+                        check_part(object, &response.fetched, rest, etag, total)?;
                         response
                     }
                 };
-                self.stream_into(&job.source, response, sink, &mut next, Some(range.end))
+                self.stream_into(object, response, sink, &mut next, Some(range.end))
                     .await?;
                 if next != range.end + 1 {
                     return Err(Error::Protocol {
-                        what: format!("GET {} {range}", job.source),
+                        what: format!("GET {object} {range}"),
                         detail: format!("body ended after byte {next} of the range"),
                     });
                 }
@@ -238,7 +240,7 @@ impl<S: RangeSource> Engine<S> {
 
     async fn send(
         &self,
-        object: &S3Url,
+        object: &ObjectUrl,
         range: Option<ByteRange>,
         if_match: Option<&str>,
     ) -> Result<InFlight> {
@@ -259,7 +261,7 @@ impl<S: RangeSource> Engine<S> {
     /// written, so that after a failure it names the first byte still missing.
     async fn stream_into(
         &self,
-        object: &S3Url,
+        object: &ObjectUrl,
         response: InFlight,
         sink: &Sink,
         next: &mut u64,
@@ -310,9 +312,26 @@ impl<S: RangeSource> Engine<S> {
     }
 }
 
+/// `whole` as consecutive parts of `part_size`; one part when it is small enough that
+/// splitting cannot pay.
+fn plan_parts(whole: ByteRange, part_size: u64) -> impl Iterator<Item = ByteRange> {
+    let length = whole.end - whole.start + 1;
+    let part_size = if length <= SINGLE_STREAM {
+        length
+    } else {
+        part_size
+    };
+    (whole.start..=whole.end)
+        .step_by(part_size as usize)
+        .map(move |start| ByteRange {
+            start,
+            end: (start + part_size - 1).min(whole.end),
+        })
+}
+
 /// A later range must come from the same version: same total size, same ETag, exact range.
 fn check_part(
-    object: &S3Url,
+    object: &ObjectUrl,
     fetched: &Fetched,
     asked: ByteRange,
     etag: Option<&str>,
@@ -346,4 +365,33 @@ fn check_part(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: u64, end: u64) -> ByteRange {
+        ByteRange { start, end }
+    }
+
+    #[test]
+    fn small_objects_are_one_part_whatever_the_part_size() {
+        let parts: Vec<_> = plan_parts(range(0, SINGLE_STREAM - 1), 64 * 1024).collect();
+        assert_eq!(parts, vec![range(0, SINGLE_STREAM - 1)]);
+    }
+
+    #[test]
+    fn large_objects_are_cut_into_part_size_pieces() {
+        let parts: Vec<_> =
+            plan_parts(range(10, 10 + 5 * SINGLE_STREAM), 2 * SINGLE_STREAM).collect();
+        assert_eq!(
+            parts,
+            vec![
+                range(10, 10 + 2 * SINGLE_STREAM - 1),
+                range(10 + 2 * SINGLE_STREAM, 10 + 4 * SINGLE_STREAM - 1),
+                range(10 + 4 * SINGLE_STREAM, 10 + 5 * SINGLE_STREAM),
+            ]
+        );
+    }
 }
