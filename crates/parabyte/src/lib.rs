@@ -36,7 +36,7 @@ mod sink;
 mod source;
 mod timestamp;
 
-pub use client::{Client, CopyRequest, Destination};
+pub use client::{Client, CopyRequest, Destination, Item};
 pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
 pub use error::{Error, Result};
 pub use list::Listed;
