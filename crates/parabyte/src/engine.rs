@@ -2,7 +2,6 @@
 //! requests in flight. Each range streams to its offset as it arrives, resumes from the
 //! byte where a broken body stopped, and is pinned to the version the first response saw.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::report::{Counters, Reporter};
 use crate::retry::{give_up, with_retries};
-use crate::sink::Sink;
+use crate::sink::{Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
@@ -33,8 +32,7 @@ pub(crate) struct Job {
     pub source: ObjectUrl,
     /// Size and ETag from a listing or manifest: no probing needed.
     pub known: Option<Known>,
-    /// Where it goes; `None` discards the bytes.
-    pub path: Option<PathBuf>,
+    pub target: Target,
 }
 
 #[derive(Debug, Clone)]
@@ -87,7 +85,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let Some(known) = known else {
             return self.attempt_unknown_size(job).await;
         };
-        let sink = Sink::open(job.path.as_deref(), Some(known.size)).await?;
+        let sink = Sink::open(&job.target, Some(known.size)).await?;
         if known.size > 0 {
             let whole = ByteRange {
                 start: 0,
@@ -115,17 +113,14 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         match first.fetched.shape {
             Shape::Empty => {
                 self.reporter.size_discovered(0);
-                Sink::open(job.path.as_deref(), Some(0))
-                    .await?
-                    .commit()
-                    .await?;
+                Sink::open(&job.target, Some(0)).await?.commit().await?;
                 Ok(0)
             }
             Shape::Whole { length } => {
                 if let Some(length) = length {
                     self.reporter.size_discovered(length);
                 }
-                let sink = Sink::open(job.path.as_deref(), length).await?;
+                let sink = Sink::open(&job.target, length).await?;
                 let mut next = 0;
                 let end = length.map(|l| l.saturating_sub(1));
                 self.stream_into(&job.source, first, &sink, &mut next, end)
@@ -151,7 +146,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 // After a redirect (a presigned URL) the other parts go straight there.
                 let object = first.fetched.moved_to.clone();
                 let object = object.as_ref().unwrap_or(&job.source);
-                let sink = Sink::open(job.path.as_deref(), Some(total)).await?;
+                let sink = Sink::open(&job.target, Some(total)).await?;
                 let first_part =
                     self.fetch_range(object, &sink, range, etag.as_deref(), total, Some(first));
                 let rest = async {

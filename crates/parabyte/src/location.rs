@@ -232,7 +232,8 @@ impl Location {
                     .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             {
                 return Err(Error::InvalidInput(format!(
-                    "'{text}': unsupported scheme '{scheme}://'; use s3://bucket/key, http(s)://host/path or a local path"
+                    "'{}': unsupported scheme '{scheme}://'; use s3://bucket/key, http(s)://host/path or a local path",
+                    redact(text)
                 )));
             }
         }

@@ -17,22 +17,46 @@ use crate::error::{Error, Result};
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
 pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
 
+/// Where one object's bytes are meant to end up.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// Count them, keep none (benchmark mode).
+    Discard,
+    /// A file at this path.
+    File(PathBuf),
+    /// One buffer in memory, shared with whoever asked for the bytes.
+    Memory(Arc<Mutex<Vec<u8>>>),
+}
+
 /// What a download writes into.
 #[derive(Debug)]
 pub(crate) enum Sink {
-    /// Count the bytes, keep none (benchmark mode).
     Discard,
     /// Gather a small object, write it at commit.
-    Buffered { data: Mutex<Vec<u8>>, path: PathBuf },
+    Buffered {
+        data: Mutex<Vec<u8>>,
+        path: PathBuf,
+    },
     /// Positioned writes into a temporary file.
     File(FileSink),
+    /// Positioned writes into the caller's buffer.
+    Memory(Arc<Mutex<Vec<u8>>>),
 }
 
 impl Sink {
-    /// Prepare to receive `size` bytes for `path` (`None`: discard them).
-    pub(crate) async fn open(path: Option<&Path>, size: Option<u64>) -> Result<Sink> {
-        let Some(path) = path else {
-            return Ok(Sink::Discard);
+    /// Prepare to receive `size` bytes (when known) for `target`.
+    pub(crate) async fn open(target: &Target, size: Option<u64>) -> Result<Sink> {
+        let path = match target {
+            Target::Discard => return Ok(Sink::Discard),
+            Target::Memory(buffer) => {
+                // A second attempt (the object changed) starts from an empty buffer.
+                let mut data = buffer.lock().expect("memory sink poisoned");
+                data.clear();
+                data.reserve_exact(size.unwrap_or(0) as usize);
+                drop(data);
+                return Ok(Sink::Memory(buffer.clone()));
+            }
+            Target::File(path) => path,
         };
         match size {
             Some(size) if size <= SMALL_OBJECT => Ok(Sink::Buffered {
@@ -52,15 +76,8 @@ impl Sink {
     pub(crate) async fn write_at(&self, data: Bytes, offset: u64) -> Result<()> {
         match self {
             Sink::Discard => Ok(()),
-            Sink::Buffered { data: buffer, .. } => {
-                let mut buffer = buffer.lock().expect("sink buffer poisoned");
-                let end = offset as usize + data.len();
-                if buffer.len() < end {
-                    buffer.resize(end, 0);
-                }
-                buffer[offset as usize..end].copy_from_slice(&data);
-                Ok(())
-            }
+            Sink::Buffered { data: buffer, .. } => write_into(buffer, &data, offset),
+            Sink::Memory(buffer) => write_into(buffer, &data, offset),
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
@@ -76,7 +93,7 @@ impl Sink {
     /// Give the object its final name; after this the bytes are the user's.
     pub(crate) async fn commit(self) -> Result<()> {
         match self {
-            Sink::Discard => Ok(()),
+            Sink::Discard | Sink::Memory(_) => Ok(()),
             Sink::Buffered { data, path } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
                 blocking(move || write_small_file(&path, &data)).await
@@ -84,6 +101,16 @@ impl Sink {
             Sink::File(sink) => blocking(move || sink.rename_into_place()).await,
         }
     }
+}
+
+fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
+    let mut buffer = buffer.lock().expect("sink buffer poisoned");
+    let end = offset as usize + data.len();
+    if buffer.len() < end {
+        buffer.resize(end, 0);
+    }
+    buffer[offset as usize..end].copy_from_slice(data);
+    Ok(())
 }
 
 /// A temporary file that becomes `path` on success and disappears on failure.
@@ -224,7 +251,7 @@ mod tests {
     async fn a_file_sink_appears_only_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/deeper/object.bin");
-        let sink = Sink::open(Some(&path), Some(SMALL_OBJECT + 4))
+        let sink = Sink::open(&Target::File(path.clone()), Some(SMALL_OBJECT + 4))
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"tail"), SMALL_OBJECT)
@@ -246,7 +273,7 @@ mod tests {
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
-        let sink = Sink::open(Some(&path), Some(10 * SMALL_OBJECT))
+        let sink = Sink::open(&Target::File(path.clone()), Some(10 * SMALL_OBJECT))
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"partial"), 0)
@@ -260,7 +287,9 @@ mod tests {
     async fn small_objects_are_written_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b.txt");
-        let sink = Sink::open(Some(&path), Some(5)).await.unwrap();
+        let sink = Sink::open(&Target::File(path.clone()), Some(5))
+            .await
+            .unwrap();
         sink.write_at(Bytes::from_static(b"hello"), 0)
             .await
             .unwrap();

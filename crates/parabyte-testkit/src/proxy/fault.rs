@@ -493,6 +493,7 @@ mod tests {
             query: String::new(),
             range: range.map(str::to_owned),
             if_match: None,
+            if_unmodified_since: None,
         }
     }
 
