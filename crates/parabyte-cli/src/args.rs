@@ -31,6 +31,7 @@ pub enum Command {
         parabyte cp s3://bucket/dataset/ ./data\n  \
         parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
         parabyte cp --manifest files.txt ./data\n  \
+        parabyte cp /data/src /data/dst   # local tree: files in parallel, links skipped\n  \
         parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing\n\n\
         Manifest (--manifest FILE): one source per line, SOURCE [DEST_PATH] [SIZE] [ETAG],\n\
         separated by spaces, or by tabs when a path has spaces; '-' leaves a field out.\n\
@@ -47,8 +48,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CpArgs {
-    /// Source: s3://bucket/key, s3://bucket/prefix/ for everything under it, or an
-    /// http(s):// URL. With --manifest, this is the destination directory.
+    /// Source: s3://bucket/key, s3://bucket/prefix/ for everything under it, an http(s)://
+    /// URL, or a local file or directory (its contents are copied; symbolic links are
+    /// reported and skipped, never followed). With --manifest, this is the destination.
     #[arg(value_name = "SOURCE", required_unless_present = "manifest")]
     pub source: Option<String>,
     /// Destination file or directory (a directory when it exists or ends in '/').

@@ -13,8 +13,8 @@ use std::time::Duration;
 use clap::Parser;
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Failure, HttpUrl, Item, Listed, Location, Manifest,
-    ObjectUrl, Reporter, S3Url, Silent, Summary,
+    copy_local, Client, CopyRequest, Destination, Error, Failure, HttpUrl, Item, Listed, Location,
+    Manifest, ObjectUrl, Reporter, S3Url, Silent, Summary,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
@@ -84,6 +84,11 @@ enum Work {
         /// Manifest lines that are not items: failures of their own.
         bad_lines: Vec<Failure>,
     },
+    /// A local file or tree to another local path.
+    Local {
+        source: PathBuf,
+        destination: PathBuf,
+    },
 }
 
 fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
@@ -132,10 +137,16 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
             "--recursive needs an s3:// prefix; {url} is one file"
         ))),
         Location::Http(url) => Ok(single_url(url, destination)),
-        Location::Local(path) => Err(Error::InvalidInput(format!(
-            "'{}' is a local path; the source must be s3://bucket/key, s3://bucket/prefix/ or http(s)://host/path",
-            path.display()
-        ))),
+        Location::Local(source) => match destination {
+            Destination::Path(destination) => Ok(Work::Local {
+                source,
+                destination,
+            }),
+            Destination::Discard => Err(Error::InvalidInput(
+                "--discard measures a store or a web server; a local source needs a destination"
+                    .into(),
+            )),
+        },
     }
 }
 
@@ -164,11 +175,7 @@ fn single_url(url: HttpUrl, destination: Destination) -> Work {
 
 async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
     let work = plan_copy(&args)?;
-    let client = Client::connect(
-        &args.store.to_config(),
-        args.transfer.to_config(&args.listing),
-    )
-    .await?;
+    let transfer = args.transfer.to_config(&args.listing);
     let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let reporter: Arc<dyn Reporter> = match &progress {
@@ -176,15 +183,26 @@ async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
         None => Arc::new(Silent),
     };
     let (summary, bad_lines) = match work {
-        Work::Request(request) => (client.copy(&request, reporter).await, Vec::new()),
+        Work::Request(request) => {
+            let client = Client::connect(&args.store.to_config(), transfer).await?;
+            (client.copy(&request, reporter).await, Vec::new())
+        }
         Work::Items {
             items,
             destination,
             bad_lines,
-        } => (
-            client.copy_items(items, &destination, reporter).await,
-            bad_lines,
-        ),
+        } => {
+            let client = Client::connect(&args.store.to_config(), transfer).await?;
+            let summary = client.copy_items(items, &destination, reporter).await;
+            (summary, bad_lines)
+        }
+        Work::Local {
+            source,
+            destination,
+        } => {
+            let summary = copy_local(&source, &destination, &transfer, reporter).await;
+            (summary, Vec::new())
+        }
     };
     if let Some(bar) = &progress {
         bar.finish();

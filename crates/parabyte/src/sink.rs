@@ -123,7 +123,7 @@ pub(crate) struct FileSink {
 }
 
 impl FileSink {
-    fn create(path: PathBuf, size: Option<u64>) -> Result<FileSink> {
+    pub(crate) fn create(path: PathBuf, size: Option<u64>) -> Result<FileSink> {
         let temp = temp_path_for(&path);
         let file = create_with_parents(&temp)?;
         let sink = FileSink {
@@ -141,7 +141,12 @@ impl FileSink {
         Ok(sink)
     }
 
-    fn rename_into_place(mut self) -> Result<()> {
+    /// The temporary file, for writers that bring their own system calls (local copies).
+    pub(crate) fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
+    pub(crate) fn rename_into_place(mut self) -> Result<()> {
         fs::rename(&self.temp, &self.path)
             .map_err(|e| Error::io("cannot move into place", &self.path, e))?;
         self.committed = true;
