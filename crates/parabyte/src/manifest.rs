@@ -17,7 +17,6 @@
 //! the destination directory and may not leave it; SIZE is in bytes.
 
 use std::fmt;
-use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -145,7 +144,7 @@ fn item(
     }
     Ok(Item {
         source,
-        destination: destination.map(PathBuf::from),
+        destination,
         size,
         etag,
     })
