@@ -134,22 +134,27 @@ fn a_file_of_a_mebibyte_or_less_is_one_request_whatever_the_part_size() {
 }
 
 #[test]
-fn a_server_without_ranges_streams_the_whole_file_once() {
+fn an_empty_file_is_one_request_and_an_empty_file() {
     let site = Site::new();
-    let output = site.cp(&[&site.url(Serving::NoRanges, "big.bin"), "out.bin"]);
+    std::fs::write(site.server.root().join("empty"), b"").unwrap();
+    let output = site.cp(&[&site.url(Serving::Ranges, "empty"), "./"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_file(&site, "out.bin", &payload(1, SIZE as usize));
+    assert_file(&site, "empty", b"");
     assert_eq!(site.gets().len(), 1);
 }
 
+/// A server without ranges (200 with a length) or with a chunked answer of unknown length:
+/// one request, streamed as one.
 #[test]
-fn a_chunked_answer_of_unknown_length_streams_as_one() {
-    let site = Site::new();
-    let output = site.cp(&[&site.url(Serving::Chunked, "big.bin"), "out.bin"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert_file(&site, "out.bin", &payload(1, SIZE as usize));
-    assert_eq!(site.gets().len(), 1);
-    assert_eq!(summary(&output)["bytes"], SIZE);
+fn whole_answers_stream_as_one_request() {
+    for serving in [Serving::NoRanges, Serving::Chunked] {
+        let site = Site::new();
+        let output = site.cp(&[&site.url(serving, "big.bin"), "out.bin"]);
+        assert!(output.status.success(), "{serving:?}: {}", stderr(&output));
+        assert_file(&site, "out.bin", &payload(1, SIZE as usize));
+        assert_eq!(site.gets().len(), 1, "{serving:?}");
+        assert_eq!(summary(&output)["bytes"], SIZE, "{serving:?}");
+    }
 }
 
 #[test]

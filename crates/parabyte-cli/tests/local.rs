@@ -12,6 +12,13 @@ use parabyte_testkit::payload;
 
 const BIG: usize = 5 * (1 << 20) + 3;
 
+/// A clean directory with the tree of `make_tree` at `src`.
+fn dir_with_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    make_tree(&dir.path().join("src"));
+    dir
+}
+
 /// A tree with a small file, a large one, an empty one, an executable, an empty directory,
 /// and links to a file and to a directory.
 fn make_tree(root: &Path) {
@@ -35,8 +42,7 @@ fn cp(dir: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn a_tree_is_copied_and_links_are_reported_not_followed() {
-    let dir = tempfile::tempdir().unwrap();
-    make_tree(&dir.path().join("src"));
+    let dir = dir_with_tree();
     let output = cp(dir.path(), &["src", "dst"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let err = stderr(&output);
@@ -67,8 +73,7 @@ fn a_tree_is_copied_and_links_are_reported_not_followed() {
 
 #[test]
 fn a_single_file_goes_to_a_path_or_into_a_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    make_tree(&dir.path().join("src"));
+    let dir = dir_with_tree();
     let output = cp(dir.path(), &["src/sub/big.bin", "out/"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(std::fs::read(dir.path().join("out/big.bin")).unwrap() == payload(4, BIG));
@@ -85,8 +90,7 @@ fn a_single_file_goes_to_a_path_or_into_a_directory() {
 
 #[test]
 fn nothing_is_written_through_a_link_in_the_destination() {
-    let dir = tempfile::tempdir().unwrap();
-    make_tree(&dir.path().join("src"));
+    let dir = dir_with_tree();
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     std::fs::create_dir_all(dir.path().join("dst")).unwrap();
@@ -104,8 +108,7 @@ fn nothing_is_written_through_a_link_in_the_destination() {
 
 #[test]
 fn a_tree_cannot_be_copied_into_itself() {
-    let dir = tempfile::tempdir().unwrap();
-    make_tree(&dir.path().join("src"));
+    let dir = dir_with_tree();
     let output = cp(dir.path(), &["src", "src/inner/copy"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("inside it"), "{}", stderr(&output));
