@@ -7,11 +7,13 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
+use md5::{Digest as _, Md5};
 
 use crate::error::{Error, Result};
+use crate::verify::OrderedMd5;
 
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
@@ -81,11 +83,53 @@ impl Sink {
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
+                let md5 = sink.md5.clone();
                 blocking(move || {
                     file.write_all_at(&data, offset)
-                        .map_err(|e| Error::io("cannot write", path, e))
+                        .map_err(|e| Error::io("cannot write", &path, e))?;
+                    if let Some(md5) = md5.get() {
+                        md5.written(offset, data.len() as u64);
+                        md5.catch_up(&|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))?;
+                    }
+                    Ok(())
                 })
                 .await
+            }
+        }
+    }
+
+    /// Start computing the MD5 of what is written; call before the first write.
+    pub(crate) fn track_md5(&self) {
+        if let Sink::File(sink) = self {
+            sink.md5.get_or_init(Default::default);
+        }
+    }
+
+    /// The MD5 of the `total` bytes written, when they were kept (not when discarding).
+    pub(crate) async fn md5(&self, total: u64) -> Option<Result<[u8; 16]>> {
+        let of_buffer = |buffer: &Mutex<Vec<u8>>| {
+            let data = buffer.lock().expect("sink buffer poisoned");
+            Some(Ok(Md5::digest(&data[..]).into()))
+        };
+        match self {
+            Sink::Discard => None,
+            Sink::Buffered { data, .. } => of_buffer(data),
+            Sink::Memory(data) => of_buffer(data),
+            Sink::File(sink) => {
+                let md5 = sink.md5.clone();
+                let file = sink.file.clone();
+                let path = sink.temp.clone();
+                Some(
+                    blocking(move || {
+                        let md5 = md5.get().ok_or_else(|| {
+                            Error::io("MD5 was not tracked for", &path, io::Error::other("bug"))
+                        })?;
+                        md5.finish(total, &|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))
+                    })
+                    .await,
+                )
             }
         }
     }
@@ -117,6 +161,7 @@ fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
 #[derive(Debug)]
 pub(crate) struct FileSink {
     file: Arc<File>,
+    md5: Arc<OnceLock<OrderedMd5>>,
     temp: PathBuf,
     path: PathBuf,
     committed: bool,
@@ -128,6 +173,7 @@ impl FileSink {
         let file = create_with_parents(&temp)?;
         let sink = FileSink {
             file: Arc::new(file),
+            md5: Arc::default(),
             temp,
             path,
             committed: false,
@@ -191,7 +237,9 @@ fn temp_path_for(path: &Path) -> PathBuf {
 
 fn create_with_parents(path: &Path) -> Result<File> {
     let open = || {
+        // Readable too: the MD5 check reads back what was just written.
         OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
