@@ -98,6 +98,9 @@ pub struct TransferArgs {
     /// Check sizes only: skip the content check by the store's CRC or the ETag's MD5.
     #[arg(long)]
     pub no_verify: bool,
+    /// Download every object, even those an earlier run left complete at the same version.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -194,6 +197,7 @@ impl TransferArgs {
                 ..RetryPolicy::default()
             },
             verify_content: !self.no_verify,
+            skip_unchanged: !self.force,
         }
     }
 }

@@ -84,6 +84,9 @@ pub struct TransferConfig {
     /// Check content by the store's CRC or the ETag's MD5 where it offers one; sizes are
     /// checked regardless.
     pub verify_content: bool,
+    /// Leave files an earlier run completed alone while the object is the same version
+    /// (same ETag and size, file untouched since).
+    pub skip_unchanged: bool,
 }
 
 impl Default for TransferConfig {
@@ -101,6 +104,7 @@ impl Default for TransferConfig {
             list_page_size: 1000,
             retry: RetryPolicy::default(),
             verify_content: true,
+            skip_unchanged: true,
         }
     }
 }

@@ -7,13 +7,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::report::{Counters, Reporter};
+use crate::resume;
 use crate::retry::{give_up, with_retries};
 use crate::sink::{Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
@@ -68,20 +69,48 @@ impl<S: RangeSource> Engine<S> {
         }
     }
 
-    /// Download one object and return its size. An object that changes under us is
-    /// started again once, on its new version; a second change fails it.
-    pub(crate) async fn download(&self, job: &Job) -> Result<u64> {
+    /// Download one object. An object that changes under us is started again once, on
+    /// its new version; a second change fails it.
+    pub(crate) async fn download(&self, job: &Job) -> Result<Finished> {
+        if let Some(Known {
+            size,
+            etag: Some(etag),
+        }) = &job.known
+        {
+            if self.already_complete(&job.target, etag, *size).await {
+                return Ok(Finished::AlreadyThere(*size));
+            }
+        }
         match self.attempt(job, job.known.as_ref()).await {
             Err(Error::Changed { .. }) => self.attempt(job, None).await,
             other => other,
         }
     }
 
-    async fn attempt(&self, job: &Job, known: Option<&Known>) -> Result<u64> {
+    /// True when an earlier run left this very version at the target (and skipping is on).
+    async fn already_complete(&self, target: &Target, etag: &str, size: u64) -> bool {
+        let Target::File(path) = target else {
+            return false;
+        };
+        if !self.config.skip_unchanged {
+            return false;
+        }
+        let (path, etag) = (path.clone(), etag.to_owned());
+        let complete =
+            tokio::task::spawn_blocking(move || resume::already_complete(&path, &etag, size))
+                .await
+                .unwrap_or(false);
+        if complete {
+            self.reporter.bytes_skipped(size);
+        }
+        complete
+    }
+
+    async fn attempt(&self, job: &Job, known: Option<&Known>) -> Result<Finished> {
         let Some(known) = known else {
             return self.attempt_unknown_size(job).await;
         };
-        let sink = Sink::open(&job.target, Some(known.size)).await?;
+        let mut sink = Sink::open(&job.target, Some(known.size), known.etag.as_deref()).await?;
         let check = ContentCheck::default();
         if known.size > 0 {
             let whole = ByteRange {
@@ -95,18 +124,19 @@ impl<S: RangeSource> Engine<S> {
                 etag: known.etag.as_deref(),
                 total: known.size,
             };
-            self.fetch_ranges(&object, whole).await?;
+            let fetched = self.fetch_ranges(&object, whole).await;
+            keep_if_resumable(&mut sink, fetched)?;
         }
         self.verify_and_commit(job, sink, &check, known.size)
             .await?;
-        Ok(known.size)
+        Ok(Finished::Downloaded(known.size))
     }
 
     /// Check the content where the store gave the means, then give the file its name.
     async fn verify_and_commit(
         &self,
         job: &Job,
-        sink: Sink,
+        mut sink: Sink,
         check: &ContentCheck,
         total: u64,
     ) -> Result<()> {
@@ -114,10 +144,12 @@ impl<S: RangeSource> Engine<S> {
             Check::Passed(method) => self.counters.count_verified(Some(method)),
             Check::Unchecked => self.counters.count_verified(None),
             Check::Failed(detail) => {
+                // Which part went wrong is unknown: nothing of it may be resumed.
+                sink.abandon();
                 return Err(Error::Corrupt {
                     what: format!("GET {}", job.source),
                     detail,
-                })
+                });
             }
         }
         sink.commit().await
@@ -125,7 +157,7 @@ impl<S: RangeSource> Engine<S> {
 
     /// No size known: the first ranged GET is the probe. Its headers give size and ETag, and
     /// the other ranges go out at once while its body is still arriving.
-    async fn attempt_unknown_size(&self, job: &Job) -> Result<u64> {
+    async fn attempt_unknown_size(&self, job: &Job) -> Result<Finished> {
         let first_range = ByteRange {
             start: 0,
             end: self.config.part_size - 1,
@@ -137,16 +169,18 @@ impl<S: RangeSource> Engine<S> {
         match first.fetched.shape {
             Shape::Empty => {
                 self.reporter.size_discovered(0);
-                let sink = Sink::open(&job.target, Some(0)).await?;
+                let etag = first.fetched.etag.clone();
+                let sink = Sink::open(&job.target, Some(0), etag.as_deref()).await?;
                 self.verify_and_commit(job, sink, &ContentCheck::default(), 0)
                     .await?;
-                Ok(0)
+                Ok(Finished::Downloaded(0))
             }
             Shape::Whole { length } => {
                 if let Some(length) = length {
                     self.reporter.size_discovered(length);
                 }
-                let sink = Sink::open(&job.target, length).await?;
+                let etag = first.fetched.etag.clone();
+                let sink = Sink::open(&job.target, length, etag.as_deref()).await?;
                 let check = ContentCheck::default();
                 let object = Object {
                     job,
@@ -165,7 +199,7 @@ impl<S: RangeSource> Engine<S> {
                     });
                 }
                 self.verify_and_commit(job, sink, &check, next).await?;
-                Ok(next)
+                Ok(Finished::Downloaded(next))
             }
             Shape::Partial { range, total } => {
                 if range.start != 0 || range.end != first_range.end.min(total - 1) {
@@ -176,7 +210,13 @@ impl<S: RangeSource> Engine<S> {
                 }
                 self.reporter.size_discovered(total);
                 let etag = first.fetched.etag.clone();
-                let sink = Sink::open(&job.target, Some(total)).await?;
+                if let Some(etag) = &etag {
+                    // The first part's headers are all it takes to see the file is current.
+                    if self.already_complete(&job.target, etag, total).await {
+                        return Ok(Finished::AlreadyThere(total));
+                    }
+                }
+                let mut sink = Sink::open(&job.target, Some(total), etag.as_deref()).await?;
                 let check = ContentCheck::default();
                 let object = Object {
                     job,
@@ -197,27 +237,53 @@ impl<S: RangeSource> Engine<S> {
                         Ok(())
                     }
                 };
-                futures::future::try_join(first_part, rest).await?;
+                let fetched = futures::future::try_join(first_part, rest).await;
+                keep_if_resumable(&mut sink, fetched.map(drop))?;
                 self.verify_and_commit(job, sink, &check, total).await?;
-                Ok(total)
+                Ok(Finished::Downloaded(total))
             }
         }
     }
 
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
+    /// Parts an earlier run wrote for this version are not fetched again.
     async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<()> {
         let part_size = self.config.part_size;
+        let restored = object.sink.restored();
         let parts = (whole.start..=whole.end)
             .step_by(part_size as usize)
             .map(|start| ByteRange {
                 start,
                 end: (start + part_size - 1).min(whole.end),
-            });
-        futures::stream::iter(parts.map(Ok))
-            .try_for_each_concurrent(self.config.threads, |part| {
-                self.fetch_range(object, part, None)
             })
-            .await
+            .filter(|part| {
+                let done = restored.contains(*part);
+                if done {
+                    self.reporter.bytes_skipped(part.end + 1 - part.start);
+                }
+                !done
+            });
+        // After a failure no new part starts, but those in flight finish: their bytes are
+        // paid for, and a later run resumes from them.
+        let failure = Mutex::new(None);
+        futures::stream::iter(parts)
+            .filter(|_| std::future::ready(failure.lock().expect("failure poisoned").is_none()))
+            .for_each_concurrent(self.config.threads, |part| {
+                let failure = &failure;
+                async move {
+                    if let Err(error) = self.fetch_range(object, part, None).await {
+                        failure
+                            .lock()
+                            .expect("failure poisoned")
+                            .get_or_insert(error);
+                    }
+                }
+            })
+            .await;
+        failure
+            .into_inner()
+            .expect("failure poisoned")
+            .map_or(Ok(()), Err)
     }
 
     /// Fetch one range into the sink, resuming from the first missing byte after a failure.
@@ -258,7 +324,7 @@ impl<S: RangeSource> Engine<S> {
                 Ok(())
             };
             match attempt.await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return object.sink.part_done(range),
                 Err(error) if error.is_retryable() && retries < self.config.retry.max_retries => {
                     tokio::time::sleep(self.config.retry.delay(retries)).await;
                     retries += 1;
@@ -355,6 +421,27 @@ impl<S: RangeSource> Engine<S> {
         }
         failure.map_or(Ok(()), Err)
     }
+}
+
+/// How an object ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finished {
+    /// Fetched now; its size.
+    Downloaded(u64),
+    /// An earlier run left this same version in place; its size.
+    AlreadyThere(u64),
+}
+
+/// After a failure that a later run may get past (the network, the store), the parts
+/// written so far stay for it; after any other, the temporary file goes.
+fn keep_if_resumable(sink: &mut Sink, fetched: Result<()>) -> Result<()> {
+    if let Err(error) = &fetched {
+        let transient = error.is_retryable() || matches!(error, Error::GaveUp { .. });
+        if !transient {
+            sink.abandon();
+        }
+    }
+    fetched
 }
 
 /// One attempt at one object, as every range of it sees it.

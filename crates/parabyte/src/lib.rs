@@ -30,6 +30,7 @@ mod list;
 mod location;
 mod paths;
 mod report;
+mod resume;
 mod retry;
 mod s3;
 mod sink;

@@ -17,6 +17,8 @@ pub trait Reporter: Send + Sync {
     fn size_discovered(&self, _size: u64) {}
     /// Body bytes arrived (and were written, unless discarding).
     fn bytes_transferred(&self, _bytes: u64) {}
+    /// Bytes that need no fetching: files and parts an earlier run completed.
+    fn bytes_skipped(&self, _bytes: u64) {}
     /// An object finished, well or badly.
     fn object_finished(&self, _key: &str, _outcome: Result<u64, &crate::Error>) {}
 }
@@ -138,6 +140,8 @@ pub struct Summary {
     pub objects: u64,
     /// Objects that failed; see `failures`.
     pub failed: u64,
+    /// Objects left alone: an earlier run completed this same version.
+    pub skipped: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time of the whole run.
@@ -160,6 +164,7 @@ pub struct Summary {
 impl Summary {
     pub(crate) fn new(
         objects: u64,
+        skipped: u64,
         bytes: u64,
         elapsed: Duration,
         counted: Snapshot,
@@ -169,6 +174,7 @@ impl Summary {
         Summary {
             objects,
             failed: failures.len() as u64,
+            skipped,
             bytes,
             elapsed,
             bytes_per_second: if seconds > 0.0 {

@@ -6,7 +6,6 @@
 //! MD5 cannot be combined, so it is computed in order, right behind the first gap in what
 //! has been written: see [`OrderedMd5`].
 
-use std::collections::BTreeMap;
 use std::io;
 use std::sync::Mutex;
 
@@ -14,6 +13,8 @@ use base64::Engine as _;
 use crc_fast::CrcAlgorithm;
 use md5::{Digest as _, Md5};
 use serde::Serialize;
+
+use crate::resume::Coverage;
 
 /// A whole-object checksum as S3 sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,8 +190,7 @@ pub struct Verified {
 /// download instead of starting after it.
 #[derive(Debug, Default)]
 pub(crate) struct OrderedMd5 {
-    /// Written stretches, merged: start -> end (exclusive).
-    covered: Mutex<BTreeMap<u64, u64>>,
+    covered: Mutex<Coverage>,
     hashed: Mutex<(u64, Md5)>,
 }
 
@@ -201,28 +201,13 @@ impl OrderedMd5 {
     /// Record that `start..start + length` has been written.
     pub(crate) fn written(&self, start: u64, length: u64) {
         let mut covered = self.covered.lock().expect("md5 coverage poisoned");
-        let mut start = start;
-        let mut end = start + length;
-        if let Some((&before, &before_end)) = covered.range(..=start).next_back() {
-            if before_end >= start {
-                start = before;
-                end = end.max(before_end);
-            }
-        }
-        while let Some((&next, &next_end)) = covered.range(start..).next() {
-            if next > end {
-                break;
-            }
-            end = end.max(next_end);
-            covered.remove(&next);
-        }
-        covered.insert(start, end);
+        covered.add(start, start + length);
     }
 
     /// The end of the written run that starts at byte 0.
     fn contiguous(&self) -> u64 {
         let covered = self.covered.lock().expect("md5 coverage poisoned");
-        covered.get(&0).copied().unwrap_or(0)
+        covered.end_of_run_from(0)
     }
 
     /// Hash what is newly contiguous, unless another thread already is (it will pick up
