@@ -34,7 +34,10 @@ fn main() -> ExitCode {
         tokio::select! {
             status = run(cli.command) => status,
             signal = interrupted() => {
-                eprintln!("interrupted: unfinished objects were removed, finished ones are in place");
+                eprintln!(
+                    "interrupted: finished objects are in place; parts of unfinished large objects \
+                     are kept hidden (.NAME.parabyte-part) and resume when the same command runs again"
+                );
                 ExitCode::from(128 + signal)
             }
         }
@@ -238,10 +241,11 @@ fn print_summary(summary: &Summary, only_failures: bool) {
     let seconds = summary.elapsed.as_secs_f64();
     let _ = writeln!(
         err,
-        "{} object(s), {} in {seconds:.2}s ({}/s)",
+        "{} object(s), {} in {seconds:.2}s ({}/s); {} already complete and skipped",
         summary.objects,
         human_bytes(summary.bytes as f64),
         human_bytes(summary.bytes_per_second),
+        summary.skipped,
     );
     let requests = summary.requests;
     let _ = writeln!(
@@ -254,6 +258,12 @@ fn print_summary(summary: &Summary, only_failures: bool) {
         summary.connections,
         summary.retries,
         if summary.retries == 1 { "y" } else { "ies" },
+    );
+    let verified = summary.verified;
+    let _ = writeln!(
+        err,
+        "verified: {} by the store's checksum, {} by the MD5 in the ETag, {} by size only",
+        verified.checksum, verified.md5, verified.size_only,
     );
 }
 

@@ -59,6 +59,11 @@ impl Reporter for ProgressBarReporter {
         self.bar.inc(bytes);
     }
 
+    fn bytes_skipped(&self, bytes: u64) {
+        // The bar shows what this run moves: skipped bytes leave the total.
+        self.bar.dec_length(bytes);
+    }
+
     fn object_finished(&self, key: &str, outcome: Result<u64, &parabyte::Error>) {
         self.finished.fetch_add(1, Relaxed);
         if let Err(error) = outcome {

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::config::{StoreConfig, TransferConfig};
-use crate::engine::{Engine, Job, Known};
+use crate::engine::{Engine, Finished, Job, Known};
 use crate::error::{Error, Result};
 use crate::http_source::HttpSource;
 use crate::list::{list, ListSpec, Listed};
@@ -184,6 +184,7 @@ impl Client {
         }
         Ok(Summary::new(
             outcome.objects,
+            outcome.skipped,
             outcome.bytes,
             started.elapsed(),
             self.counters.snapshot().since(&before),
@@ -476,6 +477,7 @@ fn single_object_path(destination: &Path, key: &str) -> PathBuf {
 #[derive(Debug, Default)]
 struct Outcome {
     objects: u64,
+    skipped: u64,
     bytes: u64,
     failures: Vec<Failure>,
 }
@@ -490,23 +492,27 @@ async fn drive(
     let object_slots = Arc::new(Semaphore::new(workers));
     let mut running = JoinSet::new();
     let mut outcome = Outcome::default();
-    let record = |outcome: &mut Outcome, (source, result): (String, Result<u64>)| -> Result<()> {
-        match result {
-            Ok(bytes) => {
-                reporter.object_finished(&source, Ok(bytes));
-                outcome.objects += 1;
-                outcome.bytes += bytes;
-                Ok(())
-            }
-            Err(error) if error.is_fatal() => Err(error),
-            Err(error) => {
-                reporter.object_finished(&source, Err(&error));
-                outcome.failures.push(Failure {
-                    source,
-                    error: error.to_string(),
-                });
-                Ok(())
-            }
+    let record = |outcome: &mut Outcome, (source, result): (String, Result<Finished>)| match result
+    {
+        Ok(Finished::Downloaded(bytes)) => {
+            reporter.object_finished(&source, Ok(bytes));
+            outcome.objects += 1;
+            outcome.bytes += bytes;
+            Ok(())
+        }
+        Ok(Finished::AlreadyThere(bytes)) => {
+            reporter.object_finished(&source, Ok(bytes));
+            outcome.skipped += 1;
+            Ok(())
+        }
+        Err(error) if error.is_fatal() => Err(error),
+        Err(error) => {
+            reporter.object_finished(&source, Err(&error));
+            outcome.failures.push(Failure {
+                source,
+                error: error.to_string(),
+            });
+            Ok(())
         }
     };
     while let Some(planned) = jobs.recv().await {

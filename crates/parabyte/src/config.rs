@@ -81,6 +81,12 @@ pub struct TransferConfig {
     pub list_page_size: usize,
     /// What to do when a request fails in a way that may pass.
     pub retry: RetryPolicy,
+    /// Check content by the store's CRC or the ETag's MD5 where it offers one; sizes are
+    /// checked regardless.
+    pub verify_content: bool,
+    /// Leave files an earlier run completed alone while the object is the same version
+    /// (same ETag and size, file untouched since).
+    pub skip_unchanged: bool,
 }
 
 impl Default for TransferConfig {
@@ -97,6 +103,8 @@ impl Default for TransferConfig {
             list_parallelism: 16,
             list_page_size: 1000,
             retry: RetryPolicy::default(),
+            verify_content: true,
+            skip_unchanged: true,
         }
     }
 }

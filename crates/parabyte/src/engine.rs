@@ -3,20 +3,22 @@
 //! byte where a broken body stopped, and is pinned to the version the first response saw.
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::report::{Counters, Reporter};
+use crate::resume;
 use crate::retry::{give_up, with_retries};
 use crate::sink::{Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
+use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
 const WRITE_BUFFER: usize = 256 * 1024;
@@ -72,36 +74,95 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         }
     }
 
-    /// Download one object and return its size. An object that changes under us is
-    /// started again once, on its new version; a second change fails it.
-    pub(crate) async fn download(&self, job: &Job) -> Result<u64> {
+    /// Download one object. An object that changes under us is started again once, on
+    /// its new version; a second change fails it.
+    pub(crate) async fn download(&self, job: &Job) -> Result<Finished> {
+        if let Some(Known {
+            size,
+            etag: Some(etag),
+        }) = &job.known
+        {
+            if self.already_complete(&job.target, etag, *size).await {
+                return Ok(Finished::AlreadyThere(*size));
+            }
+        }
         match self.attempt(job, job.known.as_ref()).await {
             Err(Error::Changed { .. }) => self.attempt(job, None).await,
             other => other,
         }
     }
 
-    async fn attempt(&self, job: &Job, known: Option<&Known>) -> Result<u64> {
+    /// True when an earlier run left this very version at the target (and skipping is on).
+    async fn already_complete(&self, target: &Target, etag: &str, size: u64) -> bool {
+        let Target::File(path) = target else {
+            return false;
+        };
+        if !self.config.skip_unchanged {
+            return false;
+        }
+        let (path, etag) = (path.clone(), etag.to_owned());
+        let complete =
+            tokio::task::spawn_blocking(move || resume::already_complete(&path, &etag, size))
+                .await
+                .unwrap_or(false);
+        if complete {
+            self.reporter.bytes_skipped(size);
+        }
+        complete
+    }
+
+    async fn attempt(&self, job: &Job, known: Option<&Known>) -> Result<Finished> {
         let Some(known) = known else {
             return self.attempt_unknown_size(job).await;
         };
-        let sink = Sink::open(&job.target, Some(known.size)).await?;
+        let mut sink = Sink::open(&job.target, Some(known.size), known.etag.as_deref()).await?;
+        let check = ContentCheck::default();
         if known.size > 0 {
             let whole = ByteRange {
                 start: 0,
                 end: known.size - 1,
             };
-            let etag = known.etag.as_deref();
-            self.fetch_ranges(&job.source, &sink, whole, etag, known.size)
-                .await?;
+            let object = Object {
+                source: &job.source,
+                sink: &sink,
+                check: &check,
+                etag: known.etag.as_deref(),
+                total: known.size,
+            };
+            let fetched = self.fetch_ranges(&object, whole).await;
+            keep_if_resumable(&mut sink, fetched)?;
         }
-        sink.commit().await?;
-        Ok(known.size)
+        self.verify_and_commit(job, sink, &check, known.size)
+            .await?;
+        Ok(Finished::Downloaded(known.size))
+    }
+
+    /// Check the content where the store gave the means, then give the file its name.
+    async fn verify_and_commit(
+        &self,
+        job: &Job,
+        mut sink: Sink,
+        check: &ContentCheck,
+        total: u64,
+    ) -> Result<()> {
+        match check.finish(&sink, total).await? {
+            Check::Passed(method) => self.counters.count_verified(Some(method)),
+            Check::Unchecked => self.counters.count_verified(None),
+            Check::Failed(detail) => {
+                // Which part went wrong is unknown: nothing of it may be resumed.
+                sink.abandon();
+                return Err(Error::Corrupt {
+                    what: format!("GET {}", job.source),
+                    detail,
+                });
+            }
+        }
+        sink.commit().await
     }
 
     /// No size known: the first ranged GET is the probe. Its headers give size and ETag, and
     /// the other ranges go out at once while its body is still arriving.
-    async fn attempt_unknown_size(&self, job: &Job) -> Result<u64> {
+    async fn attempt_unknown_size(&self, job: &Job) -> Result<Finished> {
         let first_range = ByteRange {
             start: 0,
             end: self.config.part_size.max(SINGLE_STREAM) - 1,
@@ -113,26 +174,37 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         match first.fetched.shape {
             Shape::Empty => {
                 self.reporter.size_discovered(0);
-                Sink::open(&job.target, Some(0)).await?.commit().await?;
-                Ok(0)
+                let etag = first.fetched.etag.clone();
+                let sink = Sink::open(&job.target, Some(0), etag.as_deref()).await?;
+                self.verify_and_commit(job, sink, &ContentCheck::default(), 0)
+                    .await?;
+                Ok(Finished::Downloaded(0))
             }
             Shape::Whole { length } => {
                 if let Some(length) = length {
                     self.reporter.size_discovered(length);
                 }
-                let sink = Sink::open(&job.target, length).await?;
+                let etag = first.fetched.etag.clone();
+                let sink = Sink::open(&job.target, length, etag.as_deref()).await?;
+                let check = ContentCheck::default();
+                let object = Object {
+                    source: &job.source,
+                    sink: &sink,
+                    check: &check,
+                    etag: None,
+                    total: length.unwrap_or(0),
+                };
                 let mut next = 0;
                 let end = length.map(|l| l.saturating_sub(1));
-                self.stream_into(&job.source, first, &sink, &mut next, end)
-                    .await?;
+                self.stream_into(&object, first, &mut next, end).await?;
                 if length.is_some_and(|l| l != next) {
                     return Err(Error::Protocol {
                         what: format!("GET {}", job.source),
                         detail: format!("body ended after {next} of {} bytes", length.unwrap_or(0)),
                     });
                 }
-                sink.commit().await?;
-                Ok(next)
+                self.verify_and_commit(job, sink, &check, next).await?;
+                Ok(Finished::Downloaded(next))
             }
             Shape::Partial { range, total } => {
                 if range.start != 0 || range.end != first_range.end.min(total - 1) {
@@ -143,57 +215,90 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 }
                 self.reporter.size_discovered(total);
                 let etag = first.fetched.etag.clone();
+                if let Some(etag) = &etag {
+                    // The first part's headers are all it takes to see the file is current.
+                    if self.already_complete(&job.target, etag, total).await {
+                        return Ok(Finished::AlreadyThere(total));
+                    }
+                }
+                let mut sink = Sink::open(&job.target, Some(total), etag.as_deref()).await?;
+                let check = ContentCheck::default();
                 // After a redirect (a presigned URL) the other parts go straight there.
-                let object = first.fetched.moved_to.clone();
-                let object = object.as_ref().unwrap_or(&job.source);
-                let sink = Sink::open(&job.target, Some(total)).await?;
-                let first_part =
-                    self.fetch_range(object, &sink, range, etag.as_deref(), total, Some(first));
+                let moved_to = first.fetched.moved_to.clone();
+                let object = Object {
+                    source: moved_to.as_ref().unwrap_or(&job.source),
+                    sink: &sink,
+                    check: &check,
+                    etag: etag.as_deref(),
+                    total,
+                };
+                let first_part = self.fetch_range(&object, range, Some(first));
                 let rest = async {
                     if range.end + 1 < total {
                         let remaining = ByteRange {
                             start: range.end + 1,
                             end: total - 1,
                         };
-                        self.fetch_ranges(object, &sink, remaining, etag.as_deref(), total)
-                            .await
+                        self.fetch_ranges(&object, remaining).await
                     } else {
                         Ok(())
                     }
                 };
-                futures::future::try_join(first_part, rest).await?;
-                sink.commit().await?;
-                Ok(total)
+                let fetched = futures::future::try_join(first_part, rest).await;
+                keep_if_resumable(&mut sink, fetched.map(drop))?;
+                self.verify_and_commit(job, sink, &check, total).await?;
+                Ok(Finished::Downloaded(total))
             }
         }
     }
 
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
-    async fn fetch_ranges(
-        &self,
-        object: &ObjectUrl,
-        sink: &Sink,
-        whole: ByteRange,
-        etag: Option<&str>,
-        total: u64,
-    ) -> Result<()> {
-        futures::stream::iter(plan_parts(whole, self.config.part_size).map(Ok))
-            .try_for_each_concurrent(self.config.threads, |part| {
-                self.fetch_range(object, sink, part, etag, total, None)
+    /// Parts an earlier run wrote for this version are not fetched again.
+    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<()> {
+        let restored = object.sink.restored();
+        let parts = plan_parts(whole, self.config.part_size).filter(|part| {
+            let done = restored.contains(*part);
+            if done {
+                self.reporter.bytes_skipped(part.end + 1 - part.start);
+            }
+            !done
+        });
+        // After a failure no new part starts, but those in flight finish: their bytes are
+        // paid for, and a later run resumes from them.
+        let failure = Mutex::new(None);
+        futures::stream::iter(parts)
+            .filter(|_| std::future::ready(failure.lock().expect("failure poisoned").is_none()))
+            .for_each_concurrent(self.config.threads, |part| {
+                let failure = &failure;
+                async move {
+                    if let Err(error) = self.fetch_range(object, part, None).await {
+                        failure
+                            .lock()
+                            .expect("failure poisoned")
+                            .get_or_insert(error);
+                    }
+                }
             })
-            .await
+            .await;
+        failure
+            .into_inner()
+            .expect("failure poisoned")
+            .map_or(Ok(()), Err)
     }
 
     /// Fetch one range into the sink, resuming from the first missing byte after a failure.
     async fn fetch_range(
         &self,
-        object: &ObjectUrl,
-        sink: &Sink,
+        object: &Object<'_>,
         range: ByteRange,
-        etag: Option<&str>,
-        total: u64,
         mut already_sent: Option<InFlight>,
     ) -> Result<()> {
+        let Object {
+            source,
+            etag,
+            total,
+            ..
+        } = *object;
         let mut next = range.start;
         let started = Instant::now();
         let mut retries = 0;
@@ -206,23 +311,23 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                             start: next,
                             end: range.end,
                         };
-                        let response = self.send(object, Some(rest), etag).await?;
-                        check_part(object, &response.fetched, rest, etag, total)?;
+                        let response = self.send(source, Some(rest), etag).await?;
+                        check_part(source, &response.fetched, rest, etag, total)?;
                         response
                     }
                 };
-                self.stream_into(object, response, sink, &mut next, Some(range.end))
+                self.stream_into(object, response, &mut next, Some(range.end))
                     .await?;
                 if next != range.end + 1 {
                     return Err(Error::Protocol {
-                        what: format!("GET {object} {range}"),
+                        what: format!("GET {source} {range}"),
                         detail: format!("body ended after byte {next} of the range"),
                     });
                 }
                 Ok(())
             };
             match attempt.await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return object.sink.part_done(range),
                 Err(error) if error.is_retryable() && retries < self.config.retry.max_retries => {
                     tokio::time::sleep(self.config.retry.delay(retries)).await;
                     retries += 1;
@@ -256,13 +361,17 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     /// written, so that after a failure it names the first byte still missing.
     async fn stream_into(
         &self,
-        object: &ObjectUrl,
+        object: &Object<'_>,
         response: InFlight,
-        sink: &Sink,
         next: &mut u64,
         end: Option<u64>,
     ) -> Result<()> {
         let InFlight { fetched, _slot } = response;
+        let sink = object.sink;
+        let check = object.check;
+        check.observe(&fetched, sink, self.config.verify_content);
+        let mut crc = check.crc().map(Crc::digest);
+        let start = *next;
         let mut body = fetched.body;
         let mut buffer = BytesMut::new();
         let mut failure = None;
@@ -277,7 +386,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             let arrived = *next + (buffer.len() + chunk.len()) as u64;
             if end.is_some_and(|end| arrived > end + 1) {
                 return Err(Error::Protocol {
-                    what: format!("GET {object}"),
+                    what: format!("GET {}", object.source),
                     detail: format!(
                         "body runs past the requested range (byte {arrived}, range end {})",
                         end.unwrap_or(0)
@@ -288,6 +397,9 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
                 let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
                 buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
+            }
+            if let Some(crc) = &mut crc {
+                crc.update(&chunk);
             }
             buffer.extend_from_slice(&chunk);
             self.reporter.bytes_transferred(chunk.len() as u64);
@@ -302,6 +414,13 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             let length = buffer.len() as u64;
             sink.write_at(buffer.freeze(), *next).await?;
             *next += length;
+        }
+        if let Some(crc) = crc {
+            check.add_piece(Piece {
+                start,
+                length: *next - start,
+                crc: crc.finalize(),
+            });
         }
         failure.map_or(Ok(()), Err)
     }
@@ -322,6 +441,95 @@ fn plan_parts(whole: ByteRange, part_size: u64) -> impl Iterator<Item = ByteRang
             start,
             end: (start + part_size - 1).min(whole.end),
         })
+}
+
+/// How an object ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finished {
+    /// Fetched now; its size.
+    Downloaded(u64),
+    /// An earlier run left this same version in place; its size.
+    AlreadyThere(u64),
+}
+
+/// After a failure that a later run may get past (the network, the store), the parts
+/// written so far stay for it; after any other, the temporary file goes.
+fn keep_if_resumable(sink: &mut Sink, fetched: Result<()>) -> Result<()> {
+    if let Err(error) = &fetched {
+        let transient = error.is_retryable() || matches!(error, Error::GaveUp { .. });
+        if !transient {
+            sink.abandon();
+        }
+    }
+    fetched
+}
+
+/// One attempt at one object, as every range of it sees it.
+#[derive(Clone, Copy)]
+struct Object<'a> {
+    /// Where its ranges are fetched from: the job's source, or where that redirected to.
+    source: &'a ObjectUrl,
+    sink: &'a Sink,
+    check: &'a ContentCheck,
+    /// The version every range is pinned to.
+    etag: Option<&'a str>,
+    total: u64,
+}
+
+/// How one attempt checks its object's content. The first response decides (by what the
+/// store sent), before any byte is written; every range is then streamed the same way.
+#[derive(Debug, Default)]
+struct ContentCheck {
+    plan: OnceLock<Expectation>,
+    pieces: Mutex<Vec<Piece>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Expectation {
+    Crc(FullChecksum),
+    Md5([u8; 16]),
+    SizeOnly,
+}
+
+impl ContentCheck {
+    fn observe(&self, fetched: &Fetched, sink: &Sink, enabled: bool) {
+        self.plan
+            .get_or_init(|| match (fetched.checksum, fetched.content_md5) {
+                _ if !enabled => Expectation::SizeOnly,
+                // A CRC costs next to nothing per byte; MD5 is the fallback.
+                (Some(checksum), _) => Expectation::Crc(checksum),
+                (None, Some(md5)) => {
+                    sink.track_md5();
+                    Expectation::Md5(md5)
+                }
+                (None, None) => Expectation::SizeOnly,
+            });
+    }
+
+    fn crc(&self) -> Option<Crc> {
+        match self.plan.get() {
+            Some(Expectation::Crc(checksum)) => Some(checksum.algorithm),
+            _ => None,
+        }
+    }
+
+    fn add_piece(&self, piece: Piece) {
+        self.pieces.lock().expect("pieces poisoned").push(piece);
+    }
+
+    async fn finish(&self, sink: &Sink, total: u64) -> Result<Check> {
+        Ok(match self.plan.get() {
+            None | Some(Expectation::SizeOnly) => Check::Unchecked,
+            Some(Expectation::Crc(expected)) => {
+                let mut pieces = self.pieces.lock().expect("pieces poisoned");
+                check_crc(*expected, &mut pieces, total)
+            }
+            Some(Expectation::Md5(expected)) => match sink.md5(total).await {
+                None => Check::Unchecked,
+                Some(digest) => check_md5(*expected, digest?),
+            },
+        })
+    }
 }
 
 /// A later range must come from the same version: same total size, same ETag, exact range.
@@ -361,7 +569,6 @@ fn check_part(
     }
     Ok(())
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

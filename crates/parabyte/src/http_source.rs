@@ -68,6 +68,10 @@ impl RangeSource for HttpSource {
         Ok(Fetched {
             shape,
             etag: validator(response.headers()),
+            // A web server's ETag is opaque (nginx's is time and size), never a content
+            // MD5, and it sends no S3 checksums: only the sizes are checked.
+            checksum: None,
+            content_md5: None,
             moved_to,
             body: body_of(response, what),
         })

@@ -103,6 +103,7 @@ pub async fn copy_local(
     let nothing_sent = Counters::default().snapshot();
     Ok(Summary::new(
         objects,
+        0,
         bytes,
         started.elapsed(),
         nothing_sent,
@@ -269,7 +270,8 @@ async fn copy_file(
             .metadata()
             .map_err(|e| Error::io("cannot read", &from_path, e))?
             .permissions();
-        let sink = FileSink::create(to_path.clone(), Some(size))?;
+        // No version: a local copy is never resumed, a failed one leaves nothing.
+        let sink = FileSink::create(to_path.clone(), None, Some(size))?;
         sink.file()
             .set_permissions(permissions)
             .map_err(|e| Error::io("cannot set permissions of", &to_path, e))?;

@@ -1,17 +1,22 @@
 //! Where an object's bytes land. Parts are written at their offsets into a temporary file
-//! beside the destination, which takes the final name only once complete; a sink dropped
-//! before `commit` removes its temporary file, so a failed object leaves nothing behind.
+//! beside the destination, which takes the final name only once complete. A sink dropped
+//! before `commit` removes its temporary file, unless it holds finished parts of a known
+//! version that a later run can resume from (see `resume.rs`); then it stays, hidden.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
+use md5::{Digest as _, Md5};
 
 use crate::error::{Error, Result};
+use crate::resume::{mark_complete, Coverage, Journal};
+use crate::source::ByteRange;
+use crate::verify::OrderedMd5;
 
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
@@ -36,6 +41,7 @@ pub(crate) enum Sink {
     Buffered {
         data: Mutex<Vec<u8>>,
         path: PathBuf,
+        etag: Option<String>,
     },
     /// Positioned writes into a temporary file.
     File(FileSink),
@@ -44,8 +50,13 @@ pub(crate) enum Sink {
 }
 
 impl Sink {
-    /// Prepare to receive `size` bytes (when known) for `target`.
-    pub(crate) async fn open(target: &Target, size: Option<u64>) -> Result<Sink> {
+    /// Prepare to receive `size` bytes (when known) of the version `etag` for `target`. A
+    /// large file picks up the parts an earlier run left for the same version.
+    pub(crate) async fn open(
+        target: &Target,
+        size: Option<u64>,
+        etag: Option<&str>,
+    ) -> Result<Sink> {
         let path = match target {
             Target::Discard => return Ok(Sink::Discard),
             Target::Memory(buffer) => {
@@ -62,10 +73,12 @@ impl Sink {
             Some(size) if size <= SMALL_OBJECT => Ok(Sink::Buffered {
                 data: Mutex::new(Vec::with_capacity(size as usize)),
                 path: path.to_owned(),
+                etag: etag.map(str::to_owned),
             }),
             _ => {
                 let path = path.to_owned();
-                blocking(move || FileSink::create(path, size))
+                let version = size.zip(etag.map(str::to_owned));
+                blocking(move || FileSink::create(path, version, size))
                     .await
                     .map(Sink::File)
             }
@@ -81,11 +94,89 @@ impl Sink {
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
+                let md5 = sink.md5.clone();
                 blocking(move || {
                     file.write_all_at(&data, offset)
-                        .map_err(|e| Error::io("cannot write", path, e))
+                        .map_err(|e| Error::io("cannot write", &path, e))?;
+                    if let Some(md5) = md5.get() {
+                        md5.written(offset, data.len() as u64);
+                        md5.catch_up(&|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))?;
+                    }
+                    Ok(())
                 })
                 .await
+            }
+        }
+    }
+
+    /// Start computing the MD5 of what is written; call before the first write.
+    pub(crate) fn track_md5(&self) {
+        if let Sink::File(sink) = self {
+            sink.md5.get_or_init(|| {
+                let md5 = OrderedMd5::default();
+                for (start, end) in sink.restored.stretches() {
+                    md5.written(start, end - start);
+                }
+                md5
+            });
+        }
+    }
+
+    /// What an earlier run already wrote of this version.
+    pub(crate) fn restored(&self) -> Coverage {
+        match self {
+            Sink::File(sink) => sink.restored.clone(),
+            _ => Coverage::default(),
+        }
+    }
+
+    /// `range` is written in full: a later run need not fetch it again.
+    pub(crate) fn part_done(&self, range: ByteRange) -> Result<()> {
+        let Sink::File(sink) = self else {
+            return Ok(());
+        };
+        let Some(journal) = &sink.journal else {
+            return Ok(());
+        };
+        let mut journal = journal.lock().expect("journal poisoned");
+        journal
+            .record(&sink.file, range)
+            .map_err(|e| Error::io("cannot record progress in", &sink.temp, e))
+    }
+
+    /// The bytes written cannot be trusted by a later run (another version, bad content,
+    /// no space): remove them when the sink goes.
+    pub(crate) fn abandon(&mut self) {
+        if let Sink::File(sink) = self {
+            sink.journal = None;
+        }
+    }
+
+    /// The MD5 of the `total` bytes written, when they were kept (not when discarding).
+    pub(crate) async fn md5(&self, total: u64) -> Option<Result<[u8; 16]>> {
+        let of_buffer = |buffer: &Mutex<Vec<u8>>| {
+            let data = buffer.lock().expect("sink buffer poisoned");
+            Some(Ok(Md5::digest(&data[..]).into()))
+        };
+        match self {
+            Sink::Discard => None,
+            Sink::Buffered { data, .. } => of_buffer(data),
+            Sink::Memory(data) => of_buffer(data),
+            Sink::File(sink) => {
+                let md5 = sink.md5.clone();
+                let file = sink.file.clone();
+                let path = sink.temp.clone();
+                Some(
+                    blocking(move || {
+                        let md5 = md5.get().ok_or_else(|| {
+                            Error::io("MD5 was not tracked for", &path, io::Error::other("bug"))
+                        })?;
+                        md5.finish(total, &|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))
+                    })
+                    .await,
+                )
             }
         }
     }
@@ -94,9 +185,9 @@ impl Sink {
     pub(crate) async fn commit(self) -> Result<()> {
         match self {
             Sink::Discard | Sink::Memory(_) => Ok(()),
-            Sink::Buffered { data, path } => {
+            Sink::Buffered { data, path, etag } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
-                blocking(move || write_small_file(&path, &data)).await
+                blocking(move || write_small_file(&path, &data, etag.as_deref())).await
             }
             Sink::File(sink) => blocking(move || sink.rename_into_place()).await,
         }
@@ -117,19 +208,42 @@ fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
 #[derive(Debug)]
 pub(crate) struct FileSink {
     file: Arc<File>,
+    md5: Arc<OnceLock<OrderedMd5>>,
     temp: PathBuf,
     path: PathBuf,
+    /// The version being written, to mark the finished file with: (size, ETag).
+    version: Option<(u64, String)>,
+    /// Parts written so far, kept on the file; `None` when nothing may be resumed.
+    journal: Option<Mutex<Journal>>,
+    /// What an earlier run had written when this one began.
+    restored: Coverage,
     committed: bool,
 }
 
 impl FileSink {
-    pub(crate) fn create(path: PathBuf, size: Option<u64>) -> Result<FileSink> {
+    pub(crate) fn create(
+        path: PathBuf,
+        version: Option<(u64, String)>,
+        size: Option<u64>,
+    ) -> Result<FileSink> {
         let temp = temp_path_for(&path);
+        if let Some((size, etag)) = &version {
+            if let Some(sink) = Self::resume(&path, &temp, *size, etag) {
+                return Ok(sink);
+            }
+        }
         let file = create_with_parents(&temp)?;
+        let journal = version
+            .as_ref()
+            .map(|(size, etag)| Mutex::new(Journal::new(etag, *size)));
         let sink = FileSink {
             file: Arc::new(file),
+            md5: Arc::default(),
             temp,
             path,
+            version,
+            journal,
+            restored: Coverage::default(),
             committed: false,
         };
         if let Some(size) = size {
@@ -146,7 +260,30 @@ impl FileSink {
         &self.file
     }
 
+    /// The temporary file an earlier run left for this same version, if there is one.
+    fn resume(path: &Path, temp: &Path, size: u64, etag: &str) -> Option<FileSink> {
+        let file = OpenOptions::new().read(true).write(true).open(temp).ok()?;
+        if file.metadata().ok()?.len() != size {
+            return None;
+        }
+        let journal = Journal::restore(&file, etag, size)?;
+        Some(FileSink {
+            file: Arc::new(file),
+            md5: Arc::default(),
+            temp: temp.to_owned(),
+            path: path.to_owned(),
+            restored: journal.written().clone(),
+            version: Some((size, etag.to_owned())),
+            journal: Some(Mutex::new(journal)),
+            committed: false,
+        })
+    }
+
     pub(crate) fn rename_into_place(mut self) -> Result<()> {
+        if let Some((size, etag)) = &self.version {
+            mark_complete(&self.file, etag, *size)
+                .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
+        }
         fs::rename(&self.temp, &self.path)
             .map_err(|e| Error::io("cannot move into place", &self.path, e))?;
         self.committed = true;
@@ -156,19 +293,28 @@ impl FileSink {
 
 impl Drop for FileSink {
     fn drop(&mut self) {
-        if !self.committed {
+        let resumable = self
+            .journal
+            .as_ref()
+            .is_some_and(|journal| journal.lock().is_ok_and(|j| j.written().bytes() > 0));
+        if !self.committed && !resumable {
             // Best effort: the file may never have been fully created.
             let _ = fs::remove_file(&self.temp);
         }
     }
 }
 
-/// Write a whole small object: temp file, write, rename.
-fn write_small_file(path: &Path, data: &[u8]) -> Result<()> {
+/// Write a whole small object: temp file, write, mark, rename.
+fn write_small_file(path: &Path, data: &[u8], etag: Option<&str>) -> Result<()> {
     let temp = temp_path_for(path);
     let written = create_with_parents(&temp).and_then(|file| {
         file.write_all_at(data, 0)
-            .map_err(|e| Error::io("cannot write", path, e))
+            .map_err(|e| Error::io("cannot write", path, e))?;
+        match etag {
+            Some(etag) => mark_complete(&file, etag, data.len() as u64)
+                .map_err(|e| Error::io("cannot mark", path, e)),
+            None => Ok(()),
+        }
     });
     let result = written.and_then(|()| {
         fs::rename(&temp, path).map_err(|e| Error::io("cannot move into place", path, e))
@@ -196,7 +342,9 @@ fn temp_path_for(path: &Path) -> PathBuf {
 
 fn create_with_parents(path: &Path) -> Result<File> {
     let open = || {
+        // Readable too: the MD5 check reads back what was just written.
         OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
@@ -256,7 +404,7 @@ mod tests {
     async fn a_file_sink_appears_only_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/deeper/object.bin");
-        let sink = Sink::open(&Target::File(path.clone()), Some(SMALL_OBJECT + 4))
+        let sink = Sink::open(&Target::File(path.clone()), Some(SMALL_OBJECT + 4), None)
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"tail"), SMALL_OBJECT)
@@ -278,7 +426,7 @@ mod tests {
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
-        let sink = Sink::open(&Target::File(path.clone()), Some(10 * SMALL_OBJECT))
+        let sink = Sink::open(&Target::File(path.clone()), Some(10 * SMALL_OBJECT), None)
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"partial"), 0)
@@ -292,7 +440,7 @@ mod tests {
     async fn small_objects_are_written_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b.txt");
-        let sink = Sink::open(&Target::File(path.clone()), Some(5))
+        let sink = Sink::open(&Target::File(path.clone()), Some(5), None)
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"hello"), 0)

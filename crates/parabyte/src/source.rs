@@ -16,6 +16,7 @@ use crate::http::describe;
 use crate::http_source::HttpSource;
 use crate::location::ObjectUrl;
 use crate::s3::S3Store;
+use crate::verify::FullChecksum;
 
 /// A response body, chunk by chunk.
 pub(crate) type Body = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
@@ -52,6 +53,10 @@ pub(crate) struct Fetched {
     pub etag: Option<String>,
     /// The object answered from another address (a redirect): later ranges go there.
     pub moved_to: Option<ObjectUrl>,
+    /// The whole object's CRC, when the store sent one with this response.
+    pub checksum: Option<FullChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
     pub body: Body,
 }
 

@@ -91,6 +91,12 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
         (1 + 4, 0),
         "empty: none, small: one, big: four parts, and no probe"
     );
+    let verified = summary.verified;
+    assert_eq!(
+        (verified.checksum, verified.md5, verified.size_only),
+        (1, 1, 1),
+        "small: the CRC of a whole-object response; big: its MD5 ETag; empty: nothing to check"
+    );
     let read = |path: PathBuf| std::fs::read(path).unwrap();
     assert_eq!(read(dir.path().join("empty")), objects[0].1);
     assert_eq!(read(dir.path().join("nested/small.bin")), objects[1].1);

@@ -1,0 +1,144 @@
+//! Running the same command again: files an earlier run completed are skipped while the
+//! object is the same version, and a large object that stopped part-way resumes from the
+//! parts already written.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{files_under, run, stderr, summary, Bed};
+use parabyte_testkit::{payload, AfterStall, Fault, Rule, ServerKind};
+
+const MIB: u64 = 1 << 20;
+
+fn copy_prefix(bed: &Bed, extra: &[&str]) -> std::process::Output {
+    let source = bed.url("set/");
+    let mut args = vec!["cp", "--json", "--part-size", "1MiB"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[source.as_str(), "out"]);
+    run(bed.parabyte().args(args))
+}
+
+#[test]
+fn a_second_run_skips_what_is_complete_and_fetches_what_changed() {
+    let bed = Bed::new(ServerKind::Versitygw, "rerun");
+    for (i, size) in [10u64, 300_000, 3 * MIB].into_iter().enumerate() {
+        bed.admin
+            .put_generated(&bed.bucket, &format!("set/f{i}"), i as u64, size)
+            .unwrap();
+    }
+    let first = copy_prefix(&bed, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(summary(&first)["objects"], 3);
+
+    bed.proxy.reset();
+    let second = copy_prefix(&bed, &[]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    let report = summary(&second);
+    assert_eq!(
+        (report["objects"].as_u64(), report["skipped"].as_u64()),
+        (Some(0), Some(3))
+    );
+    assert_eq!(bed.proxy.counts().get, 0, "nothing fetched again");
+
+    // A file edited locally, and an object replaced in the store, are fetched again.
+    std::fs::write(bed.path("out/f0"), b"edited here").unwrap();
+    bed.admin
+        .put_generated(&bed.bucket, "set/f1", 99, 300_000)
+        .unwrap();
+    let third = copy_prefix(&bed, &[]);
+    let report = summary(&third);
+    assert_eq!(
+        (report["objects"].as_u64(), report["skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(std::fs::read(bed.path("out/f0")).unwrap(), payload(0, 10));
+    assert_eq!(
+        std::fs::read(bed.path("out/f1")).unwrap(),
+        payload(99, 300_000)
+    );
+
+    let forced = copy_prefix(&bed, &["--force"]);
+    assert_eq!(summary(&forced)["objects"], 3, "--force fetches everything");
+}
+
+#[test]
+fn a_large_object_that_failed_resumes_from_its_finished_parts() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-fail");
+    const SIZE: u64 = 8 * MIB + 5;
+    bed.admin
+        .put_generated(&bed.bucket, "set/big", 3, SIZE)
+        .unwrap();
+    // The part at 5 MiB always fails; the other eight arrive.
+    let broken = bed.proxy.inject(
+        Rule::get().range_start(5 * MIB),
+        Fault::error(500, "InternalError"),
+    );
+    let failed = copy_prefix(&bed, &["--retries", "1"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    assert!(broken.fired() >= 2);
+    assert_eq!(
+        files_under(&bed.path("out")),
+        vec![".big.parabyte-part"],
+        "no final name, the finished parts kept"
+    );
+
+    broken.remove();
+    bed.proxy.reset();
+    let resumed = copy_prefix(&bed, &[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let requests = bed.proxy.requests();
+    let ranges: Vec<_> = requests.iter().filter_map(|r| r.range.clone()).collect();
+    assert_eq!(
+        ranges,
+        vec![format!("bytes={}-{}", 5 * MIB, 6 * MIB - 1)],
+        "only the missing part is fetched"
+    );
+    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(3, SIZE as usize));
+    assert_eq!(
+        summary(&resumed)["verified"]["md5"],
+        1,
+        "the whole file, old parts and new, checked by its MD5"
+    );
+    assert_eq!(files_under(&bed.path("out")), vec!["big"]);
+}
+
+#[test]
+fn an_interrupted_download_resumes_where_it_stopped() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-signal");
+    const SIZE: u64 = 6 * MIB;
+    bed.admin
+        .put_generated(&bed.bucket, "set/big", 4, SIZE)
+        .unwrap();
+    // One part hangs, so the download is still running when it is interrupted.
+    bed.proxy.inject(
+        Rule::get().range_start(2 * MIB),
+        Fault::stall_after(64 << 10, Duration::from_secs(60), AfterStall::Close),
+    );
+    let mut child = bed
+        .parabyte_process(bed.server.secret_key())
+        .args(["cp", "--part-size", "1MiB", &bed.url("set/"), "out"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the five other parts are in.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while bed.proxy.counts().get < 6 {
+        assert!(Instant::now() < deadline, "the parts never went out");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill only sends a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(files_under(&bed.path("out")), vec![".big.parabyte-part"]);
+
+    bed.proxy.clear_faults();
+    bed.proxy.reset();
+    let resumed = copy_prefix(&bed, &[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(bed.proxy.counts().get, 1, "only the part that hung");
+    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
+}

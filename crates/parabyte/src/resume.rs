@@ -1,0 +1,227 @@
+//! Picking up where an earlier run stopped, with marks kept in extended attributes:
+//! - a finished file carries the ETag it was downloaded at (and its size and mtime then),
+//!   so running the same command again skips it while it is still that version;
+//! - a large object's temporary file carries a journal of the byte ranges already written,
+//!   so an interrupted or failed download resumes from those parts instead of from zero.
+//!
+//! File systems without user extended attributes simply download everything again.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use xattr::FileExt as _;
+
+use crate::source::{same_etag, ByteRange};
+
+/// On a finished file: `ETAG\nSIZE\nMTIME_NS`.
+const VERSION_ATTR: &str = "user.parabyte.version";
+/// On a temporary file: `ETAG\nSIZE\n` then the written ranges as `START-END,...`.
+const JOURNAL_ATTR: &str = "user.parabyte.journal";
+/// Keep the journal within what every file system stores in one attribute (ext4: one block).
+const JOURNAL_LIMIT: usize = 3500;
+
+/// True when `path` holds exactly this version from an earlier run: a regular file of this
+/// size, marked with this ETag, and not modified since it was marked.
+pub(crate) fn already_complete(path: &Path, etag: &str, size: u64) -> bool {
+    let Ok(metadata) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let Ok(Some(mark)) = xattr::get(path, VERSION_ATTR) else {
+        return false;
+    };
+    let mark = String::from_utf8_lossy(&mark);
+    let mut fields = mark.split('\n');
+    let (Some(marked_etag), Some(marked_size), Some(marked_mtime)) =
+        (fields.next(), fields.next(), fields.next())
+    else {
+        return false;
+    };
+    metadata.is_file()
+        && metadata.len() == size
+        && marked_size == size.to_string()
+        && marked_mtime == mtime_ns(&metadata).to_string()
+        && same_etag(marked_etag, etag)
+}
+
+/// Mark a complete temporary file with the version it holds, before it takes its name.
+pub(crate) fn mark_complete(file: &File, etag: &str, size: u64) -> io::Result<()> {
+    let mtime = mtime_ns(&file.metadata()?);
+    match file.set_xattr(VERSION_ATTR, format!("{etag}\n{size}\n{mtime}").as_bytes()) {
+        // Marks are an optimisation: a file system without them just skips nothing.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(()),
+        other => other,
+    }
+}
+
+fn mtime_ns(metadata: &fs::Metadata) -> i128 {
+    i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
+}
+
+/// Stretches of bytes, merged as they are added: start -> end (exclusive).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Coverage(BTreeMap<u64, u64>);
+
+impl Coverage {
+    pub(crate) fn add(&mut self, start: u64, end: u64) {
+        let (mut start, mut end) = (start, end);
+        if let Some((&before, &before_end)) = self.0.range(..=start).next_back() {
+            if before_end >= start {
+                start = before;
+                end = end.max(before_end);
+            }
+        }
+        while let Some((&next, &next_end)) = self.0.range(start..).next() {
+            if next > end {
+                break;
+            }
+            end = end.max(next_end);
+            self.0.remove(&next);
+        }
+        self.0.insert(start, end);
+    }
+
+    /// The end of the stretch that starts at `start`, or `start` when there is none.
+    pub(crate) fn end_of_run_from(&self, start: u64) -> u64 {
+        self.0.get(&start).copied().unwrap_or(start)
+    }
+
+    /// True when every byte of `range` is covered.
+    pub(crate) fn contains(&self, range: ByteRange) -> bool {
+        self.0
+            .range(..=range.start)
+            .next_back()
+            .is_some_and(|(_, &end)| end > range.end)
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.0.iter().map(|(start, end)| end - start).sum()
+    }
+
+    pub(crate) fn stretches(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.0.iter().map(|(&start, &end)| (start, end))
+    }
+
+    fn render(&self) -> String {
+        let stretches: Vec<String> = self
+            .0
+            .iter()
+            .map(|(start, end)| format!("{start}-{end}"))
+            .collect();
+        stretches.join(",")
+    }
+
+    fn parse(text: &str) -> Option<Coverage> {
+        let mut coverage = Coverage::default();
+        for stretch in text.split(',').filter(|s| !s.is_empty()) {
+            let (start, end) = stretch.split_once('-')?;
+            let (start, end): (u64, u64) = (start.parse().ok()?, end.parse().ok()?);
+            if start >= end {
+                return None;
+            }
+            coverage.add(start, end);
+        }
+        Some(coverage)
+    }
+}
+
+/// The ranges of one object version written into a temporary file so far.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    header: String,
+    written: Coverage,
+}
+
+impl Journal {
+    pub(crate) fn new(etag: &str, size: u64) -> Journal {
+        Journal {
+            header: format!("{etag}\n{size}\n"),
+            written: Coverage::default(),
+        }
+    }
+
+    /// The journal an earlier run left on `file`, if it was for this same version.
+    pub(crate) fn restore(file: &File, etag: &str, size: u64) -> Option<Journal> {
+        let mut journal = Journal::new(etag, size);
+        let stored = file.get_xattr(JOURNAL_ATTR).ok()??;
+        let stored = String::from_utf8(stored).ok()?;
+        journal.written = Coverage::parse(stored.strip_prefix(&journal.header)?)?;
+        let fits = journal.written.stretches().all(|(_, end)| end <= size);
+        (fits && journal.written.bytes() > 0).then_some(journal)
+    }
+
+    /// Record that `range` is written, on the file too, so a later run can trust it.
+    pub(crate) fn record(&mut self, file: &File, range: ByteRange) -> io::Result<()> {
+        self.written.add(range.start, range.end + 1);
+        let value = format!("{}{}", self.header, self.written.render());
+        if value.len() > JOURNAL_LIMIT {
+            // Too scattered to store: what is recorded already stays valid.
+            return Ok(());
+        }
+        match file.set_xattr(JOURNAL_ATTR, value.as_bytes()) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(()),
+            other => other,
+        }
+    }
+
+    pub(crate) fn written(&self) -> &Coverage {
+        &self.written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: u64, end: u64) -> ByteRange {
+        ByteRange { start, end }
+    }
+
+    #[test]
+    fn coverage_merges_touching_and_overlapping_stretches() {
+        let mut coverage = Coverage::default();
+        coverage.add(10, 20);
+        coverage.add(30, 40);
+        coverage.add(20, 30);
+        coverage.add(0, 5);
+        assert_eq!(
+            coverage.stretches().collect::<Vec<_>>(),
+            vec![(0, 5), (10, 40)]
+        );
+        assert!(coverage.contains(range(10, 39)));
+        assert!(!coverage.contains(range(4, 10)));
+        assert_eq!(coverage.end_of_run_from(0), 5);
+        assert_eq!(Coverage::parse(&coverage.render()), Some(coverage));
+        assert_eq!(Coverage::parse("5-3"), None);
+    }
+
+    #[test]
+    fn a_journal_survives_only_for_the_same_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("t")).unwrap();
+        let mut journal = Journal::new("\"e1\"", 100);
+        journal.record(&file, range(0, 9)).unwrap();
+        journal.record(&file, range(50, 59)).unwrap();
+        let restored = Journal::restore(&file, "\"e1\"", 100).unwrap();
+        assert_eq!(restored.written(), journal.written());
+        assert!(Journal::restore(&file, "\"e2\"", 100).is_none());
+        assert!(Journal::restore(&file, "\"e1\"", 101).is_none());
+    }
+
+    #[test]
+    fn a_marked_file_is_complete_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello").unwrap();
+        let file = File::open(&path).unwrap();
+        mark_complete(&file, "\"abc\"", 5).unwrap();
+        assert!(already_complete(&path, "abc", 5));
+        assert!(!already_complete(&path, "\"abd\"", 5));
+        assert!(!already_complete(&path, "\"abc\"", 6));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&path, b"HELLO").unwrap();
+        assert!(!already_complete(&path, "\"abc\"", 5), "edited since");
+    }
+}
