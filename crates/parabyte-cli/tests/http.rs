@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use common::{bare_parabyte, files_under, stderr, summary};
 use parabyte_testkit::{
-    payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, Fault, RequestKind, Rule,
-    SeenRequest, ServerKind, Serving, WebServer,
+    payload, shared, shared_tls, unique_bucket_name, BlockingAdmin, CountingProxy, Fault,
+    RequestKind, Rule, SeenRequest, ServerKind, Serving, WebServer,
 };
 
 const MIB: u64 = 1 << 20;
@@ -273,4 +273,34 @@ fn a_missing_file_fails_alone_with_its_url_redacted() {
     );
     assert!(!shown.contains("topsecret"), "{shown}");
     assert!(files_under(site.dir.path()).is_empty());
+}
+
+#[test]
+fn https_urls_trust_the_system_roots_plus_the_ca_bundle() {
+    let store = shared_tls(ServerKind::Versitygw);
+    let admin = BlockingAdmin::for_server(store);
+    let bucket = unique_bucket_name("https-url");
+    admin.create_bucket(&bucket).unwrap();
+    admin.put_generated(&bucket, "big.bin", 9, SIZE).unwrap();
+    let url = admin
+        .client()
+        .presign_get(&bucket, "big.bin", Duration::from_secs(600))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = store.ca_pem_path().unwrap().to_str().unwrap();
+    let cp = |extra: &[&str]| {
+        let mut command = bare_parabyte(dir.path());
+        command.args(["cp", "--part-size", "1MiB"]).args(extra);
+        command.args([url.as_str(), "out.bin"]).output().unwrap()
+    };
+    let refused = cp(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--ca-bundle"),
+        "{}",
+        stderr(&refused)
+    );
+    let trusted = cp(&["--ca-bundle", ca]);
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    assert!(std::fs::read(dir.path().join("out.bin")).unwrap() == payload(9, SIZE as usize));
 }
