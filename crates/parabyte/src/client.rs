@@ -348,28 +348,37 @@ async fn send_verdict(
             };
             refuse(&job, collision)
         }
-        Verdict::Clear((relative, mut job)) => {
-            let key = || format!("{prefix}{relative}");
-            match destination {
-                Destination::Discard => Planned::Job(job),
-                Destination::Path(root) => match relative_path(&relative) {
-                    Ok(path) => match linked_directory(root, &path) {
-                        None => {
-                            job.target = Target::File(root.join(path));
-                            Planned::Job(job)
-                        }
-                        Some(link) => {
-                            let reason = format!(
+        Verdict::Clear((relative, mut job)) => match destination {
+            Destination::Discard => Planned::Job(job),
+            Destination::Path(root) => match relative_path(&relative) {
+                Ok(path) => match linked_directory(root, &path) {
+                    None => {
+                        job.target = Target::File(root.join(path));
+                        Planned::Job(job)
+                    }
+                    Some(link) => {
+                        let reason = format!(
                             "'{}' in the destination is a symbolic link, and parabyte never writes through links",
                             link.display()
                         );
-                            refuse(&job, Error::UnsafeKey { key: key(), reason })
-                        }
-                    },
-                    Err(reason) => refuse(&job, Error::UnsafeKey { key: key(), reason }),
+                        refuse(
+                            &job,
+                            Error::UnsafeKey {
+                                key: format!("{prefix}{relative}"),
+                                reason,
+                            },
+                        )
+                    }
                 },
-            }
-        }
+                Err(reason) => refuse(
+                    &job,
+                    Error::UnsafeKey {
+                        key: format!("{prefix}{relative}"),
+                        reason,
+                    },
+                ),
+            },
+        },
     };
     if let Planned::Job(job) = &planned {
         reporter.object_queued(job.known.as_ref().map(|k| k.size));
