@@ -35,6 +35,7 @@ mod retry;
 mod s3;
 mod sink;
 mod source;
+mod throttle;
 mod timestamp;
 mod verify;
 
