@@ -4,7 +4,7 @@
 mod common;
 
 use common::{files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, ServerKind};
+use parabyte_testkit::{payload, Fault, Rule, ServerKind};
 
 fn wrong_credentials(kind: ServerKind) {
     let bed = Bed::new(kind, "badcreds");
@@ -190,4 +190,32 @@ fn a_symlink_inside_the_destination_is_never_written_through() {
         0,
         "nothing written outside"
     );
+}
+
+#[test]
+fn expired_credentials_stop_the_run_and_no_secret_is_ever_shown() {
+    let bed = Bed::new(ServerKind::Versitygw, "expired");
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(1, 10))
+        .unwrap();
+    bed.proxy
+        .inject(Rule::get(), Fault::error(400, "ExpiredToken"));
+    let token = "session-token-that-must-not-show";
+    let output = run(bed.parabyte().env("AWS_SESSION_TOKEN", token).args([
+        "cp",
+        "--json",
+        &bed.url("k"),
+        "out/",
+    ]));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = format!(
+        "{}{}",
+        stderr(&output),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(text.contains("ExpiredToken"), "{text}");
+    assert!(text.contains("refresh your session"), "{text}");
+    for secret in [bed.server.secret_key(), token, "Signature=", "Credential="] {
+        assert!(!text.contains(secret), "{secret} shown: {text}");
+    }
 }

@@ -270,3 +270,46 @@ fn a_throttled_listing_inside_a_200_is_retried() {
     );
     assert_eq!(summary(&output)["requests"]["list"], 2);
 }
+
+#[test]
+fn throttling_lowers_the_requests_in_flight_and_success_raises_them_again() {
+    let bed = Bed::new(ServerKind::Versitygw, "adaptive");
+    let objects: Vec<(String, Vec<u8>)> = (0..300)
+        .map(|i| (format!("set/{i:04}"), payload(i, 1024)))
+        .collect();
+    bed.admin.fill(&bed.bucket, objects).unwrap();
+    // Every GET waits for its headers, so requests overlap as they do over a network.
+    bed.proxy
+        .inject(Rule::get(), Fault::delay_headers(Duration::from_millis(30)));
+    let slow_down = bed
+        .proxy
+        .inject(Rule::get().first(80), Fault::error(503, "SlowDown"));
+    let output =
+        run(bed
+            .parabyte()
+            .args(["cp", "--json", "--workers", "64", &bed.url("set/"), "out"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(slow_down.fired(), 80);
+    assert_eq!(summary(&output)["objects"], 300);
+
+    let requests = bed.proxy.requests();
+    let in_flight = bed.proxy.in_flight_at_arrivals();
+    let gets: Vec<u64> = requests
+        .iter()
+        .zip(in_flight)
+        .filter(|(request, _)| request.kind == RequestKind::Get)
+        .map(|(_, in_flight)| in_flight)
+        .collect();
+    let before = gets[..64].iter().max().copied().unwrap();
+    let after = gets[160..].iter().max().copied().unwrap();
+    assert!(
+        before > 48,
+        "64 objects at once before the store pushed back: {before}"
+    );
+    assert!(
+        after <= 32,
+        "after the SlowDowns, about half as many at once (growing by one per round): {after}"
+    );
+    let last = gets[gets.len() - 20..].iter().min().copied().unwrap();
+    assert!(last > 1, "and never down to one at a time: {gets:?}");
+}

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use futures::StreamExt;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::error::{Error, Result};
@@ -18,6 +17,7 @@ use crate::resume;
 use crate::retry::{give_up, with_retries};
 use crate::sink::{Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
+use crate::throttle::{RequestLimit, Slot};
 use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
@@ -46,14 +46,15 @@ pub(crate) struct Known {
 /// A response holding one of the global request slots until its body is consumed.
 struct InFlight {
     fetched: Fetched,
-    _slot: OwnedSemaphorePermit,
+    _slot: Slot,
 }
 
 pub(crate) struct Engine<S> {
     source: Arc<S>,
     config: TransferConfig,
-    /// Requests in flight across all objects: bounds sockets and buffered bytes.
-    request_slots: Arc<Semaphore>,
+    /// Requests in flight across all objects: bounds sockets and buffered bytes, and backs
+    /// off when the store throttles.
+    request_limit: Arc<RequestLimit>,
     counters: Arc<Counters>,
     reporter: Arc<dyn Reporter>,
 }
@@ -66,7 +67,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         reporter: Arc<dyn Reporter>,
     ) -> Self {
         Engine {
-            request_slots: Arc::new(Semaphore::new(config.max_requests)),
+            request_limit: RequestLimit::new(config.max_requests),
             source,
             config,
             counters,
@@ -344,17 +345,22 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         range: Option<ByteRange>,
         if_match: Option<&str>,
     ) -> Result<InFlight> {
-        let slot = self
-            .request_slots
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("request slots are never closed");
-        let fetched = self.source.fetch(object, range, if_match).await?;
-        Ok(InFlight {
-            fetched,
-            _slot: slot,
-        })
+        let slot = self.request_limit.acquire().await;
+        match self.source.fetch(object, range, if_match).await {
+            Ok(fetched) => {
+                self.request_limit.succeeded();
+                Ok(InFlight {
+                    fetched,
+                    _slot: slot,
+                })
+            }
+            Err(error) => {
+                if matches!(error, Error::Throttled { .. }) {
+                    self.request_limit.throttled();
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Copy a body into the sink from byte `*next` on, advancing `*next` past every byte

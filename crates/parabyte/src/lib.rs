@@ -38,6 +38,7 @@ mod retry;
 mod s3;
 mod sink;
 mod source;
+mod throttle;
 mod timestamp;
 mod verify;
 

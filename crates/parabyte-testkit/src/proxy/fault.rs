@@ -37,6 +37,7 @@ enum Times {
     Every,
     Nth(u64),
     First(u64),
+    EveryNth(u64),
 }
 
 impl Rule {
@@ -87,6 +88,13 @@ impl Rule {
         self
     }
 
+    /// Every `n`th matching request: the `n`th, the `2n`th, and so on.
+    pub fn every_nth(mut self, n: u64) -> Rule {
+        assert!(n >= 1, "Rule::every_nth counts from 1");
+        self.times = Times::EveryNth(n);
+        self
+    }
+
     /// Only the first `n` matching requests.
     pub fn first(mut self, n: u64) -> Rule {
         self.times = Times::First(n);
@@ -110,6 +118,7 @@ impl Rule {
             Times::Every => true,
             Times::Nth(nth) => n == nth,
             Times::First(first) => n <= first,
+            Times::EveryNth(every) => n % every == 0,
         }
     }
 }
@@ -562,10 +571,11 @@ mod tests {
                 (Rule::get().first(2), Fault::delay_headers(Duration::ZERO)),
                 (Rule::list(), Fault::set_header("x-a", "1")),
                 (Rule::any().nth(3), Fault::set_header("x-b", "1")),
+                (Rule::get().every_nth(2), Fault::set_header("x-c", "1")),
             ],
             &requests,
         );
-        assert_eq!(applied, [vec![1], vec![2], vec![1, 3], vec![0], vec![]]);
+        assert_eq!(applied, [vec![1], vec![2], vec![1, 3, 4], vec![0], vec![4]]);
     }
 
     #[test]

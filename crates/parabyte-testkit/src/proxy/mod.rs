@@ -14,6 +14,7 @@ mod socket;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -158,6 +159,16 @@ impl CountingProxy {
         lock(&self.ledger).recent.iter().cloned().collect()
     }
 
+    /// For each of [`CountingProxy::requests`], how many requests were in flight (arrived,
+    /// response not yet fully sent) when it arrived, itself included.
+    pub fn in_flight_at_arrivals(&self) -> Vec<u64> {
+        lock(&self.ledger)
+            .in_flight_at_arrival
+            .iter()
+            .copied()
+            .collect()
+    }
+
     /// Forgets all counts and requests, e.g. after a test's setup went through the proxy.
     /// Injected faults stay, and keep counting where they were.
     pub fn reset(&self) {
@@ -199,10 +210,12 @@ impl Drop for CountingProxy {
 struct Ledger {
     counts: ProxyCounts,
     recent: VecDeque<SeenRequest>,
+    /// For each of `recent`: requests in flight when it arrived, itself included.
+    in_flight_at_arrival: VecDeque<u64>,
 }
 
 impl Ledger {
-    fn record(&mut self, seen: SeenRequest) {
+    fn record(&mut self, seen: SeenRequest, in_flight: u64) {
         let counter = match seen.kind {
             RequestKind::Get => &mut self.counts.get,
             RequestKind::List => &mut self.counts.list,
@@ -213,8 +226,10 @@ impl Ledger {
         *counter += 1;
         if self.recent.len() == RECENT_REQUESTS {
             self.recent.pop_front();
+            self.in_flight_at_arrival.pop_front();
         }
         self.recent.push_back(seen);
+        self.in_flight_at_arrival.push_back(in_flight);
     }
 }
 
@@ -269,6 +284,17 @@ struct Forwarder {
     client: Client<HttpConnector, ProxyBody>,
     ledger: Arc<Mutex<Ledger>>,
     script: Arc<Mutex<Script>>,
+    in_flight: Arc<AtomicU64>,
+}
+
+/// Counts one request in flight until its response body is done or dropped.
+#[derive(Debug)]
+struct InFlight(Arc<AtomicU64>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Forwarder {
@@ -287,6 +313,7 @@ impl Forwarder {
             client,
             ledger,
             script,
+            in_flight: Arc::default(),
         }
     }
 
@@ -295,11 +322,29 @@ impl Forwarder {
         request: Request<Incoming>,
         connection: Arc<Connection>,
     ) -> Response<ProxyBody> {
+        let in_flight = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let guard = InFlight(self.in_flight.clone());
+        let response = self.respond(request, connection, in_flight).await;
+        response.map(|body| {
+            body.map_frame(move |frame| {
+                let _counted_until_the_body_ends = &guard;
+                frame
+            })
+            .boxed()
+        })
+    }
+
+    async fn respond(
+        &self,
+        request: Request<Incoming>,
+        connection: Arc<Connection>,
+        in_flight: u64,
+    ) -> Response<ProxyBody> {
         let seen = SeenRequest::of(&request);
         let faults = {
             let mut ledger = lock(&self.ledger);
             let faults = lock(&self.script).select(&seen);
-            ledger.record(seen.clone());
+            ledger.record(seen.clone(), in_flight);
             faults
         };
         if faults.is_empty() {
@@ -554,7 +599,7 @@ mod tests {
     fn ledger_keeps_only_the_most_recent_requests() {
         let mut ledger = Ledger::default();
         for i in 0..RECENT_REQUESTS + 3 {
-            ledger.record(SeenRequest {
+            let seen = SeenRequest {
                 kind: RequestKind::Head,
                 method: Method::HEAD,
                 path: format!("/b/{i}"),
@@ -562,10 +607,16 @@ mod tests {
                 range: None,
                 if_match: None,
                 if_unmodified_since: None,
-            });
+            };
+            ledger.record(seen, i as u64);
         }
         assert_eq!(ledger.counts.head, RECENT_REQUESTS as u64 + 3);
         assert_eq!(ledger.recent.len(), RECENT_REQUESTS);
         assert_eq!(ledger.recent[0].path, "/b/3");
+        assert_eq!(ledger.in_flight_at_arrival.len(), RECENT_REQUESTS);
+        assert_eq!(
+            ledger.in_flight_at_arrival[0], 3,
+            "in step with the requests"
+        );
     }
 }
