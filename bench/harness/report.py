@@ -442,7 +442,8 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         add(f"### {wid}: {wl['title']}")
         add("")
         transport = {"proxy": "through toxiproxy", "direct": "straight to versitygw, no "
-                     "toxiproxy: what the tool's CPU costs", "tls": "HTTPS through toxiproxy"}
+                     "toxiproxy: what the tool's CPU costs", "tls": "HTTPS through toxiproxy",
+                     "web": "nginx (plain HTTP, no S3) through toxiproxy"}
         add(f"Transport: {transport[wl['transport']]}.")
         add("")
         best = fastest_peer(wl_rows)
