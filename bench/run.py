@@ -39,7 +39,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
     p.add_argument("--workloads",
-                   help="comma-separated: W1,W2,W3,W4,W5a,W5b,W6a,W6b,W7,W8 (default all)")
+                   help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b,W7,W8 "
+                        "(default all)")
     p.add_argument("--tools", help=f"comma-separated from {','.join(TOOLS)} (default all)")
     p.add_argument("--runs", type=int, help="runs per cell, median reported (default 3; quick 1)")
     p.add_argument("--concurrency", help="comma-separated in-flight counts (default 16,64; quick 16)")

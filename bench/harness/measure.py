@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -57,6 +58,8 @@ class RunResult:
     machine_busy_s: float
     machine_irq_s: float
     harness_cpu_s: float
+    # parabyte's `--json` summary says when the first object started (W4c).
+    first_object_s: float | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -200,6 +203,12 @@ def run_once(command: Command, store: Store, run_dir: Path, timeout_s: float, de
         error = f"exit {process.returncode}: {' | '.join(tail)[:300]}"
     else:
         error = command.check(stdout_path, deep)
+    first_object_s = None
+    if error is None and _size(stdout_path) < 1 << 20:
+        try:
+            first_object_s = json.loads(stdout_path.read_text()).get("first_object_seconds")
+        except (ValueError, AttributeError):
+            pass
     # Downloads live in memory (tmpfs) and listings can be megabytes: keep neither around.
     if command.dest is not None:
         subprocess.run(["rm", "-rf", str(command.dest)], check=True)
@@ -220,4 +229,5 @@ def run_once(command: Command, store: Store, run_dir: Path, timeout_s: float, de
         machine_busy_s=round(busy_after[0] - busy_before[0], 3),
         machine_irq_s=round(busy_after[1] - busy_before[1], 3),
         harness_cpu_s=round(harness_cpu, 3),
+        first_object_s=first_object_s,
     )

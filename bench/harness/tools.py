@@ -10,6 +10,7 @@ with no flags).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -43,7 +44,12 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
         Workload("W2", f"one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
                  ("default",) + n),
         Workload("W3", f"{w3} under a prefix", "prefix", "w3", "proxy", ("default",) + n),
-        Workload("W4", f"list {sizes.w4_count:,} keys", "list", "w4", "proxy", ("default",)),
+        Workload("W4", f"list {sizes.w4_count:,} keys", "list", "w4", "proxy",
+                 ("default", "pipelined")),
+        Workload("W4c", f"download the {sizes.w4_count:,} keys of W4 (--discard)", "prefix", "w4",
+                 "proxy", ("default",)),
+        Workload("W4d", f"W4 direct: list {sizes.w4_count:,} keys, no toxiproxy", "list", "w4",
+                 "direct", ("pipelined",)),
         Workload("W5a", f"W1 direct: {w1}, no toxiproxy", "prefix", "w1", "direct", n[:1]),
         Workload("W5b", f"W2 direct: one {_human(sizes.w2_size)}, no toxiproxy", "object", "w2",
                  "direct", n[:1]),
@@ -104,7 +110,7 @@ class Cell:
 
     workload: Workload
     tool: str
-    setting: object  # "default" or int
+    setting: object  # "default", "pipelined" (listing page after page) or int
     command: Command | None
     skip: str | None  # why there is no command
     in_flight: int | None  # requests in flight, for the floor
@@ -112,7 +118,8 @@ class Cell:
 
     @property
     def label(self) -> str:
-        return f"{self.tool} {self.setting if self.setting == 'default' else f'@{self.setting}'}"
+        shown = self.setting if isinstance(self.setting, str) else f"@{self.setting}"
+        return f"{self.tool} {shown}"
 
 
 # -- checks ---------------------------------------------------------------------------------
@@ -179,11 +186,26 @@ def check_listing(count: int) -> Callable[[Path, bool], str | None]:
     return check
 
 
+def check_summary(count: int) -> Callable[[Path, bool], str | None]:
+    """parabyte's `--json` summary: every object fetched, none failed."""
+
+    def check(stdout: Path, _deep: bool) -> str | None:
+        summary = json.loads(stdout.read_text())
+        done = summary["objects"] + summary["skipped"]
+        if done != count or summary["failed"]:
+            return f"{done} objects, {summary['failed']} failed, expected {count}"
+        return None
+
+    return check
+
+
 # -- the tools ------------------------------------------------------------------------------
 
 
 def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
-    n = None if setting == "default" else int(setting)
+    n = setting if isinstance(setting, int) else None
+    if setting == "pipelined" and tool != "parabyte":
+        return Cell(wl, tool, setting, None, "parabyte's own mode", None)
     slug = f"{wl.id}-{tool}-{setting}"
     dest = ctx.scratch / "dest" / slug
     conf = ctx.scratch / "conf" / slug
@@ -243,8 +265,15 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     if tool == "parabyte":
         flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
         if wl.kind == "list":
-            return cell([ctx.parabyte, "ls", "--recursive", "--endpoint-url", endpoint,
-                         f"s3://{BUCKET}/{prefix}"], None)
+            sequential = ["--list-parallelism", "1"] if setting == "pipelined" else []
+            return cell([ctx.parabyte, "ls", "--recursive", *sequential, "--endpoint-url",
+                         endpoint, f"s3://{BUCKET}/{prefix}"], None)
+        if wl.id == "W4c":  # the JSON summary says when the first object started
+            return Cell(wl, tool, setting, Command(
+                argv=[str(a) for a in [ctx.parabyte, "cp", "--discard", "--json",
+                                       "--endpoint-url", endpoint, f"s3://{BUCKET}/{prefix}"]],
+                env=env, cwd=conf, dest=None, check=check_summary(ctx.sizes.w4_count)),
+                None, None)
         source = f"s3://{BUCKET}/{big_key}" if wl.kind == "object" else f"s3://{BUCKET}/{prefix}"
         target = dest / "big.bin" if wl.kind == "object" else dest
         if n is None:  # defaults: --workers 64 --threads 8 --part-size 8MiB --max-requests 128
@@ -255,6 +284,9 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             in_flight = n
         return cell([ctx.parabyte, "cp", *flags, "--endpoint-url", endpoint, source, target],
                     in_flight)
+
+    if wl.id == "W4c":
+        return skip("parabyte only: how soon downloads start while listing goes on")
 
     if tool == "s5cmd":
         if wl.kind == "list":  # s5cmd prints listings at its log level "info"

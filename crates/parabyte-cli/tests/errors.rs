@@ -219,3 +219,33 @@ fn expired_credentials_stop_the_run_and_no_secret_is_ever_shown() {
         assert!(!text.contains(secret), "{secret} shown: {text}");
     }
 }
+
+#[test]
+fn a_destination_file_that_is_a_symlink_is_left_alone() {
+    let bed = Bed::new(ServerKind::Versitygw, "symlink-file");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("d/small", payload(1, 10)),
+                ("d/large", payload(2, 300_000)),
+            ],
+        )
+        .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    for key in ["d/small", "d/large"] {
+        std::os::unix::fs::symlink(&victim, bed.path("link")).unwrap();
+        let output = run(bed.parabyte().args(["cp", &bed.url(key), "link"]));
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("will not replace the symbolic link"),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+        assert!(bed.path("link").symlink_metadata().unwrap().is_symlink());
+        std::fs::remove_file(bed.path("link")).unwrap();
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt, TryStreamExt};
@@ -167,7 +167,7 @@ impl Client {
         let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
         let planner = tokio::spawn(planner(queue));
         let engine = Arc::new(self.engine(reporter.clone()));
-        let driven = drive(engine, jobs, self.transfer.workers, reporter).await;
+        let driven = drive(engine, jobs, self.transfer.workers, reporter, started).await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = planner
             .await
@@ -187,6 +187,7 @@ impl Client {
             outcome.skipped,
             outcome.bytes,
             started.elapsed(),
+            outcome.first_started,
             self.counters.snapshot().since(&before),
             outcome.failures,
         ))
@@ -485,6 +486,7 @@ fn single_object_path(destination: &Path, key: &str) -> PathBuf {
 
 #[derive(Debug, Default)]
 struct Outcome {
+    first_started: Option<Duration>,
     objects: u64,
     skipped: u64,
     bytes: u64,
@@ -497,6 +499,7 @@ async fn drive(
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
     reporter: Arc<dyn Reporter>,
+    started: Instant,
 ) -> Result<Outcome> {
     let object_slots = Arc::new(Semaphore::new(workers));
     let mut running = JoinSet::new();
@@ -537,6 +540,9 @@ async fn drive(
             .acquire_owned()
             .await
             .expect("object slots are never closed");
+        outcome
+            .first_started
+            .get_or_insert_with(|| started.elapsed());
         let engine = engine.clone();
         running.spawn(async move {
             let result = engine.download(&job).await;

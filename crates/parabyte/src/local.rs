@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use futures::{StreamExt, TryStreamExt};
@@ -62,14 +62,17 @@ pub async fn copy_local(
         tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     };
     let chunk_slots = Arc::new(Semaphore::new(transfer.max_requests));
+    let first_started = OnceLock::new();
     // Only failures are kept: memory stays flat however many files there are.
     let (objects, bytes, failures) = receiver_stream(walk)
         .map(|entry| {
             let (reporter, chunk_slots) = (reporter.clone(), chunk_slots.clone());
+            let first_started = &first_started;
             async move {
                 match entry {
                     Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
                     Found::File { from, to, size } => {
+                        first_started.get_or_init(|| started.elapsed());
                         reporter.object_queued(Some(size));
                         let result =
                             copy_file(&from, &to, size, transfer, &chunk_slots, &*reporter).await;
@@ -106,6 +109,7 @@ pub async fn copy_local(
         0,
         bytes,
         started.elapsed(),
+        first_started.into_inner(),
         nothing_sent,
         failures,
     ))

@@ -149,6 +149,13 @@ pub struct Summary {
     pub elapsed: Duration,
     /// `bytes / elapsed`.
     pub bytes_per_second: f64,
+    /// From the start until the first object's download began: with a listing, how long
+    /// the first page took to arrive.
+    #[serde(
+        rename = "first_object_seconds",
+        serialize_with = "as_optional_seconds"
+    )]
+    pub first_object_started: Option<Duration>,
     /// Requests sent, by kind.
     pub requests: RequestCounts,
     /// TCP connections opened (keep-alive reuse keeps this near the concurrency).
@@ -167,6 +174,7 @@ impl Summary {
         skipped: u64,
         bytes: u64,
         elapsed: Duration,
+        first_object_started: Option<Duration>,
         counted: Snapshot,
         failures: Vec<Failure>,
     ) -> Summary {
@@ -182,12 +190,23 @@ impl Summary {
             } else {
                 0.0
             },
+            first_object_started,
             requests: counted.requests,
             connections: counted.connections,
             retries: counted.retries,
             verified: counted.verified,
             failures,
         }
+    }
+}
+
+fn as_optional_seconds<S: serde::Serializer>(
+    elapsed: &Option<Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match elapsed {
+        Some(elapsed) => as_seconds(elapsed, serializer),
+        None => serializer.serialize_none(),
     }
 }
 

@@ -226,6 +226,7 @@ impl FileSink {
         version: Option<(u64, String)>,
         size: Option<u64>,
     ) -> Result<FileSink> {
+        refuse_link(&path)?;
         let temp = temp_path_for(&path);
         if let Some((size, etag)) = &version {
             if let Some(sink) = Self::resume(&path, &temp, *size, etag) {
@@ -306,6 +307,7 @@ impl Drop for FileSink {
 
 /// Write a whole small object: temp file, write, mark, rename.
 fn write_small_file(path: &Path, data: &[u8], etag: Option<&str>) -> Result<()> {
+    refuse_link(path)?;
     let temp = temp_path_for(path);
     let written = create_with_parents(&temp).and_then(|file| {
         file.write_all_at(data, 0)
@@ -323,6 +325,21 @@ fn write_small_file(path: &Path, data: &[u8], etag: Option<&str>) -> Result<()> 
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// A destination that is a symbolic link is left alone: replacing it would surprise, and
+/// writing through it could land anywhere.
+fn refuse_link(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => Err(Error::io(
+            "will not replace the symbolic link",
+            path,
+            io::Error::other(
+                "parabyte never writes through or over links; remove the link or choose another destination",
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `dir/.name.parabyte-part`: hidden, beside the destination so the final rename is atomic.

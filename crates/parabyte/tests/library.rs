@@ -78,6 +78,12 @@ async fn copy_and_list(kind: ServerKind) {
         "0 B: none, 70 kB: one, 3 MiB: three parts"
     );
     assert_eq!(summary.requests.list, 1);
+    assert!(
+        summary
+            .first_object_started
+            .is_some_and(|first| first <= summary.elapsed),
+        "{summary:?}"
+    );
     for (key, bytes) in &objects {
         assert_eq!(
             std::fs::read(dir.path().join(&key[4..])).unwrap(),
