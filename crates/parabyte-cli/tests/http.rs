@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use common::{bare_parabyte, files_under, stderr, summary};
 use parabyte_testkit::{
     payload, shared, shared_tls, unique_bucket_name, BlockingAdmin, CountingProxy, Fault,
-    RequestKind, Rule, SeenRequest, ServerKind, Serving, WebServer,
+    RequestKind, Rule, SeenRequest, ServerKind, Serving, TestServer, WebServer,
 };
 
 const MIB: u64 = 1 << 20;
@@ -204,15 +204,19 @@ fn a_file_that_keeps_changing_fails_and_leaves_nothing() {
     assert!(files_under(site.dir.path()).is_empty());
 }
 
+/// A fresh bucket on `store` holding `key` (SIZE bytes of `seed`).
+fn bucket_with(store: &TestServer, name: &str, key: &str, seed: u64) -> (BlockingAdmin, String) {
+    let admin = BlockingAdmin::for_server(store);
+    let bucket = unique_bucket_name(name);
+    admin.create_bucket(&bucket).unwrap();
+    admin.put_generated(&bucket, key, seed, SIZE).unwrap();
+    (admin, bucket)
+}
+
 #[test]
 fn a_redirect_to_a_presigned_url_is_followed_once_and_secrets_never_print() {
     let store = shared(ServerKind::Versitygw);
-    let admin = BlockingAdmin::for_server(store);
-    let bucket = unique_bucket_name("presigned");
-    admin.create_bucket(&bucket).unwrap();
-    admin
-        .put_generated(&bucket, "data/big.bin", 7, SIZE)
-        .unwrap();
+    let (admin, bucket) = bucket_with(store, "presigned", "data/big.bin", 7);
     let store_proxy = CountingProxy::start(&store.endpoint());
     let presigned = admin
         .client()
@@ -278,10 +282,7 @@ fn a_missing_file_fails_alone_with_its_url_redacted() {
 #[test]
 fn https_urls_trust_the_system_roots_plus_the_ca_bundle() {
     let store = shared_tls(ServerKind::Versitygw);
-    let admin = BlockingAdmin::for_server(store);
-    let bucket = unique_bucket_name("https-url");
-    admin.create_bucket(&bucket).unwrap();
-    admin.put_generated(&bucket, "big.bin", 9, SIZE).unwrap();
+    let (admin, bucket) = bucket_with(store, "https-url", "big.bin", 9);
     let url = admin
         .client()
         .presign_get(&bucket, "big.bin", Duration::from_secs(600))

@@ -7,6 +7,10 @@
 //! connections, each streamed to its offset in a temporary file that takes its final name
 //! only when complete. Broken bodies resume from the byte where they stopped.
 //!
+//! The same engine reads plain web servers and presigned URLs ([`HttpUrl`], pinned with
+//! `If-Match` or `If-Unmodified-Since`), batches that mix both ([`Item`], [`Manifest`]),
+//! and [`copy_local`] copies local trees the same careful way.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use parabyte::{Client, CopyRequest, Destination, Location, StoreConfig, TransferConfig};
