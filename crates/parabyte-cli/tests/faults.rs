@@ -75,18 +75,41 @@ fn a_reset_body_resumes_from_the_byte_where_it_broke() {
     assert_downloaded(&bed, &output, 1);
     assert_eq!(reset.fired(), 1);
     let requests = bed.proxy.requests();
-    let expected = format!("bytes={}-{}", 2 * MIB + 300_000, 3 * MIB - 1);
-    let resumed: Vec<_> = requests
+    // A reset can discard bytes still in the receive buffer, so the client may have read
+    // fewer than were sent; it must still resume past what it wrote, not from the part's start.
+    let part_end = format!("-{}", 3 * MIB - 1);
+    let resumed: Vec<u64> = requests
         .iter()
-        .filter(|r| r.range.as_deref() == Some(expected.as_str()))
+        .filter_map(|r| r.range.as_deref())
+        .filter(|range| range.ends_with(&part_end))
+        .filter_map(|range| {
+            range
+                .strip_prefix("bytes=")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .filter(|&start| start != 2 * MIB)
         .collect();
     assert_eq!(
         resumed.len(),
         1,
-        "one resumed request past the bytes already written: {requests:?}"
+        "one resumed request for the rest of the part: {requests:?}"
     );
     assert!(
-        resumed[0].if_match.is_some(),
+        resumed[0] > 2 * MIB && resumed[0] <= 2 * MIB + 300_000,
+        "resumed past the bytes already written, at most where the break came: {}",
+        resumed[0]
+    );
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r
+                .range
+                .as_deref()
+                .is_some_and(|range| range.ends_with(&part_end)))
+            .all(|r| r.if_match.is_some()),
         "the resumed range is pinned to the version"
     );
     assert_eq!(summary(&output)["retries"], 1);
@@ -301,14 +324,19 @@ fn throttling_lowers_the_requests_in_flight_and_success_raises_them_again() {
         .map(|(_, in_flight)| in_flight)
         .collect();
     let before = gets[..64].iter().max().copied().unwrap();
-    let after = gets[160..].iter().max().copied().unwrap();
+    let after_cut = gets[64..100].iter().max().copied().unwrap();
+    let at_the_end = gets[gets.len() - 40..].iter().max().copied().unwrap();
     assert!(
         before > 48,
         "64 objects at once before the store pushed back: {before}"
     );
     assert!(
-        after <= 32,
-        "after the SlowDowns, about half as many at once (growing by one per round): {after}"
+        after_cut <= 32,
+        "after the SlowDowns, at most half as many at once: {after_cut} in {gets:?}"
+    );
+    assert!(
+        at_the_end >= after_cut + 4,
+        "successes raise the limit again: {after_cut} after the cut, {at_the_end} at the end"
     );
     let last = gets[gets.len() - 20..].iter().min().copied().unwrap();
     assert!(last > 1, "and never down to one at a time: {gets:?}");
