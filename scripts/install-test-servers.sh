@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real S3-compatible servers that parabyte's tests run against into <repo>/.tools.
+# Installs the real servers that parabyte's tests run against: S3-compatible ones into
+# <repo>/.tools, nginx from the system's packages.
 # Idempotent: a pinned version that is already installed is left alone, so a second run is instant.
 set -euo pipefail
 
@@ -50,7 +51,28 @@ else
     say "installed weed at $bin/weed"
 fi
 
-# Both must run here, not just exist.
+# nginx: the web server of the HTTP tests, from Debian's packages. Tests start their own
+# instances (own configuration, loopback port), so the package's service must not start.
+if command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; then
+    say "nginx already installed"
+else
+    command -v apt-get >/dev/null || { say "nginx is required; install it with the system's package manager" >&2; exit 1; }
+    as_root=()
+    [[ "$(id -u)" -eq 0 ]] || as_root=(sudo)
+    say "installing nginx (apt-get)..."
+    policy=/usr/sbin/policy-rc.d
+    if [[ ! -e "$policy" ]]; then
+        # Denies service starts for the duration of the install (exit 101: "action forbidden").
+        printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+        "${as_root[@]}" chmod +x "$policy"
+        trap '"${as_root[@]}" rm -f "$policy"' EXIT
+    fi
+    "${as_root[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends nginx >/dev/null
+fi
+
+# All must run here, not just exist.
 "$bin/versitygw" --version >/dev/null
 say "versitygw $VERSITYGW_VERSION: $bin/versitygw"
 say "weed: $bin/weed ($("$bin/weed" version 2>&1 | head -n 1))"
+say "nginx: $(PATH="$PATH:/usr/sbin" nginx -v 2>&1)"

@@ -84,7 +84,9 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
     s = meta["sizes"]
     if workload in ("W1", "W6a"):
         return math.ceil(s["w1_count"] / in_flight) * ROUND_TRIP_S
-    if workload == "W2":
+    if workload == "W8":
+        return math.ceil(s.get("w8_count", 0) / in_flight) * ROUND_TRIP_S
+    if workload in ("W2", "W7"):
         return s["w2_size"] / (in_flight * RATE_BYTES_PER_S)
     if workload in ("W3", "W6b"):
         return s["w3_count"] * s["w3_size"] / (in_flight * RATE_BYTES_PER_S)
@@ -146,6 +148,28 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                 out.append((f"{wl} at least as fast as raw curl at {n} connections",
                             f"parabyte {row.wall:.2f} s, curl {curl.wall:.2f} s: {ratio:.2f}x",
                             "met" if ratio <= 1.0 else f"missed by {(ratio - 1) * 100:.0f}%"))
+
+    row = get("W7", "parabyte", "default")
+    if row:
+        fl = floor_s(meta, "W7", row.in_flight)
+        share = fl / row.wall
+        out.append(("W7 (HTTP, no flags) at least 90% of the floor",
+                    f"{row.wall:.2f} s vs floor {fl:.2f} s at {row.in_flight} connections: "
+                    f"{share * 100:.0f}%",
+                    "met" if share >= 0.9 else f"missed: {share * 100:.0f}% of the floor"))
+        aria = get("W7", "aria2c", 16)
+        if aria:
+            out.append(("W7 faster than aria2c -x 16 -s 16",
+                        f"parabyte {row.wall:.2f} s, aria2c {aria.wall:.2f} s",
+                        "met" if row.wall < aria.wall else
+                        f"missed: {row.wall / aria.wall:.2f}x aria2c's time"))
+    for setting in ["default"] + meta["concurrencies"]:
+        row, aria = get("W8", "parabyte", setting), get("W8", "aria2c", setting)
+        if row and aria:
+            out.append((f"W8 manifest faster than aria2c -i ({setting})",
+                        f"parabyte {row.wall:.2f} s, aria2c {aria.wall:.2f} s",
+                        "met" if row.wall < aria.wall else
+                        f"missed: {row.wall / aria.wall:.2f}x aria2c's time"))
 
     rows = by_wl.get("W4", [])
     row = get("W4", "parabyte", "default")
@@ -390,7 +414,10 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         f"object of {sizes['w2_size'] / MIB:.0f} MiB; W3 {sizes['w3_count']} objects of "
         f"{sizes['w3_size'] / MIB:.0f} MiB; W4 {sizes['w4_dirs'] * sizes['w4_per_dir']:,} "
         f"objects of {sizes['w4_size']} bytes in {sizes['w4_dirs']} \"folders\" "
-        "(`w4/d000/k000000`...), listed recursively.")
+        "(`w4/d000/k000000`...), listed recursively; W7 the W2 file served by nginx "
+        f"({v.get('nginx', 'nginx')}) as a plain web server; W8 {sizes.get('w8_count', 0)} "
+        f"objects of {sizes.get('w8_size', 0) // 1024} KiB as presigned URLs (parabyte: a "
+        "manifest with names and sizes; aria2c: `-i` with `out=` names).")
     add(f"- **Runs**: {meta['runs']} per cell, median reported; cells run round-robin and in a "
         "rotating order, so drift in the machine's load spreads over all tools. The first "
         "run of each cell checks every byte (MD5), the others sizes only; a cell whose run "
@@ -400,8 +427,8 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         "is that of the largest single process); requests by kind from the servers' access "
         "logs (not from the tools); connections from toxiproxy's log (\"Accepted client\"), "
         "proxied runs only.")
-    add(f"- **Floor**: W1 and W6a: ceil(objects / in flight) x {ROUND_TRIP_S * 1000:.0f} ms; "
-        "W2, W3 and W6b: bytes / (connections x 50 MB/s), with the connections the tool's "
+    add(f"- **Floor**: W1, W6a and W8: ceil(objects / in flight) x {ROUND_TRIP_S * 1000:.0f} ms; "
+        "W2, W3, W6b and W7: bytes / (connections x 50 MB/s), with the connections the tool's "
         "setting allows (its defaults where no flag is given). No floor for listing and "
         "direct runs.")
     add("- **Settings**: *no flags* is each tool as installed; *N in flight* sets each "
@@ -417,7 +444,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     add("")
     add("Versions:")
     add("")
-    for name in PEER_ORDER + ["versitygw", "toxiproxy", "python"]:
+    for name in PEER_ORDER + ["versitygw", "nginx", "toxiproxy", "python"]:
         if name in v:
             add(f"- {name}: {v[name]}")
     add("")
@@ -435,7 +462,8 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         add(f"### {wid}: {wl['title']}")
         add("")
         transport = {"proxy": "through toxiproxy", "direct": "straight to versitygw, no "
-                     "toxiproxy: what the tool's CPU costs", "tls": "HTTPS through toxiproxy"}
+                     "toxiproxy: what the tool's CPU costs", "tls": "HTTPS through toxiproxy",
+                     "web": "nginx (plain HTTP, no S3) through toxiproxy"}
         add(f"Transport: {transport[wl['transport']]}.")
         add("")
         best = fastest_peer(wl_rows)

@@ -1,9 +1,10 @@
 """The loopback store the benchmark runs against.
 
 Two versitygw processes serve one posix root on tmpfs: one plain HTTP, one HTTPS with a
-certificate from a CA made for the run. Each writes an access log, which is how requests are
-counted: on the server, not by the tools. toxiproxy sits in front of both with 10 ms of
-latency each way and a 50 MB/s bandwidth cap per connection; direct runs skip it.
+certificate from a CA made for the run. nginx serves the same bucket directory as a plain web
+server (Range, ETag, Last-Modified) for the HTTP workloads. Each writes an access log, which is
+how requests are counted: on the server, not by the tools. toxiproxy sits in front of all three
+with 10 ms of latency each way and a 50 MB/s bandwidth cap per connection; direct runs skip it.
 
 The harness starts versitygw itself instead of through the test kit's `testbed`: it needs
 `--access-log`, TLS and two listeners over one root, none of which `testbed up` offers, and the
@@ -54,6 +55,8 @@ class Sizes:
     w4_dirs: int = 100
     w4_per_dir: int = 1000
     w4_size: int = 64
+    w8_count: int = 1000
+    w8_size: int = 64 << 10
 
     @property
     def w4_count(self) -> int:
@@ -62,7 +65,7 @@ class Sizes:
 
 FULL = Sizes()
 QUICK = Sizes(w1_count=200, w2_size=128 << 20, w3_count=16, w3_size=8 << 20, w4_dirs=10,
-              w4_per_dir=500)
+              w4_per_dir=500, w8_count=200)
 
 
 @dataclass
@@ -131,6 +134,7 @@ class Store:
             self._make_certificates()
             self._start_versitygw("plain", tls=False)
             self._start_versitygw("tls", tls=True)
+            self._start_nginx()
             self._start_toxiproxy()
         except BaseException:
             self.__exit__(None, None, None)
@@ -163,6 +167,8 @@ class Store:
             return f"http://127.0.0.1:{self.ports['plain']}"
         if transport == "tls":
             return f"https://127.0.0.1:{self.ports['proxy-tls']}"
+        if transport == "web":
+            return f"http://127.0.0.1:{self.ports['proxy-web']}"
         raise ValueError(transport)
 
     @property
@@ -224,6 +230,44 @@ class Store:
             self.access_logs[name] = access_log
             return
 
+    def _start_nginx(self) -> None:
+        """nginx over the bucket's directory, one process, everything it writes in the work
+        directory. Its access log lines are shaped like versitygw's (` s3_GetObject - - 206 `)
+        so that one parser counts both."""
+        binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        conf_dir = self.work / "nginx"
+        (conf_dir / "temp").mkdir(parents=True)
+        access_log = self.logs / "access-web.log"
+        port = free_port()
+        (conf_dir / "nginx.conf").write_text(f"""daemon off;
+master_process off;
+pid {conf_dir}/nginx.pid;
+error_log {self.logs}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    map $request_method $operation {{ GET GetObject; HEAD HeadObject; default Other; }}
+    log_format bench '- s3_$operation - - $status - $body_bytes_sent';
+    access_log {access_log} bench;
+    client_body_temp_path {conf_dir}/temp/body;
+    proxy_temp_path {conf_dir}/temp/proxy;
+    fastcgi_temp_path {conf_dir}/temp/fastcgi;
+    uwsgi_temp_path {conf_dir}/temp/uwsgi;
+    scgi_temp_path {conf_dir}/temp/scgi;
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_requests 100000;
+    server {{
+        listen 127.0.0.1:{port};
+        root {self.root / BUCKET};
+    }}
+}}
+""")
+        process = self._spawn("nginx", [binary, "-e", str(self.logs / "nginx-error.log"),
+                                        "-p", str(conf_dir), "-c", str(conf_dir / "nginx.conf")])
+        _wait_for_port(port, process, "nginx", self.logs / "nginx.out")
+        self.ports["web"] = port
+        self.access_logs["web"] = access_log
+
     def _api(self, method: str, path: str, body: dict | None = None) -> dict:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(f"http://127.0.0.1:{self.ports['toxiproxy-api']}{path}",
@@ -238,7 +282,7 @@ class Store:
                                             "-host", "127.0.0.1", "-port", str(api)], env)
         _wait_for_port(api, process, "toxiproxy", self.toxiproxy_log)
         self.ports["toxiproxy-api"] = api
-        for name, upstream in (("proxy", "plain"), ("proxy-tls", "tls")):
+        for name, upstream in (("proxy", "plain"), ("proxy-tls", "tls"), ("proxy-web", "web")):
             for attempt in range(3):
                 listen = free_port()
                 try:
@@ -288,6 +332,8 @@ class Store:
             put("w1", f"{i:05}.bin", os.urandom(sizes.w1_size))
         for i in range(sizes.w3_count):
             put("w3", f"{i:03}.bin", os.urandom(sizes.w3_size))
+        for i in range(sizes.w8_count):
+            put("w8", f"{i:05}.bin", os.urandom(sizes.w8_size))
         for d in range(sizes.w4_dirs):
             for k in range(sizes.w4_per_dir):
                 put("w4", f"d{d:03}/k{d * sizes.w4_per_dir + k:06}", os.urandom(sizes.w4_size))

@@ -29,9 +29,9 @@ PRESIGN_SECONDS = 6 * 3600
 class Workload:
     id: str
     title: str
-    kind: str  # "prefix", "object" or "list"
-    prefix: str  # w1, w2, w3, w4
-    transport: str  # "proxy", "direct" or "tls"
+    kind: str  # "prefix", "object", "list", "web" (one file from nginx) or "manifest"
+    prefix: str  # w1, w2, w3, w4, w8
+    transport: str  # "proxy", "direct", "tls" or "web" (nginx through toxiproxy)
     settings: tuple  # "default" and/or concurrencies
 
 
@@ -55,6 +55,11 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "direct", n[:1]),
         Workload("W6a", f"W1 over HTTPS: {w1}", "prefix", "w1", "tls", ("default",) + n),
         Workload("W6b", f"W3 over HTTPS: {w3}", "prefix", "w3", "tls", ("default",) + n),
+        # One connection too: what parallel byte serving gains over a single stream.
+        Workload("W7", f"one {_human(sizes.w2_size)} file from nginx over HTTP", "web", "w2",
+                 "web", ("default", 16, 1)),
+        Workload("W8", f"{sizes.w8_count} x {_human(sizes.w8_size)} presigned URLs in a manifest",
+                 "manifest", "w8", "proxy", ("default",) + n),
     ]
 
 
@@ -213,7 +218,7 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     if wl.kind == "list":
         check = check_listing(ctx.sizes.w4_count)
         dest_dir = None
-    elif wl.kind == "object":
+    elif wl.kind in ("object", "web"):
         size, md5 = ctx.data.under("w2")["big.bin"]
         check = check_parts(dest, size, md5)
         dest_dir = dest
@@ -230,7 +235,32 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     def skip(reason: str) -> Cell:
         return Cell(wl, tool, setting, None, reason, None)
 
-    objects = {"w1": ctx.sizes.w1_count, "w3": ctx.sizes.w3_count}.get(wl.prefix, 1)
+    objects = {"w1": ctx.sizes.w1_count, "w3": ctx.sizes.w3_count,
+               "w8": ctx.sizes.w8_count}.get(wl.prefix, 1)
+    # The big object over plain HTTP (nginx) or a presigned URL to the store.
+    big_url = (f"{endpoint}/{big_key}" if wl.kind == "web"
+               else ctx.presigner(wl.transport, big_key))
+
+    if wl.kind in ("web", "manifest") and tool in ("s5cmd", "aws", "boto3", "rclone"):
+        return skip("an S3 client, not an HTTP downloader")
+    if wl.kind == "manifest" and tool == "axel":
+        return skip("downloads single URLs only")
+
+    if tool == "parabyte" and wl.kind == "web":
+        flags = [] if n is None else ["--threads", n, "--max-requests", n]
+        parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
+        return cell([ctx.parabyte, "cp", *flags, big_url, dest / "big.bin"],
+                    min(n or 16, parts))  # --threads 16
+
+    if tool == "parabyte" and wl.kind == "manifest":
+        flags = [] if n is None else ["--workers", n, "--max-requests", n]
+        manifest = conf / "manifest.txt"
+        manifest.write_text("".join(
+            f"{ctx.presigner(wl.transport, f'{prefix}{name}')}\t{name}\t{size}\n"
+            for name, (size, _md5) in ctx.data.under(wl.prefix).items()))
+        return cell([ctx.parabyte, "cp", *flags, "--manifest", manifest, dest],
+                    min(n or 64, objects),  # --workers 64
+                    note="manifest.txt: a presigned URL, a name and the size per line")
 
     if tool == "parabyte":
         flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
@@ -341,12 +371,11 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             base += [f"--ca-certificate={ctx.store.ca_pem}"]
         if wl.kind == "list":
             return skip("not an S3 client")
-        if wl.kind == "object":
+        if wl.kind in ("object", "web"):
             if n is not None and n > 16:
                 return skip("aria2c allows at most 16 connections per server (-x 16)")
             flags = [] if n is None else ["-x", n, "-s", n, "-k", "1M"]
-            url = ctx.presigner(wl.transport, big_key)
-            return cell(base + flags + ["-d", dest, "-o", "big.bin", url], n or 1)  # -x 1
+            return cell(base + flags + ["-d", dest, "-o", "big.bin", big_url], n or 1)  # -x 1
         listing = conf / "urls.txt"
         lines = []
         for name in ctx.data.under(wl.prefix):
@@ -357,11 +386,10 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
                     note="urls.txt: a presigned URL and an `out=` name per object")
 
     if tool == "axel":
-        if wl.kind != "object":
+        if wl.kind not in ("object", "web"):
             return skip("downloads single URLs only")
         flags = [] if n is None else ["-n", n]
-        url = ctx.presigner(wl.transport, big_key)
-        return cell(["axel", "-q", *flags, "-o", dest / "big.bin", url], n or 4)  # -n 4
+        return cell(["axel", "-q", *flags, "-o", dest / "big.bin", big_url], n or 4)  # -n 4
 
     if tool == "curl":
         if n is None:
@@ -369,10 +397,10 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
         if wl.kind == "list":
             return skip("not an S3 client")
         tls = ["--cacert", str(ctx.store.ca_pem)] if wl.transport == "tls" else []
-        if wl.kind == "object":
-            # N processes, each fetching one contiguous range of a presigned URL.
+        if wl.kind in ("object", "web"):
+            # N processes, each fetching one contiguous range of the URL (one: a plain stream).
             size = _object_size(ctx, wl)
-            url = ctx.presigner(wl.transport, big_key)
+            url = big_url
             script = conf / "ranges.sh"
             lines = ["#!/bin/bash", "set -u", "pids=()"]
             step = math.ceil(size / n)
@@ -387,7 +415,8 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             script.write_text("\n".join(lines) + "\n")
             return cell(["bash", script], n,
                         note=f"ranges.sh: {n} x `curl -s -f -r FIRST-LAST -o DEST/part.I "
-                             "<presigned URL> &`, then waits for all")
+                             f"<{'URL' if wl.kind == 'web' else 'presigned URL'}> &`, then "
+                             "waits for all")
         # One curl process, N transfers in parallel over reused connections.
         config = conf / "curl.conf"
         lines = []
@@ -406,4 +435,6 @@ def _object_size(ctx: Context, wl: Workload) -> int:
         return ctx.sizes.w2_size
     if wl.prefix == "w3":
         return ctx.sizes.w3_size
+    if wl.prefix == "w8":
+        return ctx.sizes.w8_size
     return ctx.sizes.w1_size

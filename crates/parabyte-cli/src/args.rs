@@ -11,8 +11,8 @@ use parabyte::{parse_size, RetryPolicy, StoreConfig, TransferConfig};
 #[command(
     name = "parabyte",
     version,
-    about = "Fast, trustworthy downloads from S3-compatible stores",
-    long_about = "Fast, trustworthy downloads from S3-compatible stores.\n\n\
+    about = "Fast, trustworthy downloads from S3-compatible stores and web servers",
+    long_about = "Fast, trustworthy downloads from S3-compatible stores and web servers.\n\n\
         Credentials, region and endpoint come from the standard AWS chain (environment, \
         ~/.aws/credentials and ~/.aws/config, container and instance roles).\n\n\
         Exit status: 0 all objects arrived, 1 some objects failed (listed at the end), \
@@ -25,11 +25,22 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Download an object, or everything under a prefix, to a file or directory.
+    /// Download an object, everything under a prefix, a URL or a manifest's worth.
     #[command(after_help = "Examples:\n  \
         parabyte cp s3://bucket/model.bin ./model.bin\n  \
         parabyte cp s3://bucket/dataset/ ./data\n  \
-        parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing")]
+        parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
+        parabyte cp --manifest files.txt ./data\n  \
+        parabyte cp /data/src /data/dst   # local tree: files in parallel, links skipped\n  \
+        parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing\n\n\
+        Manifest (--manifest FILE): one source per line, SOURCE [DEST_PATH] [SIZE] [ETAG],\n\
+        separated by spaces, or by tabs when a path has spaces; '-' leaves a field out.\n\
+        Lines starting with '#' are comments. A line may also be JSON:\n  \
+        {\"source\": \"s3://b/k\", \"dest\": \"dir/k\", \"size\": 1024, \"etag\": \"...\"}\n\
+        SOURCE is s3://bucket/key or http(s)://host/path; DEST_PATH is relative to DEST and\n\
+        may not leave it (default: the last segment of the source); SIZE in bytes skips the\n\
+        first request's probing. Bad lines are reported by number and the rest is copied;\n\
+        the exit status is then 1.")]
     Cp(CpArgs),
     /// List objects and "folders" under a prefix.
     Ls(LsArgs),
@@ -37,11 +48,17 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CpArgs {
-    /// Source: s3://bucket/key, or s3://bucket/prefix/ for everything under it.
-    pub source: String,
+    /// Source: s3://bucket/key, s3://bucket/prefix/ for everything under it, an http(s)://
+    /// URL, or a local file or directory (its contents are copied; symbolic links are
+    /// reported and skipped, never followed). With --manifest, this is the destination.
+    #[arg(value_name = "SOURCE", required_unless_present = "manifest")]
+    pub source: Option<String>,
     /// Destination file or directory (a directory when it exists or ends in '/').
-    #[arg(required_unless_present = "discard")]
+    #[arg(required_unless_present_any = ["discard", "manifest"])]
     pub destination: Option<PathBuf>,
+    /// Copy every source listed in FILE (format below) into the destination directory.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
     /// Take everything under the source as a prefix, even without a trailing '/'.
     #[arg(short, long)]
     pub recursive: bool,

@@ -5,6 +5,7 @@ mod args;
 mod progress;
 
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,8 @@ use std::time::Duration;
 use clap::Parser;
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Listed, Location, Reporter, S3Url, Silent, Summary,
+    copy_local, Client, CopyRequest, Destination, Error, Failure, HttpUrl, Item, Listed, Location,
+    Manifest, ObjectUrl, Reporter, S3Url, Silent, Summary,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
@@ -69,39 +71,148 @@ async fn run(command: Command) -> ExitCode {
 fn s3_url(text: &str) -> Result<S3Url, Error> {
     match Location::parse(text)? {
         Location::S3(url) => Ok(url),
-        Location::Local(_) => Err(Error::InvalidInput(format!(
-            "'{text}' is not an S3 URL; the source must look like s3://bucket/key or s3://bucket/prefix/"
+        Location::Http(_) | Location::Local(_) => Err(Error::InvalidInput(format!(
+            "'{}' is not an S3 URL; this needs s3://bucket/key or s3://bucket/prefix/",
+            parabyte::redact(text)
         ))),
     }
 }
 
-async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
-    let source = s3_url(&args.source)?;
-    let destination = match (&args.destination, args.discard) {
-        (Some(path), false) => Destination::Path(path.clone()),
+/// What one `cp` asks the library for.
+enum Work {
+    Request(CopyRequest),
+    Items {
+        items: Vec<Item>,
+        destination: Destination,
+        /// Manifest lines that are not items: failures of their own.
+        bad_lines: Vec<Failure>,
+    },
+    /// A local file or tree to another local path.
+    Local {
+        source: PathBuf,
+        destination: PathBuf,
+    },
+}
+
+fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
+    let destination_arg = match &args.manifest {
+        // `cp --manifest FILE DEST`: the one positional argument is the destination.
+        Some(_) if args.destination.is_some() => return Err(Error::InvalidInput(
+            "with --manifest give only the destination directory: parabyte cp --manifest FILE DEST"
+                .into(),
+        )),
+        Some(_) => args.source.as_ref().map(PathBuf::from),
+        None => args.destination.clone(),
+    };
+    let destination = match (destination_arg, args.discard) {
+        (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
-    let client = Client::connect(
-        &args.store.to_config(),
-        args.transfer.to_config(&args.listing),
-    )
-    .await?;
+    if let Some(path) = &args.manifest {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            op: "cannot read manifest",
+            path: path.clone(),
+            source: e,
+        })?;
+        let manifest = Manifest::parse(&text);
+        let bad_lines = manifest
+            .errors
+            .iter()
+            .map(|error| Failure {
+                source: format!("{}:{}", path.display(), error.line),
+                error: error.message.clone(),
+            })
+            .collect();
+        return Ok(Work::Items {
+            items: manifest.items,
+            destination,
+            bad_lines,
+        });
+    }
+    let source = args.source.as_deref().unwrap_or_default();
+    match Location::parse(source)? {
+        Location::S3(source) => Ok(Work::Request(CopyRequest {
+            source,
+            destination,
+            recursive: args.recursive,
+        })),
+        Location::Http(url) if args.recursive => Err(Error::InvalidInput(format!(
+            "--recursive needs an s3:// prefix; {url} is one file"
+        ))),
+        Location::Http(url) => Ok(single_url(url, destination)),
+        Location::Local(source) => match destination {
+            Destination::Path(destination) => Ok(Work::Local {
+                source,
+                destination,
+            }),
+            Destination::Discard => Err(Error::InvalidInput(
+                "--discard measures a store or a web server; a local source needs a destination"
+                    .into(),
+            )),
+        },
+    }
+}
+
+/// One URL to DEST, or into DEST when it is a directory (exists as one or ends in '/').
+fn single_url(url: HttpUrl, destination: Destination) -> Work {
+    let mut item = Item {
+        source: ObjectUrl::Http(url),
+        destination: None,
+        size: None,
+        etag: None,
+    };
+    let destination = match destination {
+        Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
+            item.destination = path.file_name().map(PathBuf::from);
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+        }
+        other => other,
+    };
+    Work::Items {
+        items: vec![item],
+        destination,
+        bad_lines: Vec::new(),
+    }
+}
+
+async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
+    let work = plan_copy(&args)?;
+    let transfer = args.transfer.to_config(&args.listing);
     let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let reporter: Arc<dyn Reporter> = match &progress {
         Some(bar) => bar.clone(),
         None => Arc::new(Silent),
     };
-    let request = CopyRequest {
-        source,
-        destination,
-        recursive: args.recursive,
+    let (summary, bad_lines) = match work {
+        Work::Request(request) => {
+            let client = Client::connect(&args.store.to_config(), transfer).await?;
+            (client.copy(&request, reporter).await, Vec::new())
+        }
+        Work::Items {
+            items,
+            destination,
+            bad_lines,
+        } => {
+            let client = Client::connect(&args.store.to_config(), transfer).await?;
+            let summary = client.copy_items(items, &destination, reporter).await;
+            (summary, bad_lines)
+        }
+        Work::Local {
+            source,
+            destination,
+        } => {
+            let summary = copy_local(&source, &destination, &transfer, reporter).await;
+            (summary, Vec::new())
+        }
     };
-    let summary = client.copy(&request, reporter).await;
     if let Some(bar) = &progress {
         bar.finish();
     }
-    let summary = summary?;
+    let mut summary = summary?;
+    summary.failed += bad_lines.len() as u64;
+    summary.failures.splice(0..0, bad_lines);
     if args.output.json {
         let json = serde_json::to_string(&summary).expect("summary serialises");
         println!("{json}");

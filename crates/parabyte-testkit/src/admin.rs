@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
-    sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings,
-    UriPathNormalizationMode,
+    sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest,
+    SignatureLocation, SigningSettings, UriPathNormalizationMode,
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
@@ -359,19 +359,48 @@ impl AdminClient {
             url: url.clone(),
             message: e.to_string(),
         })?;
-        self.sign(&mut http_request, content_sha256)
-            .map_err(|message| Error::Signing {
-                method,
-                url,
-                message,
-            })?;
+        let mut settings = s3_signing_settings();
+        // Requests carry the real payload hash in a header.
+        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+        self.sign(
+            &mut http_request,
+            settings,
+            SignableBody::Precomputed(content_sha256),
+        )
+        .map_err(|message| Error::Signing {
+            method,
+            url,
+            message,
+        })?;
         Ok((http_request, timeout))
     }
 
-    fn sign(
+    /// A presigned URL that GETs `key` for `expires` with no other credentials, as
+    /// `aws s3 presign` makes them: the signature is in the query string.
+    pub fn presign_get(&self, bucket: &str, key: &str, expires: Duration) -> Result<String> {
+        let url = self.url(bucket, key, &[]);
+        let signing_error = |message: String| Error::Signing {
+            method: Method::GET,
+            url: url.clone(),
+            message,
+        };
+        let mut request = http::Request::get(&url)
+            .header(http::header::HOST, &self.authority)
+            .body(())
+            .map_err(|e| signing_error(e.to_string()))?;
+        let mut settings = s3_signing_settings();
+        settings.signature_location = SignatureLocation::QueryParams;
+        settings.expires_in = Some(expires);
+        self.sign(&mut request, settings, SignableBody::UnsignedPayload)
+            .map_err(signing_error)?;
+        Ok(request.uri().to_string())
+    }
+
+    fn sign<B>(
         &self,
-        request: &mut http::Request<RequestBody>,
-        content_sha256: String,
+        request: &mut http::Request<B>,
+        settings: SigningSettings,
+        body: SignableBody<'_>,
     ) -> std::result::Result<(), String> {
         let identity: Identity = Credentials::new(
             &self.access_key,
@@ -381,11 +410,6 @@ impl AdminClient {
             "parabyte-testkit",
         )
         .into();
-        let mut settings = SigningSettings::default();
-        // S3 signs the path exactly as sent and wants the real payload hash in a header.
-        settings.percent_encoding_mode = PercentEncodingMode::Single;
-        settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
-        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
         let params = v4::SigningParams::builder()
             .identity(&identity)
             .region(&self.region)
@@ -401,19 +425,23 @@ impl AdminClient {
             .map(|(name, value)| Ok((name.as_str(), value.to_str().map_err(|e| e.to_string())?)))
             .collect::<std::result::Result<Vec<_>, String>>()?;
         let uri = request.uri().to_string();
-        let signable = SignableRequest::new(
-            request.method().as_str(),
-            uri,
-            headers.into_iter(),
-            SignableBody::Precomputed(content_sha256),
-        )
-        .map_err(|e| e.to_string())?;
+        let signable =
+            SignableRequest::new(request.method().as_str(), uri, headers.into_iter(), body)
+                .map_err(|e| e.to_string())?;
         let (instructions, _signature) = sign(signable, &params)
             .map_err(|e| e.to_string())?
             .into_parts();
         instructions.apply_to_request_http1x(request);
         Ok(())
     }
+}
+
+/// S3 signs the path exactly as sent.
+fn s3_signing_settings() -> SigningSettings {
+    let mut settings = SigningSettings::default();
+    settings.percent_encoding_mode = PercentEncodingMode::Single;
+    settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+    settings
 }
 
 /// A request being put together by [`AdminClient::request`].

@@ -37,6 +37,10 @@ pub enum Error {
         log_excerpt: String,
     },
 
+    /// nginx (the test web server) did not come up.
+    #[error("{0}")]
+    WebServer(String),
+
     #[error("{method} {url} answered {status}: {body}")]
     Status {
         method: http::Method,

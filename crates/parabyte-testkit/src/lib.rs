@@ -16,6 +16,9 @@
 //!   error inside a 200, a body reset, truncated or stalled after N bytes, a rewritten
 //!   Content-Range or ETag, a late first byte, a hook that replaces the object) to the
 //!   requests a [`Rule`] picks, such as "the 2nd GET of big.bin", and counts how often it fired.
+//! - [`WebServer`] runs nginx (Debian's package) on loopback over a directory of files, served
+//!   with Range, ETag and Last-Modified, without an ETag, without Range support, or chunked
+//!   ([`Serving`]), with optional redirects (to a presigned URL, say).
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
 //!
 //! ```no_run
@@ -41,6 +44,7 @@ mod blocking;
 mod data;
 mod error;
 mod names;
+mod nginx;
 mod process;
 mod proxy;
 mod server;
@@ -51,6 +55,7 @@ pub use blocking::BlockingAdmin;
 pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use names::{encode_key, unique_bucket_name};
+pub use nginx::{Serving, WebServer};
 pub use proxy::{
     AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
     MAX_FAULT_PAUSE,

@@ -163,7 +163,7 @@ fn spawn_from_launcher(command: Command) -> io::Result<Child> {
 }
 
 /// Finds `name` in `$PARABYTE_TOOLS_BIN`, then `<repo>/.tools/bin` (where
-/// scripts/install-test-servers.sh puts it), then `$PATH`.
+/// scripts/install-test-servers.sh puts it), then `$PATH`, then `/usr/sbin`.
 pub(crate) fn find_binary(name: &'static str) -> Result<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(dir) = std::env::var_os(TOOLS_BIN_ENV) {
@@ -173,6 +173,8 @@ pub(crate) fn find_binary(name: &'static str) -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&path));
     }
+    // Debian's nginx lives in sbin, which a normal user's PATH may lack.
+    dirs.push(PathBuf::from("/usr/sbin"));
     dirs.iter()
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))

@@ -505,7 +505,7 @@ fn weed_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
 }
 
 /// Held open together so that the ports are distinct; released just before the server binds.
-fn reserve_ports(count: usize) -> Result<Vec<TcpListener>> {
+pub(crate) fn reserve_ports(count: usize) -> Result<Vec<TcpListener>> {
     (0..count)
         .map(|_| Ok(TcpListener::bind(("127.0.0.1", 0))?))
         .collect()
@@ -525,7 +525,7 @@ fn reserve_port_pair(offset: u16) -> Result<Vec<TcpListener>> {
     Err(std::io::Error::other(format!("found no two free ports {offset} apart")).into())
 }
 
-fn release(listeners: Vec<TcpListener>) -> Vec<u16> {
+pub(crate) fn release(listeners: Vec<TcpListener>) -> Vec<u16> {
     listeners
         .into_iter()
         .map(|listener| listener.local_addr().expect("bound listener").port())

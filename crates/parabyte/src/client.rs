@@ -16,12 +16,14 @@ use tokio::task::JoinSet;
 use crate::config::{StoreConfig, TransferConfig};
 use crate::engine::{Engine, Finished, Job, Known};
 use crate::error::{Error, Result};
+use crate::http_source::HttpSource;
 use crate::list::{list, ListSpec, Listed};
-use crate::location::S3Url;
+use crate::location::{ObjectUrl, S3Url};
 use crate::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
 use crate::report::{Counters, Failure, Reporter, Silent, Summary};
 use crate::s3::S3Store;
 use crate::sink::Target;
+use crate::source::Sources;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -48,9 +50,10 @@ pub struct CopyRequest {
 /// One object of a batch (a manifest, a list from Python), with what is already known of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
-    pub source: S3Url,
+    /// An S3 key or an http(s) URL; one batch may mix them.
+    pub source: ObjectUrl,
     /// Absolute: used as it is. Relative: under the destination directory, which it may not
-    /// leave. `None`: the last segment of the key, under the destination directory.
+    /// leave. `None`: the last segment of the key or URL path, under the destination directory.
     pub destination: Option<PathBuf>,
     /// A known size plans every range up front and sends no probe request.
     pub size: Option<u64>,
@@ -62,6 +65,8 @@ pub struct Item {
 #[derive(Debug)]
 pub struct Client {
     store: Arc<S3Store>,
+    /// The store and the web: what the engine fetches from.
+    sources: Arc<Sources>,
     transfer: TransferConfig,
     counters: Arc<Counters>,
 }
@@ -78,8 +83,14 @@ impl Client {
     pub async fn connect(store: &StoreConfig, transfer: TransferConfig) -> Result<Client> {
         transfer.validate()?;
         let counters = Arc::new(Counters::default());
+        let s3 = Arc::new(S3Store::connect(store, counters.clone()).await?);
+        let sources = Arc::new(Sources {
+            s3: s3.clone(),
+            http: HttpSource::new(store, counters.clone())?,
+        });
         Ok(Client {
-            store: Arc::new(S3Store::connect(store, counters.clone()).await?),
+            store: s3,
+            sources,
             transfer,
             counters,
         })
@@ -121,7 +132,7 @@ impl Client {
     pub async fn get_bytes(&self, source: &S3Url) -> Result<Vec<u8>> {
         let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
         let job = Job {
-            source: source.clone(),
+            source: source.clone().into(),
             known: None,
             target: Target::Memory(buffer.clone()),
         };
@@ -130,9 +141,9 @@ impl Client {
         Ok(std::mem::take(&mut *buffer))
     }
 
-    fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<S3Store> {
+    fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<Sources> {
         Engine::new(
-            self.store.clone(),
+            self.sources.clone(),
             self.transfer.clone(),
             self.counters.clone(),
             reporter,
@@ -255,7 +266,7 @@ async fn plan_request(
     };
     reporter.object_queued(None);
     let job = Job {
-        source: request.source,
+        source: request.source.into(),
         known: None,
         target,
     };
@@ -286,10 +297,10 @@ async fn plan_listing(
             }
             let relative = object.key[prefix.len()..].to_owned();
             let job = Job {
-                source: S3Url {
+                source: ObjectUrl::S3(S3Url {
                     bucket: request.source.bucket.clone(),
                     key: object.key,
-                },
+                }),
                 known: Some(Known {
                     size: object.size,
                     etag: object.etag,
@@ -324,6 +335,7 @@ async fn send_verdict(
             item: (relative, job),
             other,
         } => {
+            let key = format!("{prefix}{relative}");
             // The shorter key is the one that wants to be a file where the other needs a directory.
             let path = if relative.len() < other.len() {
                 relative
@@ -331,7 +343,7 @@ async fn send_verdict(
                 other.clone()
             };
             let collision = Error::Collision {
-                key: job.source.key.clone(),
+                key,
                 other: format!("{prefix}{other}"),
                 path,
             };
@@ -353,7 +365,7 @@ async fn send_verdict(
                         refuse(
                             &job,
                             Error::UnsafeKey {
-                                key: job.source.key.clone(),
+                                key: format!("{prefix}{relative}"),
                                 reason,
                             },
                         )
@@ -362,7 +374,7 @@ async fn send_verdict(
                 Err(reason) => refuse(
                     &job,
                     Error::UnsafeKey {
-                        key: job.source.key.clone(),
+                        key: format!("{prefix}{relative}"),
                         reason,
                     },
                 ),
@@ -428,7 +440,7 @@ fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
         return Ok(Target::Discard);
     };
     let unsafe_path = |reason: String| Error::UnsafeKey {
-        key: item.source.key.clone(),
+        key: item.source.to_string(),
         reason,
     };
     let path = match &item.destination {
@@ -441,8 +453,8 @@ fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
                 .map_err(|reason| unsafe_path(format!("its destination {reason}")))?
         }
         None => {
-            let name = item.source.key.rsplit('/').next().unwrap_or_default();
-            relative_path(name).map_err(unsafe_path)?
+            let name = item.source.file_name().unwrap_or_default();
+            relative_path(&name).map_err(unsafe_path)?
         }
     };
     if let Some(link) = linked_directory(root, &path) {
@@ -483,7 +495,7 @@ struct Outcome {
 
 /// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
 async fn drive(
-    engine: Arc<Engine<S3Store>>,
+    engine: Arc<Engine<Sources>>,
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
     reporter: Arc<dyn Reporter>,
@@ -586,7 +598,7 @@ mod tests {
                     source,
                     target: Target::File(path),
                     ..
-                }) => jobs.push((source.key, path)),
+                }) => jobs.push((source.to_string(), path)),
                 Planned::Job(job) => panic!("{job:?} goes to no file"),
                 Planned::Refused(failure) => failures.push(failure),
             }
@@ -611,7 +623,10 @@ mod tests {
         .await;
         assert_eq!(
             jobs,
-            vec![("prefix/ok.txt".to_owned(), PathBuf::from("/dest/ok.txt"))]
+            vec![(
+                "s3://b/prefix/ok.txt".to_owned(),
+                PathBuf::from("/dest/ok.txt")
+            )]
         );
         let failed: Vec<_> = failures.iter().map(|f| f.source.as_str()).collect();
         assert_eq!(
@@ -638,7 +653,7 @@ mod tests {
         ])
         .await;
         let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
-        assert_eq!(keys, vec!["prefix/a.txt.bak", "prefix/c"]);
+        assert_eq!(keys, vec!["s3://b/prefix/a.txt.bak", "s3://b/prefix/c"]);
         assert_eq!(failures.len(), 2);
         for failure in &failures {
             assert!(

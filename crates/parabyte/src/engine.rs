@@ -11,7 +11,7 @@ use futures::StreamExt;
 
 use crate::config::TransferConfig;
 use crate::error::{Error, Result};
-use crate::location::S3Url;
+use crate::location::ObjectUrl;
 use crate::report::{Counters, Reporter};
 use crate::resume;
 use crate::retry::{give_up, with_retries};
@@ -23,10 +23,15 @@ use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 /// Body bytes gathered before one positioned write: few system calls, little memory.
 const WRITE_BUFFER: usize = 256 * 1024;
 
+/// Objects up to this size come in one request whatever the part size: a second
+/// connection's set-up costs more than it saves on them (seed 002: parallel byte serving
+/// gains nothing on small files).
+const SINGLE_STREAM: u64 = 1024 * 1024;
+
 /// One object to fetch.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
-    pub source: S3Url,
+    pub source: ObjectUrl,
     /// Size and ETag from a listing or manifest: no probing needed.
     pub known: Option<Known>,
     pub target: Target,
@@ -54,7 +59,7 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
 }
 
-impl<S: RangeSource> Engine<S> {
+impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     pub(crate) fn new(
         source: Arc<S>,
         config: TransferConfig,
@@ -119,7 +124,7 @@ impl<S: RangeSource> Engine<S> {
                 end: known.size - 1,
             };
             let object = Object {
-                job,
+                source: &job.source,
                 sink: &sink,
                 check: &check,
                 etag: known.etag.as_deref(),
@@ -161,7 +166,7 @@ impl<S: RangeSource> Engine<S> {
     async fn attempt_unknown_size(&self, job: &Job) -> Result<Finished> {
         let first_range = ByteRange {
             start: 0,
-            end: self.config.part_size - 1,
+            end: self.config.part_size.max(SINGLE_STREAM) - 1,
         };
         let first = with_retries(&self.config.retry, &self.counters, || {
             self.send(&job.source, Some(first_range), None)
@@ -184,7 +189,7 @@ impl<S: RangeSource> Engine<S> {
                 let sink = Sink::open(&job.target, length, etag.as_deref()).await?;
                 let check = ContentCheck::default();
                 let object = Object {
-                    job,
+                    source: &job.source,
                     sink: &sink,
                     check: &check,
                     etag: None,
@@ -219,8 +224,10 @@ impl<S: RangeSource> Engine<S> {
                 }
                 let mut sink = Sink::open(&job.target, Some(total), etag.as_deref()).await?;
                 let check = ContentCheck::default();
+                // After a redirect (a presigned URL) the other parts go straight there.
+                let moved_to = first.fetched.moved_to.clone();
                 let object = Object {
-                    job,
+                    source: moved_to.as_ref().unwrap_or(&job.source),
                     sink: &sink,
                     check: &check,
                     etag: etag.as_deref(),
@@ -249,21 +256,14 @@ impl<S: RangeSource> Engine<S> {
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
     /// Parts an earlier run wrote for this version are not fetched again.
     async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<()> {
-        let part_size = self.config.part_size;
         let restored = object.sink.restored();
-        let parts = (whole.start..=whole.end)
-            .step_by(part_size as usize)
-            .map(|start| ByteRange {
-                start,
-                end: (start + part_size - 1).min(whole.end),
-            })
-            .filter(|part| {
-                let done = restored.contains(*part);
-                if done {
-                    self.reporter.bytes_skipped(part.end + 1 - part.start);
-                }
-                !done
-            });
+        let parts = plan_parts(whole, self.config.part_size).filter(|part| {
+            let done = restored.contains(*part);
+            if done {
+                self.reporter.bytes_skipped(part.end + 1 - part.start);
+            }
+            !done
+        });
         // After a failure no new part starts, but those in flight finish: their bytes are
         // paid for, and a later run resumes from them.
         let failure = Mutex::new(None);
@@ -295,7 +295,10 @@ impl<S: RangeSource> Engine<S> {
         mut already_sent: Option<InFlight>,
     ) -> Result<()> {
         let Object {
-            job, etag, total, ..
+            source,
+            etag,
+            total,
+            ..
         } = *object;
         let mut next = range.start;
         let started = Instant::now();
@@ -309,8 +312,8 @@ impl<S: RangeSource> Engine<S> {
                             start: next,
                             end: range.end,
                         };
-                        let response = self.send(&job.source, Some(rest), etag).await?;
-                        check_part(&job.source, &response.fetched, rest, etag, total)?;
+                        let response = self.send(source, Some(rest), etag).await?;
+                        check_part(source, &response.fetched, rest, etag, total)?;
                         response
                     }
                 };
@@ -318,7 +321,7 @@ impl<S: RangeSource> Engine<S> {
                     .await?;
                 if next != range.end + 1 {
                     return Err(Error::Protocol {
-                        what: format!("GET {} {range}", job.source),
+                        what: format!("GET {source} {range}"),
                         detail: format!("body ended after byte {next} of the range"),
                     });
                 }
@@ -338,7 +341,7 @@ impl<S: RangeSource> Engine<S> {
 
     async fn send(
         &self,
-        object: &S3Url,
+        object: &ObjectUrl,
         range: Option<ByteRange>,
         if_match: Option<&str>,
     ) -> Result<InFlight> {
@@ -389,7 +392,7 @@ impl<S: RangeSource> Engine<S> {
             let arrived = *next + (buffer.len() + chunk.len()) as u64;
             if end.is_some_and(|end| arrived > end + 1) {
                 return Err(Error::Protocol {
-                    what: format!("GET {}", object.job.source),
+                    what: format!("GET {}", object.source),
                     detail: format!(
                         "body runs past the requested range (byte {arrived}, range end {})",
                         end.unwrap_or(0)
@@ -429,6 +432,23 @@ impl<S: RangeSource> Engine<S> {
     }
 }
 
+/// `whole` as consecutive parts of `part_size`; one part when it is small enough that
+/// splitting cannot pay.
+fn plan_parts(whole: ByteRange, part_size: u64) -> impl Iterator<Item = ByteRange> {
+    let length = whole.end - whole.start + 1;
+    let part_size = if length <= SINGLE_STREAM {
+        length
+    } else {
+        part_size
+    };
+    (whole.start..=whole.end)
+        .step_by(part_size as usize)
+        .map(move |start| ByteRange {
+            start,
+            end: (start + part_size - 1).min(whole.end),
+        })
+}
+
 /// How an object ended well.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Finished {
@@ -453,7 +473,8 @@ fn keep_if_resumable(sink: &mut Sink, fetched: Result<()>) -> Result<()> {
 /// One attempt at one object, as every range of it sees it.
 #[derive(Clone, Copy)]
 struct Object<'a> {
-    job: &'a Job,
+    /// Where its ranges are fetched from: the job's source, or where that redirected to.
+    source: &'a ObjectUrl,
     sink: &'a Sink,
     check: &'a ContentCheck,
     /// The version every range is pinned to.
@@ -519,7 +540,7 @@ impl ContentCheck {
 
 /// A later range must come from the same version: same total size, same ETag, exact range.
 fn check_part(
-    object: &S3Url,
+    object: &ObjectUrl,
     fetched: &Fetched,
     asked: ByteRange,
     etag: Option<&str>,
@@ -553,4 +574,32 @@ fn check_part(
         });
     }
     Ok(())
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: u64, end: u64) -> ByteRange {
+        ByteRange { start, end }
+    }
+
+    #[test]
+    fn small_objects_are_one_part_whatever_the_part_size() {
+        let parts: Vec<_> = plan_parts(range(0, SINGLE_STREAM - 1), 64 * 1024).collect();
+        assert_eq!(parts, vec![range(0, SINGLE_STREAM - 1)]);
+    }
+
+    #[test]
+    fn large_objects_are_cut_into_part_size_pieces() {
+        let parts: Vec<_> =
+            plan_parts(range(10, 10 + 5 * SINGLE_STREAM), 2 * SINGLE_STREAM).collect();
+        assert_eq!(
+            parts,
+            vec![
+                range(10, 10 + 2 * SINGLE_STREAM - 1),
+                range(10 + 2 * SINGLE_STREAM, 10 + 4 * SINGLE_STREAM - 1),
+                range(10 + 4 * SINGLE_STREAM, 10 + 5 * SINGLE_STREAM),
+            ]
+        );
+    }
 }

@@ -13,7 +13,7 @@ pub enum Error {
     InvalidInput(String),
 
     /// The object or key does not exist.
-    #[error("{what}: not found ({detail}); check the bucket, key and prefix spelling")]
+    #[error("{what}: not found ({detail}); check the spelling of the bucket, key, prefix or URL")]
     NotFound { what: String, detail: String },
 
     /// The bucket itself does not exist: nothing can be fetched from it.

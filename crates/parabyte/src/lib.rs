@@ -7,6 +7,10 @@
 //! connections, each streamed to its offset in a temporary file that takes its final name
 //! only when complete. Broken bodies resume from the byte where they stopped.
 //!
+//! The same engine reads plain web servers and presigned URLs ([`HttpUrl`], pinned with
+//! `If-Match` or `If-Unmodified-Since`), batches that mix both ([`Item`], [`Manifest`]),
+//! and [`copy_local`] copies local trees the same careful way.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use parabyte::{Client, CopyRequest, Destination, Location, StoreConfig, TransferConfig};
@@ -26,8 +30,11 @@ mod config;
 mod engine;
 mod error;
 mod http;
+mod http_source;
 mod list;
+mod local;
 mod location;
+mod manifest;
 mod paths;
 mod report;
 mod resume;
@@ -43,7 +50,9 @@ pub use client::{Client, CopyRequest, Destination, Item};
 pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
 pub use error::{Error, Result};
 pub use list::Listed;
-pub use location::{Location, S3Url};
+pub use local::copy_local;
+pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
+pub use manifest::{Manifest, ManifestError};
 pub use report::{Failure, Reporter, RequestCounts, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
 pub use s3::ObjectEntry;

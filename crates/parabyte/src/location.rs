@@ -1,7 +1,9 @@
-//! Where bytes come from or go: `s3://bucket/key` or a local path.
+//! Where bytes come from or go: `s3://bucket/key`, `http(s)://host/path` or a local path.
 
 use std::fmt;
 use std::path::PathBuf;
+
+use reqwest::Url;
 
 use crate::error::{Error, Result};
 
@@ -10,6 +12,8 @@ use crate::error::{Error, Result};
 pub enum Location {
     /// An object, or a prefix when the key is empty or ends in `/`.
     S3(S3Url),
+    /// A file on a web server (a presigned URL, a CDN, nginx).
+    Http(HttpUrl),
     /// A file or directory on this machine.
     Local(PathBuf),
 }
@@ -34,6 +38,177 @@ impl fmt::Display for S3Url {
     }
 }
 
+/// An `http://` or `https://` URL. It prints with its secrets redacted (see [`redact`]), so
+/// a presigned URL can appear in messages, errors and logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpUrl {
+    url: Url,
+}
+
+impl HttpUrl {
+    /// Parse an absolute `http://` or `https://` URL.
+    pub fn parse(text: &str) -> Result<HttpUrl> {
+        let url = Url::parse(text).map_err(|e| {
+            Error::InvalidInput(format!(
+                "'{}' is not a valid URL ({e}); write http(s)://host/path",
+                redact(text)
+            ))
+        })?;
+        HttpUrl::try_from(url)
+    }
+
+    /// The URL to send, secrets included: never print it.
+    pub(crate) fn as_url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The last segment of the path, decoded: the file name a download takes by default.
+    pub fn file_name(&self) -> Option<String> {
+        let last = self.url.path_segments()?.next_back()?;
+        let decoded = percent_encoding::percent_decode_str(last).decode_utf8_lossy();
+        (!decoded.is_empty()).then(|| decoded.into_owned())
+    }
+}
+
+impl TryFrom<Url> for HttpUrl {
+    type Error = Error;
+
+    fn try_from(url: Url) -> Result<HttpUrl> {
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(Error::InvalidInput(format!(
+                "'{}' is not an http(s) URL with a host",
+                redact(url.as_str())
+            )));
+        }
+        Ok(HttpUrl { url })
+    }
+}
+
+impl fmt::Display for HttpUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(self.url.as_str()))
+    }
+}
+
+impl fmt::Debug for HttpUrl {
+    // Debug output ends up in logs and panics too: never the secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HttpUrl({self})")
+    }
+}
+
+/// Query parameters that carry credentials: SigV4 and SigV2 presigned URLs, GCS and Azure
+/// signed URLs, bearer tokens. Matched case-insensitively, by substring unless exact.
+const SECRET_PARAMETERS: [&str; 7] = [
+    "signature",
+    "credential",
+    "token",
+    "secret",
+    "password",
+    "accesskey",
+    "access_key",
+];
+const SECRET_PARAMETERS_EXACT: [&str; 2] = ["sig", "key"];
+
+/// `url` with the values of credential-bearing query parameters and any password replaced
+/// by `REDACTED`. Works on text that does not parse, too (it is used on error paths).
+pub fn redact(url: &str) -> String {
+    let (before_fragment, fragment) = match url.split_once('#') {
+        Some((head, fragment)) => (head, Some(fragment)),
+        None => (url, None),
+    };
+    let (base, query) = match before_fragment.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (before_fragment, None),
+    };
+    let mut out = redact_password(base);
+    if let Some(query) = query {
+        out.push('?');
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if is_secret_parameter(name) => format!("{name}=REDACTED"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
+fn is_secret_parameter(name: &str) -> bool {
+    let name = percent_encoding::percent_decode_str(name)
+        .decode_utf8_lossy()
+        .to_ascii_lowercase();
+    SECRET_PARAMETERS_EXACT.contains(&name.as_str())
+        || SECRET_PARAMETERS.iter().any(|secret| name.contains(secret))
+}
+
+/// `scheme://user:password@host/...` keeps the user, loses the password.
+fn redact_password(base: &str) -> String {
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return base.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:REDACTED@{host}{path}")
+        }
+        _ => base.to_owned(),
+    }
+}
+
+/// The object one download fetches: a key in a store or a file on a web server. One run
+/// may mix both (a manifest can).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectUrl {
+    S3(S3Url),
+    Http(HttpUrl),
+}
+
+impl ObjectUrl {
+    /// The name a download takes in a destination directory: the last segment of the key
+    /// or URL path.
+    pub fn file_name(&self) -> Option<String> {
+        match self {
+            ObjectUrl::S3(url) => url
+                .key
+                .rsplit('/')
+                .next()
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned),
+            ObjectUrl::Http(url) => url.file_name(),
+        }
+    }
+}
+
+impl fmt::Display for ObjectUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ObjectUrl::S3(url) => url.fmt(f),
+            ObjectUrl::Http(url) => url.fmt(f),
+        }
+    }
+}
+
+impl From<S3Url> for ObjectUrl {
+    fn from(url: S3Url) -> Self {
+        ObjectUrl::S3(url)
+    }
+}
+
+impl From<HttpUrl> for ObjectUrl {
+    fn from(url: HttpUrl) -> Self {
+        ObjectUrl::Http(url)
+    }
+}
+
 impl Location {
     /// Parse a command-line argument. Anything with a `scheme://` must be a scheme parabyte
     /// knows; everything else is a local path.
@@ -46,6 +221,10 @@ impl Location {
                 key: key.to_owned(),
             }));
         }
+        let lower = text.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return HttpUrl::parse(text).map(Location::Http);
+        }
         if let Some((scheme, _)) = text.split_once("://") {
             if !scheme.is_empty()
                 && scheme
@@ -53,7 +232,8 @@ impl Location {
                     .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             {
                 return Err(Error::InvalidInput(format!(
-                    "'{text}': unsupported scheme '{scheme}://'; use s3://bucket/key or a local path"
+                    "'{}': unsupported scheme '{scheme}://'; use s3://bucket/key, http(s)://host/path or a local path",
+                    redact(text)
                 )));
             }
         }
@@ -123,6 +303,43 @@ mod tests {
         assert!(err.contains("no valid bucket"), "{err}");
         let err = Location::parse("gs://bucket/key").unwrap_err().to_string();
         assert!(err.contains("unsupported scheme 'gs://'"), "{err}");
+    }
+
+    #[test]
+    fn http_urls_are_sources() {
+        let Location::Http(url) = Location::parse("https://example.com/a/b%20c.bin?x=1").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(url.file_name().as_deref(), Some("b c.bin"));
+        assert!(Location::parse("HTTP://example.com/f").is_ok());
+        let err = Location::parse("http://").unwrap_err().to_string();
+        assert!(err.contains("not a valid URL"), "{err}");
+    }
+
+    #[test]
+    fn presigned_secrets_never_print() {
+        let presigned = "https://u:pw@h:9000/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256\
+            &X-Amz-Credential=AKIA%2F20250101&X-Amz-Signature=abc123&X-Amz-Security-Token=tok\
+            &AWSAccessKeyId=AKIA&Signature=s2&sig=az&partNumber=1#frag";
+        let url = HttpUrl::parse(presigned).unwrap();
+        for shown in [
+            url.to_string(),
+            format!("{url:?}"),
+            ObjectUrl::Http(url.clone()).to_string(),
+            redact(presigned),
+        ] {
+            for secret in ["pw", "AKIA", "abc123", "tok", "s2", "az"] {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+            assert!(
+                shown.contains("X-Amz-Algorithm=AWS4-HMAC-SHA256"),
+                "{shown}"
+            );
+            assert!(shown.contains("partNumber=1"), "{shown}");
+            assert!(shown.contains("X-Amz-Signature=REDACTED"), "{shown}");
+        }
+        assert_eq!(redact("http://h/p"), "http://h/p");
     }
 
     #[test]

@@ -221,7 +221,7 @@ pub(crate) struct FileSink {
 }
 
 impl FileSink {
-    fn create(
+    pub(crate) fn create(
         path: PathBuf,
         version: Option<(u64, String)>,
         size: Option<u64>,
@@ -256,6 +256,11 @@ impl FileSink {
         Ok(sink)
     }
 
+    /// The temporary file, for writers that bring their own system calls (local copies).
+    pub(crate) fn file(&self) -> &Arc<File> {
+        &self.file
+    }
+
     /// The temporary file an earlier run left for this same version, if there is one.
     fn resume(path: &Path, temp: &Path, size: u64, etag: &str) -> Option<FileSink> {
         let file = OpenOptions::new().read(true).write(true).open(temp).ok()?;
@@ -275,7 +280,7 @@ impl FileSink {
         })
     }
 
-    fn rename_into_place(mut self) -> Result<()> {
+    pub(crate) fn rename_into_place(mut self) -> Result<()> {
         if let Some((size, etag)) = &self.version {
             mark_complete(&self.file, etag, *size)
                 .map_err(|e| Error::io("cannot mark", &self.temp, e))?;

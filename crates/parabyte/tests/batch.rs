@@ -69,7 +69,7 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
                 _ => None,
             };
             Item {
-                source: url(&bucket, &object.key),
+                source: url(&bucket, &object.key).into(),
                 destination,
                 size: Some(object.size),
                 etag: object.etag,
@@ -107,7 +107,7 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
 async fn bad_items_fail_alone() {
     let (client, bucket, objects) = bucket_with(&[("x/one", 10), ("x/two", 20)]).await;
     let item = |key: &str, destination: Option<&str>| Item {
-        source: url(&bucket, key),
+        source: url(&bucket, key).into(),
         destination: destination.map(PathBuf::from),
         size: None,
         etag: None,
@@ -154,7 +154,7 @@ async fn bad_items_fail_alone() {
 async fn a_stale_etag_fetches_the_version_that_is_there() {
     let (client, bucket, objects) = bucket_with(&[("v/obj", 2 * PART as usize)]).await;
     let items = vec![Item {
-        source: url(&bucket, "v/obj"),
+        source: url(&bucket, "v/obj").into(),
         destination: None,
         size: Some(2 * PART),
         etag: Some("\"0123456789abcdef0123456789abcdef\"".into()),

@@ -53,19 +53,26 @@ impl Bed {
 
     /// The same, as a plain process (for tests that signal it while it runs).
     pub fn parabyte_process(&self, secret: &str) -> std::process::Command {
-        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("parabyte"));
+        let mut command = bare_parabyte(self.dir.path());
         command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("AWS_EC2_METADATA_DISABLED", "true")
             .env("AWS_ACCESS_KEY_ID", self.server.access_key())
             .env("AWS_SECRET_ACCESS_KEY", secret)
             .env("AWS_REGION", self.server.region())
-            .env("AWS_ENDPOINT_URL", self.proxy.endpoint())
-            .current_dir(self.dir.path());
+            .env("AWS_ENDPOINT_URL", self.proxy.endpoint());
         command
     }
+}
+
+/// The binary in `dir`, with nothing from this machine's environment or AWS set-up.
+pub fn bare_parabyte(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("parabyte"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .current_dir(dir);
+    command
 }
 
 /// Run and return the output, whatever the exit status.

@@ -519,6 +519,7 @@ mod tests {
             query: String::new(),
             range: range.map(str::to_owned),
             if_match: None,
+            if_unmodified_since: None,
         }
     }
 

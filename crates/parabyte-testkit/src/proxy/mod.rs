@@ -84,6 +84,7 @@ pub struct SeenRequest {
     pub query: String,
     pub range: Option<String>,
     pub if_match: Option<String>,
+    pub if_unmodified_since: Option<String>,
 }
 
 /// The proxy; it stops when dropped. Runs on its own runtime thread, so sync tests can use it.
@@ -458,6 +459,7 @@ impl SeenRequest {
             query,
             range: header(http::header::RANGE),
             if_match: header(http::header::IF_MATCH),
+            if_unmodified_since: header(http::header::IF_UNMODIFIED_SINCE),
         }
     }
 }
@@ -604,6 +606,7 @@ mod tests {
                 query: String::new(),
                 range: None,
                 if_match: None,
+                if_unmodified_since: None,
             };
             ledger.record(seen, i as u64);
         }

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use aws_config::meta::region::RegionProviderChain;
 use aws_config::BehaviorVersion;
 use futures::TryStreamExt;
-use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_RANGE, ETAG};
+use reqwest::header::{HeaderMap, ETAG};
 use reqwest::StatusCode;
 use tokio::sync::mpsc;
 
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::http::{build_client, describe, transport_error};
 use crate::location::S3Url;
 use crate::report::{Counters, RequestKind};
-use crate::source::{ByteRange, Fetched, RangeSource, Shape};
+use crate::source::{body_of, shape_of, ByteRange, Fetched, RangeSource};
 use crate::verify::{etag_md5, Crc, FullChecksum};
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
@@ -269,6 +269,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 impl RangeSource for S3Store {
+    type Object = S3Url;
+
     async fn fetch(
         &self,
         object: &S3Url,
@@ -298,42 +300,8 @@ impl RangeSource for S3Store {
                 &what,
             )
             .await?;
-        let status = response.status();
-        let shape = match status {
-            StatusCode::PARTIAL_CONTENT => {
-                let (range, total) =
-                    content_range(response.headers()).ok_or_else(|| Error::Protocol {
-                        what: what.clone(),
-                        detail: "206 without a valid Content-Range".into(),
-                    })?;
-                Shape::Partial { range, total }
-            }
-            StatusCode::OK => Shape::Whole {
-                length: header_u64(response.headers(), CONTENT_LENGTH.as_str()),
-            },
-            // S3 answers a range on an empty object with 416: that is an empty file, not an
-            // error. Some servers add `Content-Range: bytes */0`, some send nothing.
-            StatusCode::RANGE_NOT_SATISFIABLE if range.is_some_and(|r| r.start == 0) => {
-                match unsatisfied_length(response.headers()) {
-                    None | Some(0) => Shape::Empty,
-                    Some(length) => {
-                        return Err(Error::Protocol {
-                            what,
-                            detail: format!(
-                                "416 for a range starting at 0 of a {length}-byte object"
-                            ),
-                        })
-                    }
-                }
-            }
-            // A later range beyond the end: the object shrank since the first response.
-            StatusCode::RANGE_NOT_SATISFIABLE => {
-                return Err(Error::Changed {
-                    what,
-                    detail: "the range is no longer inside the object".into(),
-                })
-            }
-            _ => return Err(error_from_response(response, &what, &object.bucket).await),
+        let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {
+            return Err(error_from_response(response, &what, &object.bucket).await);
         };
         let etag = response
             .headers()
@@ -345,16 +313,13 @@ impl RangeSource for S3Store {
             .as_deref()
             .filter(|_| !encrypted_by_key(response.headers()))
             .and_then(etag_md5);
-        let body = response.bytes_stream().map_err(move |e| Error::Network {
-            what: what.clone(),
-            detail: describe(&e),
-        });
         Ok(Fetched {
             shape,
             etag,
             checksum,
             content_md5,
-            body: Box::pin(body),
+            moved_to: None,
+            body: body_of(response, what),
         })
     }
 }
@@ -379,29 +344,6 @@ fn encrypted_by_key(headers: &HeaderMap) -> bool {
         .get("x-amz-server-side-encryption")
         .is_some_and(|value| value.as_bytes().starts_with(b"aws:kms"));
     kms || headers.contains_key("x-amz-server-side-encryption-customer-algorithm")
-}
-
-/// `Content-Range: bytes START-END/TOTAL`.
-fn content_range(headers: &HeaderMap) -> Option<(ByteRange, u64)> {
-    let value = headers.get(CONTENT_RANGE)?.to_str().ok()?;
-    let (span, total) = value.strip_prefix("bytes ")?.split_once('/')?;
-    let (start, end) = span.split_once('-')?;
-    let range = ByteRange {
-        start: start.trim().parse().ok()?,
-        end: end.trim().parse().ok()?,
-    };
-    let total: u64 = total.trim().parse().ok()?;
-    (range.start <= range.end && range.end < total).then_some((range, total))
-}
-
-/// The length in a 416's `Content-Range: bytes */LENGTH`, if the server sent one.
-fn unsatisfied_length(headers: &HeaderMap) -> Option<u64> {
-    let value = headers.get(CONTENT_RANGE)?.to_str().ok()?;
-    value.strip_prefix("bytes */")?.trim().parse().ok()
-}
-
-fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
-    headers.get(name)?.to_str().ok()?.parse().ok()
 }
 
 /// Read a failed response's body (bounded) and classify it.
@@ -463,34 +405,6 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn headers(name: reqwest::header::HeaderName, value: &str) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        map.insert(name, HeaderValue::from_str(value).unwrap());
-        map
-    }
-
-    #[test]
-    fn content_range_gives_range_and_total() {
-        let parsed = content_range(&headers(CONTENT_RANGE, "bytes 0-8388607/1073741824"));
-        assert_eq!(
-            parsed,
-            Some((
-                ByteRange {
-                    start: 0,
-                    end: 8_388_607
-                },
-                1 << 30
-            ))
-        );
-        assert_eq!(content_range(&headers(CONTENT_RANGE, "bytes 5-4/10")), None);
-        assert_eq!(
-            content_range(&headers(CONTENT_RANGE, "bytes 0-10/10")),
-            None
-        );
-        assert_eq!(content_range(&headers(CONTENT_RANGE, "bytes 0-1/*")), None);
-    }
 
     #[test]
     fn the_token_is_found_as_the_body_arrives() {
@@ -539,15 +453,6 @@ mod tests {
             query.to_query_string(),
             "continuation-token=t%2B%3D&encoding-type=url&list-type=2&max-keys=10&prefix="
         );
-    }
-
-    #[test]
-    fn an_unsatisfied_range_may_carry_the_length() {
-        assert_eq!(
-            unsatisfied_length(&headers(CONTENT_RANGE, "bytes */0")),
-            Some(0)
-        );
-        assert_eq!(unsatisfied_length(&HeaderMap::new()), None);
     }
 
     #[test]

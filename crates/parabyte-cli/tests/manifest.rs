@@ -1,0 +1,114 @@
+//! `parabyte cp --manifest FILE DEST`: S3 keys and URLs in one run, sizes known up front
+//! (no probing), bad lines named by number while the rest is copied.
+
+mod common;
+
+use common::{files_under, run, stderr, summary, Bed};
+use parabyte_testkit::{payload, CountingProxy, RequestKind, ServerKind, Serving, WebServer};
+
+const MIB: u64 = 1 << 20;
+const BIG: u64 = 3 * MIB + 5;
+const SMALL: u64 = 5000;
+const WEB: u64 = 2 * MIB + 1;
+
+#[test]
+fn a_manifest_mixes_stores_and_web_servers_and_reports_bad_lines() {
+    let bed = Bed::new(ServerKind::Versitygw, "manifest");
+    bed.admin
+        .put_generated(&bed.bucket, "a/big.bin", 1, BIG)
+        .unwrap();
+    bed.admin
+        .put_generated(&bed.bucket, "a/small.txt", 2, SMALL)
+        .unwrap();
+    let head = bed
+        .admin
+        .block_on(
+            bed.admin
+                .client()
+                .request(http::Method::HEAD, &bed.bucket, "a/big.bin")
+                .send(),
+        )
+        .unwrap();
+    let etag = head.headers["etag"].to_str().unwrap().to_owned();
+    let web = WebServer::start().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(web.root().join("w.bin"), payload(3, WEB as usize)).unwrap();
+    let web_proxy = CountingProxy::start(&web.endpoint());
+    let web_url = web
+        .url(Serving::Ranges, "w.bin")
+        .replace(&web.endpoint(), &web_proxy.endpoint());
+    let manifest = format!(
+        "# SOURCE DEST SIZE ETAG\n\
+         {big} big.bin {BIG} {etag}\n\
+         {small}\ttexts/small copy.txt\t{SMALL}\n\
+         {web_url} web/w.bin {WEB}\n\
+         {{\"source\": \"{small}\", \"dest\": \"json/small.txt\", \"size\": {SMALL}}}\n\
+         {small} ../escape.txt\n\
+         ./not-a-url\n\
+         {web_url}\n",
+        big = bed.url("a/big.bin"),
+        small = bed.url("a/small.txt"),
+    );
+    std::fs::write(bed.path("list.txt"), manifest).unwrap();
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "1MiB",
+        "--manifest",
+        "list.txt",
+        "out",
+    ]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "list.txt:6: destination '../escape.txt' cannot be used: it has a '..' path segment"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("list.txt:7: './not-a-url' is not a URL"),
+        "{err}"
+    );
+    let json = summary(&output);
+    assert_eq!(json["objects"], 5);
+    assert_eq!(json["failed"], 2);
+
+    let out = bed.path("out");
+    assert_eq!(
+        files_under(&out),
+        vec![
+            "big.bin",
+            "json/small.txt",
+            "texts/small copy.txt",
+            "w.bin",
+            "web/w.bin"
+        ]
+    );
+    let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+    assert!(read("big.bin") == payload(1, BIG as usize));
+    assert!(read("texts/small copy.txt") == payload(2, SMALL as usize));
+    assert!(read("json/small.txt") == payload(2, SMALL as usize));
+    assert!(read("web/w.bin") == payload(3, WEB as usize));
+    assert!(read("w.bin") == payload(3, WEB as usize));
+
+    // Known sizes: one GET per part and nothing else; the big one pinned from its first byte.
+    let s3_gets: Vec<_> = bed
+        .proxy
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == RequestKind::Get)
+        .collect();
+    let big_gets: Vec<_> = s3_gets
+        .iter()
+        .filter(|r| r.path.ends_with("big.bin"))
+        .collect();
+    assert_eq!(big_gets.len(), 4, "{big_gets:?}");
+    assert!(big_gets
+        .iter()
+        .all(|r| r.if_match.as_deref() == Some(etag.as_str())));
+    assert_eq!(s3_gets.len(), 4 + 2);
+    assert_eq!(bed.proxy.counts().head, 0);
+    // web/w.bin (size known) is three parts; w.bin (size unknown) is a first part, then two.
+    assert_eq!(web_proxy.counts().get, 3 + 3);
+}

@@ -1,0 +1,190 @@
+//! Files on plain web servers (nginx, a CDN, presigned URLs): the same ranged GETs as for a
+//! store, with HTTP's own validators. The first response's strong ETag pins later ranges
+//! with `If-Match`; a server without one gets `If-Unmodified-Since` with its Last-Modified
+//! date. Either way a file that changes between two parts answers 412 and is never mixed.
+
+use std::sync::Arc;
+
+use reqwest::header::{HeaderMap, ETAG, IF_MATCH, IF_UNMODIFIED_SINCE, LAST_MODIFIED, RANGE};
+use reqwest::StatusCode;
+
+use crate::config::StoreConfig;
+use crate::error::{Error, Result};
+use crate::http::{build_client, transport_error};
+use crate::location::{HttpUrl, ObjectUrl};
+use crate::report::{Counters, RequestKind};
+use crate::source::{body_of, shape_of, ByteRange, Fetched, RangeSource};
+
+/// Any web server, reached through the run's pooled client (redirects followed, rustls
+/// with the system's roots plus `--ca-bundle`).
+#[derive(Debug)]
+pub(crate) struct HttpSource {
+    http: reqwest::Client,
+    counters: Arc<Counters>,
+}
+
+impl HttpSource {
+    pub(crate) fn new(config: &StoreConfig, counters: Arc<Counters>) -> Result<HttpSource> {
+        Ok(HttpSource {
+            http: build_client(config, counters.clone())?,
+            counters,
+        })
+    }
+}
+
+impl RangeSource for HttpSource {
+    type Object = HttpUrl;
+
+    async fn fetch(
+        &self,
+        object: &HttpUrl,
+        range: Option<ByteRange>,
+        if_match: Option<&str>,
+    ) -> Result<Fetched> {
+        let what = match range {
+            Some(range) => format!("GET {object} {range}"),
+            None => format!("GET {object}"),
+        };
+        let mut request = self.http.get(object.as_url().clone());
+        if let Some(range) = range {
+            request = request.header(RANGE, range.to_string());
+        }
+        if let Some((name, value)) = if_match.and_then(precondition) {
+            request = request.header(name, value);
+        }
+        self.counters.count_request(RequestKind::Get);
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(&what, &e, &origin(object)))?;
+        let status = response.status();
+        let Some(shape) = shape_of(status, response.headers(), range, &what)? else {
+            return Err(classify(status, what));
+        };
+        let moved_to = (response.url() != object.as_url())
+            .then(|| HttpUrl::try_from(response.url().clone()).ok())
+            .flatten()
+            .map(ObjectUrl::Http);
+        Ok(Fetched {
+            shape,
+            etag: validator(response.headers()),
+            // A web server's ETag is opaque (nginx's is time and size), never a content
+            // MD5, and it sends no S3 checksums: only the sizes are checked.
+            checksum: None,
+            content_md5: None,
+            moved_to,
+            body: body_of(response, what),
+        })
+    }
+}
+
+/// What pins this version: a strong ETag, else the Last-Modified date. A weak ETag cannot be
+/// used with `If-Match` (it compares strongly), so it does not count.
+fn validator(headers: &HeaderMap) -> Option<String> {
+    let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    header(ETAG)
+        .filter(|etag| !etag.starts_with("W/"))
+        .or_else(|| header(LAST_MODIFIED))
+        .map(str::to_owned)
+}
+
+/// The header that makes a server refuse (412) anything but the version `validator` names:
+/// `If-Unmodified-Since` for a date, `If-Match` for an ETag (quoted if it came bare, from a
+/// manifest). Weak ETags never match strongly, so they send nothing.
+fn precondition(validator: &str) -> Option<(reqwest::header::HeaderName, String)> {
+    if httpdate::parse_http_date(validator).is_ok() {
+        return Some((IF_UNMODIFIED_SINCE, validator.to_owned()));
+    }
+    if validator.starts_with("W/") {
+        return None;
+    }
+    let quoted = if validator.starts_with('"') {
+        validator.to_owned()
+    } else {
+        format!("\"{validator}\"")
+    };
+    Some((IF_MATCH, quoted))
+}
+
+/// `scheme://host:port`: where a failed connection was going, without path or query.
+fn origin(url: &HttpUrl) -> String {
+    url.as_url().origin().ascii_serialization()
+}
+
+/// The one place a web server's error status becomes an [`Error`] kind.
+fn classify(status: StatusCode, what: String) -> Error {
+    let detail = format!(
+        "{} {}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or_default()
+    );
+    match status.as_u16() {
+        404 | 410 => Error::NotFound { what, detail },
+        412 => Error::Changed { what, detail },
+        429 | 503 => Error::Throttled { what, detail },
+        401 | 403 => Error::Http {
+            what,
+            status: status.as_u16(),
+            detail: format!(
+                "{detail}; a presigned URL may have expired, or the server wants credentials"
+            ),
+        },
+        code => Error::Http {
+            what,
+            status: code,
+            detail,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(reqwest::header::HeaderName, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(name.clone(), HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    const DATE: &str = "Sun, 22 Nov 2026 07:00:00 GMT";
+
+    #[test]
+    fn a_strong_etag_pins_else_the_date() {
+        let both = headers(&[(ETAG, "\"abc-12\""), (LAST_MODIFIED, DATE)]);
+        assert_eq!(validator(&both).as_deref(), Some("\"abc-12\""));
+        let weak = headers(&[(ETAG, "W/\"abc\""), (LAST_MODIFIED, DATE)]);
+        assert_eq!(validator(&weak).as_deref(), Some(DATE));
+        assert_eq!(validator(&headers(&[(ETAG, "W/\"abc\"")])), None);
+    }
+
+    #[test]
+    fn validators_become_the_matching_precondition() {
+        assert_eq!(
+            precondition("\"abc\""),
+            Some((IF_MATCH, "\"abc\"".to_owned()))
+        );
+        assert_eq!(precondition("abc"), Some((IF_MATCH, "\"abc\"".to_owned())));
+        assert_eq!(
+            precondition(DATE),
+            Some((IF_UNMODIFIED_SINCE, DATE.to_owned()))
+        );
+        assert_eq!(precondition("W/\"abc\""), None);
+    }
+
+    #[test]
+    fn statuses_become_kinds() {
+        let kind = |code| classify(StatusCode::from_u16(code).unwrap(), "GET u".into());
+        assert!(kind(404).is_not_found());
+        assert!(matches!(kind(412), Error::Changed { .. }));
+        assert!(kind(503).is_retryable());
+        assert!(kind(500).is_retryable());
+        assert!(!kind(403).is_retryable());
+        assert!(kind(403)
+            .to_string()
+            .contains("presigned URL may have expired"));
+    }
+}

@@ -1,0 +1,419 @@
+//! Local to local: a file or a whole tree copied with files in parallel and large files in
+//! parallel chunks, each chunk moved by the kernel (`copy_file_range`, which on reflinking
+//! file systems shares extents instead of copying) with a read/write fallback. The same
+//! safety as downloads: a temporary file beside the destination, renamed when complete.
+//! Symbolic links are never followed: each one is reported as a failure and skipped.
+
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use futures::{StreamExt, TryStreamExt};
+use tokio::sync::{mpsc, Semaphore};
+
+use crate::config::TransferConfig;
+use crate::error::{Error, Result};
+use crate::paths::linked_directory;
+use crate::report::{Counters, Failure, Reporter, Summary};
+use crate::sink::FileSink;
+
+/// Entries found by the walk but not yet copied; the walk pauses when this many wait.
+const WALK_AHEAD: usize = 4096;
+/// Buffer of the read/write fallback.
+const FALLBACK_BUFFER: usize = 1024 * 1024;
+
+/// One thing the walk found.
+#[derive(Debug)]
+enum Found {
+    /// A regular file to copy to `to`.
+    File {
+        from: PathBuf,
+        to: PathBuf,
+        size: u64,
+    },
+    /// Something that is not copied, and why.
+    Skipped { from: PathBuf, error: Error },
+}
+
+/// Copy `source` (a file, or a directory whose contents go into `destination`) to
+/// `destination`. A file goes to `destination`, or into it when it is a directory (exists as
+/// one or ends in `/`). Per-file failures are in the summary; an `Err` means nothing could
+/// be copied (no such source, destination inside the source).
+pub async fn copy_local(
+    source: &Path,
+    destination: &Path,
+    transfer: &TransferConfig,
+    reporter: Arc<dyn Reporter>,
+) -> Result<Summary> {
+    transfer.validate()?;
+    let started = Instant::now();
+    let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
+    let (found, walk) = mpsc::channel(WALK_AHEAD);
+    let walker = if metadata.is_dir() {
+        refuse_copy_into_itself(source, destination)?;
+        let (source, destination) = (source.to_owned(), destination.to_owned());
+        tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &found))
+    } else {
+        let entry = single_file(source, &metadata, destination);
+        tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
+    };
+    let chunk_slots = Arc::new(Semaphore::new(transfer.max_requests));
+    let first_started = OnceLock::new();
+    // Only failures are kept: memory stays flat however many files there are.
+    let (objects, bytes, failures) = receiver_stream(walk)
+        .map(|entry| {
+            let (reporter, chunk_slots) = (reporter.clone(), chunk_slots.clone());
+            let first_started = &first_started;
+            async move {
+                match entry {
+                    Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
+                    Found::File { from, to, size } => {
+                        first_started.get_or_init(|| started.elapsed());
+                        reporter.object_queued(Some(size));
+                        let result =
+                            copy_file(&from, &to, size, transfer, &chunk_slots, &*reporter).await;
+                        let name = from.display().to_string();
+                        reporter.object_finished(&name, result.as_ref().map(|n| *n));
+                        (name, result)
+                    }
+                }
+            }
+        })
+        .buffer_unordered(transfer.workers)
+        .fold(
+            (0, 0, Vec::new()),
+            |(objects, bytes, mut failures), (source, result)| async move {
+                match result {
+                    Ok(size) => (objects + 1, bytes + size, failures),
+                    Err(error) => {
+                        failures.push(Failure {
+                            source,
+                            error: error.to_string(),
+                        });
+                        (objects, bytes, failures)
+                    }
+                }
+            },
+        )
+        .await;
+    walker
+        .await
+        .map_err(|e| Error::io("directory walk failed", source, io::Error::other(e)))?;
+    let nothing_sent = Counters::default().snapshot();
+    Ok(Summary::new(
+        objects,
+        0,
+        bytes,
+        started.elapsed(),
+        first_started.into_inner(),
+        nothing_sent,
+        failures,
+    ))
+}
+
+fn receiver_stream<T>(mut receiver: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
+    futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+/// The one entry of a single-file copy.
+fn single_file(source: &Path, metadata: &fs::Metadata, destination: &Path) -> Found {
+    if let Some(error) = not_copied(source, metadata) {
+        return Found::Skipped {
+            from: source.to_owned(),
+            error,
+        };
+    }
+    let into_directory =
+        destination.as_os_str().to_string_lossy().ends_with('/') || destination.is_dir();
+    let to = match source.file_name() {
+        Some(name) if into_directory => destination.join(name),
+        _ => destination.to_owned(),
+    };
+    Found::File {
+        from: source.to_owned(),
+        to,
+        size: metadata.len(),
+    }
+}
+
+/// Why an entry is not copied: links are never followed, and only regular files have bytes.
+fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
+    let reason = if metadata.file_type().is_symlink() {
+        "it is a symbolic link, and parabyte never follows links; copy its target explicitly"
+    } else if !metadata.is_file() {
+        "it is not a regular file (a device, socket or pipe)"
+    } else {
+        return None;
+    };
+    Some(Error::Io {
+        op: "skipped",
+        path: path.to_owned(),
+        source: io::Error::other(reason),
+    })
+}
+
+/// Walk `root` depth first without following links, sending every file (and every entry
+/// that is skipped) on `found`, in bounded memory: one directory listing at a time.
+fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let directory = root.join(&relative);
+        let target = destination.join(&relative);
+        if let Err(e) = fs::create_dir_all(&target) {
+            let error = Error::io("cannot create directory", &target, e);
+            let _ = found.blocking_send(Found::Skipped {
+                from: directory,
+                error,
+            });
+            continue;
+        }
+        let entries = match fs::read_dir(&directory) {
+            Ok(entries) => entries,
+            Err(e) => {
+                let error = Error::io("cannot read directory", &directory, e);
+                let _ = found.blocking_send(Found::Skipped {
+                    from: directory,
+                    error,
+                });
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry.and_then(|e| Ok((e.file_name(), e.metadata()?))) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let error = Error::io("cannot read directory", &directory, e);
+                    let _ = found.blocking_send(Found::Skipped {
+                        from: directory.clone(),
+                        error,
+                    });
+                    continue;
+                }
+            };
+            let (name, metadata) = entry;
+            let relative = relative.join(&name);
+            let from = root.join(&relative);
+            // DirEntry::metadata does not follow links, so a link to a directory is a link.
+            let item = if metadata.is_dir() {
+                pending.push(relative);
+                continue;
+            } else if let Some(error) = not_copied(&from, &metadata) {
+                Found::Skipped { from, error }
+            } else if let Some(link) = linked_directory(destination, &relative) {
+                let reason = format!(
+                    "'{}' in the destination is a symbolic link, and parabyte never writes through links",
+                    link.display()
+                );
+                Found::Skipped {
+                    from,
+                    error: Error::io(
+                        "cannot copy",
+                        destination.join(&relative),
+                        io::Error::other(reason),
+                    ),
+                }
+            } else {
+                Found::File {
+                    from,
+                    to: destination.join(&relative),
+                    size: metadata.len(),
+                }
+            };
+            if found.blocking_send(item).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A tree copied into itself would find its own copies as it walks.
+fn refuse_copy_into_itself(source: &Path, destination: &Path) -> Result<()> {
+    let source = fs::canonicalize(source).map_err(|e| Error::io("cannot read", source, e))?;
+    let absolute =
+        std::path::absolute(destination).map_err(|e| Error::io("cannot use", destination, e))?;
+    // The deepest part of the destination that exists says where it really is.
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while fs::symlink_metadata(existing).is_err() {
+        let Some(parent) = existing.parent() else {
+            break;
+        };
+        rest.push(existing.file_name().unwrap_or_default().to_owned());
+        existing = parent;
+    }
+    let mut resolved = fs::canonicalize(existing).unwrap_or_else(|_| existing.to_owned());
+    resolved.extend(rest.iter().rev());
+    if resolved.starts_with(&source) {
+        return Err(Error::InvalidInput(format!(
+            "cannot copy '{}' into '{}', which is inside it; choose a destination outside the source",
+            source.display(),
+            destination.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Copy one file: a temporary file beside `to`, chunks of `part_size` copied up to
+/// `threads` at a time, permissions carried over, then the rename.
+async fn copy_file(
+    from: &Path,
+    to: &Path,
+    size: u64,
+    transfer: &TransferConfig,
+    chunk_slots: &Arc<Semaphore>,
+    reporter: &dyn Reporter,
+) -> Result<u64> {
+    let (from_path, to_path) = (from.to_owned(), to.to_owned());
+    let (source, sink) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let source = File::open(&from_path).map_err(|e| Error::io("cannot open", &from_path, e))?;
+        let permissions = source
+            .metadata()
+            .map_err(|e| Error::io("cannot read", &from_path, e))?
+            .permissions();
+        // No version: a local copy is never resumed, a failed one leaves nothing.
+        let sink = FileSink::create(to_path.clone(), None, Some(size))?;
+        sink.file()
+            .set_permissions(permissions)
+            .map_err(|e| Error::io("cannot set permissions of", &to_path, e))?;
+        Ok((Arc::new(source), sink))
+    })
+    .await
+    .map_err(|e| Error::io("copy task failed", from, io::Error::other(e)))??;
+    let chunks = (0..size)
+        .step_by(transfer.part_size as usize)
+        .map(|start| (start, transfer.part_size.min(size - start)));
+    futures::stream::iter(chunks.map(Ok))
+        .try_for_each_concurrent(transfer.threads, |(offset, length)| {
+            let (source, target) = (source.clone(), sink.file().clone());
+            let from = from.to_owned();
+            async move {
+                let _slot = chunk_slots
+                    .acquire()
+                    .await
+                    .expect("chunk slots are never closed");
+                tokio::task::spawn_blocking(move || {
+                    copy_range(&source, &target, offset, length)
+                        .map_err(|e| Error::io("cannot copy", &from, e))
+                })
+                .await
+                .map_err(|e| {
+                    Error::io("copy task failed", PathBuf::new(), io::Error::other(e))
+                })??;
+                reporter.bytes_transferred(length);
+                Ok(())
+            }
+        })
+        .await?;
+    tokio::task::spawn_blocking(move || sink.rename_into_place())
+        .await
+        .map_err(|e| Error::io("copy task failed", to, io::Error::other(e)))??;
+    Ok(size)
+}
+
+/// `length` bytes at `offset` from `source` to the same offset of `target`, in the kernel
+/// when it can (no copy through user space), else through a buffer.
+fn copy_range(source: &File, target: &File, offset: u64, length: u64) -> io::Result<()> {
+    let (mut from, mut to) = (offset as libc::loff_t, offset as libc::loff_t);
+    let mut left = length;
+    while left > 0 {
+        // SAFETY: both descriptors are open for the duration of the call; the offsets are
+        // ours and the kernel only reads and advances them.
+        let copied = unsafe {
+            libc::copy_file_range(
+                source.as_raw_fd(),
+                &mut from,
+                target.as_raw_fd(),
+                &mut to,
+                left as usize,
+                0,
+            )
+        };
+        if copied > 0 {
+            left -= copied as u64;
+            continue;
+        }
+        if copied == 0 {
+            return Err(shrank());
+        }
+        let error = io::Error::last_os_error();
+        return match error.raw_os_error() {
+            // Across file systems on older kernels, or file systems that do not offer it.
+            Some(libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL) => {
+                let done = length - left;
+                copy_range_buffered(source, target, offset + done, left)
+            }
+            _ => Err(error),
+        };
+    }
+    Ok(())
+}
+
+fn copy_range_buffered(source: &File, target: &File, offset: u64, length: u64) -> io::Result<()> {
+    let mut buffer = vec![0u8; FALLBACK_BUFFER.min(length as usize)];
+    let mut done = 0;
+    while done < length {
+        let want = buffer.len().min((length - done) as usize);
+        let read = source.read_at(&mut buffer[..want], offset + done)?;
+        if read == 0 {
+            return Err(shrank());
+        }
+        target.write_all_at(&buffer[..read], offset + done)?;
+        done += read as u64;
+    }
+    Ok(())
+}
+
+fn shrank() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the file got shorter while it was copied",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_copy_paths_give_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        fs::write(dir.path().join("src"), &data).unwrap();
+        let source = File::open(dir.path().join("src")).unwrap();
+        for (name, copy) in [
+            (
+                "kernel",
+                copy_range as fn(&File, &File, u64, u64) -> io::Result<()>,
+            ),
+            ("buffered", copy_range_buffered),
+        ] {
+            let target = File::create(dir.path().join(name)).unwrap();
+            target.set_len(data.len() as u64).unwrap();
+            copy(&source, &target, 1_000_000, 2_000_000).unwrap();
+            copy(&source, &target, 0, 1_000_000).unwrap();
+            assert!(fs::read(dir.path().join(name)).unwrap() == data, "{name}");
+            let past_the_end = copy(&source, &target, 2_999_000, 2_000);
+            assert_eq!(
+                past_the_end.unwrap_err().kind(),
+                io::ErrorKind::UnexpectedEof,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_destination_inside_the_source_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("src");
+        fs::create_dir(&source).unwrap();
+        let error = refuse_copy_into_itself(&source, &source.join("new/deeper"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("inside it"), "{error}");
+        assert!(refuse_copy_into_itself(&source, &dir.path().join("dst")).is_ok());
+    }
+}
