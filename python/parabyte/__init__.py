@@ -1,0 +1,122 @@
+"""parabyte: fast, trustworthy downloads from S3-compatible stores.
+
+    import parabyte
+    summary = parabyte.download("s3://bucket/dataset/", "./data")
+    print(summary.objects, summary.bytes, summary.requests.get)
+
+The module-level functions use one shared default `Client` (options from the AWS
+environment) unless given options, in which case they build a `Client` for that call.
+Create a `Client` yourself to reuse one connection pool with your own options. Every call
+has an `*_async` twin; `list` gives an iterator that also works with `async for`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any, Callable
+
+from ._native import (
+    Client,
+    Failure,
+    ListIterator,
+    ObjectInfo,
+    Progress,
+    Requests,
+    Summary,
+    __version__,
+)
+from .exceptions import (
+    CredentialsError,
+    Error,
+    InvalidInputError,
+    LocalFileError,
+    NetworkError,
+    NotFoundError,
+    ObjectChangedError,
+    PermissionDeniedError,
+    StoreError,
+    TransferFailedError,
+)
+
+__all__ = [
+    "Client",
+    "CredentialsError",
+    "Error",
+    "Failure",
+    "InvalidInputError",
+    "ListIterator",
+    "LocalFileError",
+    "NetworkError",
+    "NotFoundError",
+    "ObjectChangedError",
+    "ObjectInfo",
+    "PermissionDeniedError",
+    "Progress",
+    "Requests",
+    "StoreError",
+    "Summary",
+    "TransferFailedError",
+    "__version__",
+    "download",
+    "download_async",
+    "list",
+]
+
+from . import _native
+
+# parabyte's threads must stop calling into Python before the interpreter finalizes.
+atexit.register(_native.close_gate)
+
+ProgressCallback = Callable[[Progress], object]
+
+_default_client: Client | None = None
+_default_client_lock = threading.Lock()
+
+
+def _client(options: dict[str, Any]) -> Client:
+    """The shared default client, or a new one when options are given."""
+    global _default_client
+    if options:
+        return Client(**options)
+    with _default_client_lock:
+        if _default_client is None:
+            _default_client = Client()
+        return _default_client
+
+
+def download(
+    source: str,
+    destination: str | os.PathLike[str] | None,
+    *,
+    recursive: bool = False,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Summary:
+    """Download an object to a file, or everything under a prefix into a directory.
+
+    `options` are `Client` keywords (endpoint_url, workers, part_size, ...).
+    """
+    return _client(options).download(
+        source, destination, recursive=recursive, progress=progress
+    )
+
+
+async def download_async(
+    source: str,
+    destination: str | os.PathLike[str] | None,
+    *,
+    recursive: bool = False,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Summary:
+    """`download` as a coroutine."""
+    return await _client(options).download_async(
+        source, destination, recursive=recursive, progress=progress
+    )
+
+
+def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:  # noqa: A001
+    """Entries under `prefix` as they are listed; use with `for` or `async for`."""
+    return _client(options).list(prefix, recursive=recursive)
