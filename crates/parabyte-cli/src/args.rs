@@ -94,6 +94,9 @@ pub struct TransferArgs {
     /// Retries of a failed request before its object fails.
     #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
     pub retries: u32,
+    /// Check sizes only: skip the content check by the store's CRC or the ETag's MD5.
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 #[derive(Debug, Args)]
@@ -188,6 +191,7 @@ impl TransferArgs {
                 max_retries: self.retries,
                 ..RetryPolicy::default()
             },
+            verify_content: !self.no_verify,
         }
     }
 }

@@ -144,6 +144,12 @@ fn print_summary(summary: &Summary, only_failures: bool) {
         summary.retries,
         if summary.retries == 1 { "y" } else { "ies" },
     );
+    let verified = summary.verified;
+    let _ = writeln!(
+        err,
+        "verified: {} by the store's checksum, {} by the MD5 in the ETag, {} by size only",
+        verified.checksum, verified.md5, verified.size_only,
+    );
 }
 
 fn human_bytes(bytes: f64) -> String {

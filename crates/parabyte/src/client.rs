@@ -2,11 +2,14 @@
 //! the engine over them. Listing feeds downloads through a bounded queue, so the first
 //! object starts with the first page and memory stays flat however many keys there are.
 
+use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::{Stream, StreamExt, TryStreamExt};
+use futures::future::BoxFuture;
+use futures::{FutureExt, Stream, StreamExt, TryStreamExt};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
@@ -16,8 +19,9 @@ use crate::error::{Error, Result};
 use crate::list::{list, ListSpec, Listed};
 use crate::location::S3Url;
 use crate::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
-use crate::report::{Counters, Failure, Reporter, Summary};
+use crate::report::{Counters, Failure, Reporter, Silent, Summary};
 use crate::s3::S3Store;
+use crate::sink::Target;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -39,6 +43,19 @@ pub struct CopyRequest {
     pub destination: Destination,
     /// Take everything under the source as a prefix, even without a trailing `/`.
     pub recursive: bool,
+}
+
+/// One object of a batch (a manifest, a list from Python), with what is already known of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub source: S3Url,
+    /// Absolute: used as it is. Relative: under the destination directory, which it may not
+    /// leave. `None`: the last segment of the key, under the destination directory.
+    pub destination: Option<PathBuf>,
+    /// A known size plans every range up front and sends no probe request.
+    pub size: Option<u64>,
+    /// Pins the version when the size is known too; a different version is fetched whole.
+    pub etag: Option<String>,
 }
 
 /// A connection to a store with transfer settings; cheap to share between downloads.
@@ -75,23 +92,70 @@ impl Client {
         request: &CopyRequest,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
-        let started = Instant::now();
-        let before = self.counters.snapshot();
-        let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
-        let planner = tokio::spawn(plan(
+        let planner = plan(
             self.store.clone(),
             self.counters.clone(),
             self.transfer.clone(),
             request.clone(),
-            queue,
             reporter.clone(),
-        ));
-        let engine = Arc::new(Engine::new(
+        );
+        let listed = format!("s3://{}/{}", request.source.bucket, list_prefix(request));
+        self.run(planner, listed, reporter).await
+    }
+
+    /// Download a batch of objects into `destination`. Items with a size (and ETag) cost
+    /// exactly one GET per part; items that cannot be placed fail alone.
+    pub async fn copy_items(
+        &self,
+        items: Vec<Item>,
+        destination: &Destination,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let destination = destination.clone();
+        let planner_reporter = reporter.clone();
+        let planner = move |queue| plan_items(items, destination, queue, planner_reporter);
+        self.run(planner, String::new(), reporter).await
+    }
+
+    /// One object's bytes in memory, fetched as parallel ranges into a single buffer.
+    pub async fn get_bytes(&self, source: &S3Url) -> Result<Vec<u8>> {
+        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let job = Job {
+            source: source.clone(),
+            known: None,
+            target: Target::Memory(buffer.clone()),
+        };
+        self.engine(Arc::new(Silent)).download(&job).await?;
+        let mut buffer = buffer.lock().expect("memory sink poisoned");
+        Ok(std::mem::take(&mut *buffer))
+    }
+
+    fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<S3Store> {
+        Engine::new(
             self.store.clone(),
             self.transfer.clone(),
             self.counters.clone(),
-            reporter.clone(),
-        ));
+            reporter,
+        )
+    }
+
+    /// Run a planner that fills the job queue against the engine that drains it, and sum
+    /// up. `listed` names what the planner lists, for the failure it leaves if it stops.
+    async fn run<P, F>(
+        &self,
+        planner: P,
+        listed: String,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary>
+    where
+        P: FnOnce(mpsc::Sender<Planned>) -> F,
+        F: Future<Output = Result<()>> + Send + 'static,
+    {
+        let started = Instant::now();
+        let before = self.counters.snapshot();
+        let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
+        let planner = tokio::spawn(planner(queue));
+        let engine = Arc::new(self.engine(reporter.clone()));
         let driven = drive(engine, jobs, self.transfer.workers, reporter).await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = planner
@@ -103,7 +167,7 @@ impl Client {
                 return Err(error);
             }
             outcome.failures.push(Failure {
-                source: format!("s3://{}/{}", request.source.bucket, list_prefix(request)),
+                source: listed,
                 error: format!("listing stopped, later keys were not downloaded: {error}"),
             });
         }
@@ -151,8 +215,19 @@ fn list_prefix(request: &CopyRequest) -> String {
     }
 }
 
+/// The planner of a copy request: one object, or a listing's worth.
+fn plan(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    transfer: TransferConfig,
+    request: CopyRequest,
+    reporter: Arc<dyn Reporter>,
+) -> impl FnOnce(mpsc::Sender<Planned>) -> BoxFuture<'static, Result<()>> {
+    move |queue| plan_request(store, counters, transfer, request, queue, reporter).boxed()
+}
+
 /// Turn the request into jobs on the queue: one object, or a listing's worth.
-async fn plan(
+async fn plan_request(
     store: Arc<S3Store>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
@@ -172,15 +247,15 @@ async fn plan(
         let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
     }
-    let path = match &request.destination {
-        Destination::Discard => None,
-        Destination::Path(path) => Some(single_object_path(path, &request.source.key)),
+    let target = match &request.destination {
+        Destination::Discard => Target::Discard,
+        Destination::Path(path) => Target::File(single_object_path(path, &request.source.key)),
     };
     reporter.object_queued(None);
     let job = Job {
         source: request.source,
         known: None,
-        path,
+        target,
     };
     // A closed queue means the downloads stopped (fatal error); nothing to add.
     let _ = queue.send(Planned::Job(job)).await;
@@ -217,7 +292,7 @@ async fn plan_listing(
                     size: object.size,
                     etag: object.etag,
                 }),
-                path: None,
+                target: Target::Discard,
             };
             for verdict in guard.push(relative.clone(), (relative, job)) {
                 if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
@@ -265,7 +340,7 @@ async fn send_verdict(
             Destination::Path(root) => match relative_path(&relative) {
                 Ok(path) => match linked_directory(root, &path) {
                     None => {
-                        job.path = Some(root.join(path));
+                        job.target = Target::File(root.join(path));
                         Planned::Job(job)
                     }
                     Some(link) => {
@@ -296,6 +371,85 @@ async fn send_verdict(
         reporter.object_queued(job.known.as_ref().map(|k| k.size));
     }
     queue.send(planned).await.is_ok()
+}
+
+/// Queue a batch in the order given. Each item's path is checked as a listed key's would be,
+/// and two items may not share a path: they would write into one temporary file.
+async fn plan_items(
+    items: Vec<Item>,
+    destination: Destination,
+    queue: mpsc::Sender<Planned>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<()> {
+    let mut taken = HashMap::new();
+    for item in items {
+        let job = Job {
+            known: item.size.map(|size| Known {
+                size,
+                etag: item.etag.clone(),
+            }),
+            target: Target::Discard,
+            source: item.source.clone(),
+        };
+        let planned = match item_target(&item, &destination) {
+            Err(error) => refuse(&job, error),
+            Ok(target) => {
+                let clash = match &target {
+                    Target::File(path) => taken.insert(path.clone(), item.source.clone()),
+                    _ => None,
+                };
+                match clash {
+                    Some(first) => refuse(
+                        &job,
+                        Error::InvalidInput(format!(
+                            "{} has the same destination as {first}; give one of them another path",
+                            item.source
+                        )),
+                    ),
+                    None => {
+                        reporter.object_queued(item.size);
+                        Planned::Job(Job { target, ..job })
+                    }
+                }
+            }
+        };
+        if queue.send(planned).await.is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Where one item of a batch goes, or why it cannot go there.
+fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
+    let Destination::Path(root) = destination else {
+        return Ok(Target::Discard);
+    };
+    let unsafe_path = |reason: String| Error::UnsafeKey {
+        key: item.source.key.clone(),
+        reason,
+    };
+    let path = match &item.destination {
+        Some(path) if path.is_absolute() => return Ok(Target::File(path.clone())),
+        Some(path) => {
+            let text = path
+                .to_str()
+                .ok_or_else(|| unsafe_path(format!("its destination {path:?} is not UTF-8")))?;
+            relative_path(text)
+                .map_err(|reason| unsafe_path(format!("its destination {reason}")))?
+        }
+        None => {
+            let name = item.source.key.rsplit('/').next().unwrap_or_default();
+            relative_path(name).map_err(unsafe_path)?
+        }
+    };
+    if let Some(link) = linked_directory(root, &path) {
+        return Err(unsafe_path(format!(
+            "'{}' in the destination is a symbolic link, and parabyte never writes through links",
+            link.display()
+        )));
+    }
+    Ok(Target::File(root.join(path)))
 }
 
 fn refuse(job: &Job, error: Error) -> Planned {
@@ -416,7 +570,12 @@ mod tests {
         let (mut jobs, mut failures) = (Vec::new(), Vec::new());
         while let Some(item) = planned.recv().await {
             match item {
-                Planned::Job(job) => jobs.push((job.source.key, job.path.unwrap())),
+                Planned::Job(Job {
+                    source,
+                    target: Target::File(path),
+                    ..
+                }) => jobs.push((source.key, path)),
+                Planned::Job(job) => panic!("{job:?} goes to no file"),
                 Planned::Refused(failure) => failures.push(failure),
             }
         }

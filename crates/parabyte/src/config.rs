@@ -92,6 +92,9 @@ pub struct TransferConfig {
     pub list_page_size: usize,
     /// What to do when a request fails in a way that may pass.
     pub retry: RetryPolicy,
+    /// Check content by the store's CRC or the ETag's MD5 where it offers one; sizes are
+    /// checked regardless.
+    pub verify_content: bool,
 }
 
 impl Default for TransferConfig {
@@ -108,6 +111,7 @@ impl Default for TransferConfig {
             list_parallelism: 16,
             list_page_size: 1000,
             retry: RetryPolicy::default(),
+            verify_content: true,
         }
     }
 }

@@ -2,9 +2,8 @@
 //! requests in flight. Each range streams to its offset as it arrives, resumes from the
 //! byte where a broken body stopped, and is pinned to the version the first response saw.
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use bytes::BytesMut;
@@ -16,8 +15,9 @@ use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::report::{Counters, Reporter};
 use crate::retry::{give_up, with_retries};
-use crate::sink::Sink;
+use crate::sink::{Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
+use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
 const WRITE_BUFFER: usize = 256 * 1024;
@@ -28,8 +28,7 @@ pub(crate) struct Job {
     pub source: S3Url,
     /// Size and ETag from a listing or manifest: no probing needed.
     pub known: Option<Known>,
-    /// Where it goes; `None` discards the bytes.
-    pub path: Option<PathBuf>,
+    pub target: Target,
 }
 
 #[derive(Debug, Clone)]
@@ -82,17 +81,46 @@ impl<S: RangeSource> Engine<S> {
         let Some(known) = known else {
             return self.attempt_unknown_size(job).await;
         };
-        let sink = Sink::open(job.path.as_deref(), Some(known.size)).await?;
+        let sink = Sink::open(&job.target, Some(known.size)).await?;
+        let check = ContentCheck::default();
         if known.size > 0 {
             let whole = ByteRange {
                 start: 0,
                 end: known.size - 1,
             };
-            self.fetch_ranges(job, &sink, whole, known.etag.as_deref(), known.size)
-                .await?;
+            let object = Object {
+                job,
+                sink: &sink,
+                check: &check,
+                etag: known.etag.as_deref(),
+                total: known.size,
+            };
+            self.fetch_ranges(&object, whole).await?;
         }
-        sink.commit().await?;
+        self.verify_and_commit(job, sink, &check, known.size)
+            .await?;
         Ok(known.size)
+    }
+
+    /// Check the content where the store gave the means, then give the file its name.
+    async fn verify_and_commit(
+        &self,
+        job: &Job,
+        sink: Sink,
+        check: &ContentCheck,
+        total: u64,
+    ) -> Result<()> {
+        match check.finish(&sink, total).await? {
+            Check::Passed(method) => self.counters.count_verified(Some(method)),
+            Check::Unchecked => self.counters.count_verified(None),
+            Check::Failed(detail) => {
+                return Err(Error::Corrupt {
+                    what: format!("GET {}", job.source),
+                    detail,
+                })
+            }
+        }
+        sink.commit().await
     }
 
     /// No size known: the first ranged GET is the probe. Its headers give size and ETag, and
@@ -109,9 +137,8 @@ impl<S: RangeSource> Engine<S> {
         match first.fetched.shape {
             Shape::Empty => {
                 self.reporter.size_discovered(0);
-                Sink::open(job.path.as_deref(), Some(0))
-                    .await?
-                    .commit()
+                let sink = Sink::open(&job.target, Some(0)).await?;
+                self.verify_and_commit(job, sink, &ContentCheck::default(), 0)
                     .await?;
                 Ok(0)
             }
@@ -119,18 +146,25 @@ impl<S: RangeSource> Engine<S> {
                 if let Some(length) = length {
                     self.reporter.size_discovered(length);
                 }
-                let sink = Sink::open(job.path.as_deref(), length).await?;
+                let sink = Sink::open(&job.target, length).await?;
+                let check = ContentCheck::default();
+                let object = Object {
+                    job,
+                    sink: &sink,
+                    check: &check,
+                    etag: None,
+                    total: length.unwrap_or(0),
+                };
                 let mut next = 0;
                 let end = length.map(|l| l.saturating_sub(1));
-                self.stream_into(&job.source, first, &sink, &mut next, end)
-                    .await?;
+                self.stream_into(&object, first, &mut next, end).await?;
                 if length.is_some_and(|l| l != next) {
                     return Err(Error::Protocol {
                         what: format!("GET {}", job.source),
                         detail: format!("body ended after {next} of {} bytes", length.unwrap_or(0)),
                     });
                 }
-                sink.commit().await?;
+                self.verify_and_commit(job, sink, &check, next).await?;
                 Ok(next)
             }
             Shape::Partial { range, total } => {
@@ -142,37 +176,36 @@ impl<S: RangeSource> Engine<S> {
                 }
                 self.reporter.size_discovered(total);
                 let etag = first.fetched.etag.clone();
-                let sink = Sink::open(job.path.as_deref(), Some(total)).await?;
-                let first_part =
-                    self.fetch_range(job, &sink, range, etag.as_deref(), total, Some(first));
+                let sink = Sink::open(&job.target, Some(total)).await?;
+                let check = ContentCheck::default();
+                let object = Object {
+                    job,
+                    sink: &sink,
+                    check: &check,
+                    etag: etag.as_deref(),
+                    total,
+                };
+                let first_part = self.fetch_range(&object, range, Some(first));
                 let rest = async {
                     if range.end + 1 < total {
                         let remaining = ByteRange {
                             start: range.end + 1,
                             end: total - 1,
                         };
-                        self.fetch_ranges(job, &sink, remaining, etag.as_deref(), total)
-                            .await
+                        self.fetch_ranges(&object, remaining).await
                     } else {
                         Ok(())
                     }
                 };
                 futures::future::try_join(first_part, rest).await?;
-                sink.commit().await?;
+                self.verify_and_commit(job, sink, &check, total).await?;
                 Ok(total)
             }
         }
     }
 
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
-    async fn fetch_ranges(
-        &self,
-        job: &Job,
-        sink: &Sink,
-        whole: ByteRange,
-        etag: Option<&str>,
-        total: u64,
-    ) -> Result<()> {
+    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<()> {
         let part_size = self.config.part_size;
         let parts = (whole.start..=whole.end)
             .step_by(part_size as usize)
@@ -182,7 +215,7 @@ impl<S: RangeSource> Engine<S> {
             });
         futures::stream::iter(parts.map(Ok))
             .try_for_each_concurrent(self.config.threads, |part| {
-                self.fetch_range(job, sink, part, etag, total, None)
+                self.fetch_range(object, part, None)
             })
             .await
     }
@@ -190,13 +223,13 @@ impl<S: RangeSource> Engine<S> {
     /// Fetch one range into the sink, resuming from the first missing byte after a failure.
     async fn fetch_range(
         &self,
-        job: &Job,
-        sink: &Sink,
+        object: &Object<'_>,
         range: ByteRange,
-        etag: Option<&str>,
-        total: u64,
         mut already_sent: Option<InFlight>,
     ) -> Result<()> {
+        let Object {
+            job, etag, total, ..
+        } = *object;
         let mut next = range.start;
         let started = Instant::now();
         let mut retries = 0;
@@ -214,7 +247,7 @@ impl<S: RangeSource> Engine<S> {
                         response
                     }
                 };
-                self.stream_into(&job.source, response, sink, &mut next, Some(range.end))
+                self.stream_into(object, response, &mut next, Some(range.end))
                     .await?;
                 if next != range.end + 1 {
                     return Err(Error::Protocol {
@@ -259,13 +292,17 @@ impl<S: RangeSource> Engine<S> {
     /// written, so that after a failure it names the first byte still missing.
     async fn stream_into(
         &self,
-        object: &S3Url,
+        object: &Object<'_>,
         response: InFlight,
-        sink: &Sink,
         next: &mut u64,
         end: Option<u64>,
     ) -> Result<()> {
         let InFlight { fetched, _slot } = response;
+        let sink = object.sink;
+        let check = object.check;
+        check.observe(&fetched, sink, self.config.verify_content);
+        let mut crc = check.crc().map(Crc::digest);
+        let start = *next;
         let mut body = fetched.body;
         let mut buffer = BytesMut::new();
         let mut failure = None;
@@ -280,7 +317,7 @@ impl<S: RangeSource> Engine<S> {
             let arrived = *next + (buffer.len() + chunk.len()) as u64;
             if end.is_some_and(|end| arrived > end + 1) {
                 return Err(Error::Protocol {
-                    what: format!("GET {object}"),
+                    what: format!("GET {}", object.job.source),
                     detail: format!(
                         "body runs past the requested range (byte {arrived}, range end {})",
                         end.unwrap_or(0)
@@ -291,6 +328,9 @@ impl<S: RangeSource> Engine<S> {
                 // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
                 let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
                 buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
+            }
+            if let Some(crc) = &mut crc {
+                crc.update(&chunk);
             }
             buffer.extend_from_slice(&chunk);
             self.reporter.bytes_transferred(chunk.len() as u64);
@@ -306,7 +346,81 @@ impl<S: RangeSource> Engine<S> {
             sink.write_at(buffer.freeze(), *next).await?;
             *next += length;
         }
+        if let Some(crc) = crc {
+            check.add_piece(Piece {
+                start,
+                length: *next - start,
+                crc: crc.finalize(),
+            });
+        }
         failure.map_or(Ok(()), Err)
+    }
+}
+
+/// One attempt at one object, as every range of it sees it.
+#[derive(Clone, Copy)]
+struct Object<'a> {
+    job: &'a Job,
+    sink: &'a Sink,
+    check: &'a ContentCheck,
+    /// The version every range is pinned to.
+    etag: Option<&'a str>,
+    total: u64,
+}
+
+/// How one attempt checks its object's content. The first response decides (by what the
+/// store sent), before any byte is written; every range is then streamed the same way.
+#[derive(Debug, Default)]
+struct ContentCheck {
+    plan: OnceLock<Expectation>,
+    pieces: Mutex<Vec<Piece>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Expectation {
+    Crc(FullChecksum),
+    Md5([u8; 16]),
+    SizeOnly,
+}
+
+impl ContentCheck {
+    fn observe(&self, fetched: &Fetched, sink: &Sink, enabled: bool) {
+        self.plan
+            .get_or_init(|| match (fetched.checksum, fetched.content_md5) {
+                _ if !enabled => Expectation::SizeOnly,
+                // A CRC costs next to nothing per byte; MD5 is the fallback.
+                (Some(checksum), _) => Expectation::Crc(checksum),
+                (None, Some(md5)) => {
+                    sink.track_md5();
+                    Expectation::Md5(md5)
+                }
+                (None, None) => Expectation::SizeOnly,
+            });
+    }
+
+    fn crc(&self) -> Option<Crc> {
+        match self.plan.get() {
+            Some(Expectation::Crc(checksum)) => Some(checksum.algorithm),
+            _ => None,
+        }
+    }
+
+    fn add_piece(&self, piece: Piece) {
+        self.pieces.lock().expect("pieces poisoned").push(piece);
+    }
+
+    async fn finish(&self, sink: &Sink, total: u64) -> Result<Check> {
+        Ok(match self.plan.get() {
+            None | Some(Expectation::SizeOnly) => Check::Unchecked,
+            Some(Expectation::Crc(expected)) => {
+                let mut pieces = self.pieces.lock().expect("pieces poisoned");
+                check_crc(*expected, &mut pieces, total)
+            }
+            Some(Expectation::Md5(expected)) => match sink.md5(total).await {
+                None => Check::Unchecked,
+                Some(digest) => check_md5(*expected, digest?),
+            },
+        })
     }
 }
 

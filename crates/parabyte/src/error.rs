@@ -38,6 +38,10 @@ pub enum Error {
     #[error("{what}: the object changed during the download ({detail}); run the command again to fetch the new version")]
     Changed { what: String, detail: String },
 
+    /// The bytes received are not the object's: a checksum or the MD5 in the ETag disagrees.
+    #[error("{what}: content check failed: {detail}; nothing was saved, run the command again to fetch it anew")]
+    Corrupt { what: String, detail: String },
+
     /// The store asked us to slow down.
     #[error("{what}: the store is throttling requests ({detail})")]
     Throttled { what: String, detail: String },

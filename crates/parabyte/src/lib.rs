@@ -35,13 +35,14 @@ mod s3;
 mod sink;
 mod source;
 mod timestamp;
+mod verify;
 
-pub use client::{Client, CopyRequest, Destination};
+pub use client::{Client, CopyRequest, Destination, Item};
 pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
 pub use error::{Error, Result};
 pub use list::Listed;
 pub use location::{Location, S3Url};
-pub use report::{Failure, Reporter, RequestCounts, Silent, Summary};
+pub use report::{Failure, Reporter, RequestCounts, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
 pub use s3::ObjectEntry;
 pub use timestamp::Timestamp;

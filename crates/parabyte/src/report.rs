@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::verify::Method;
+pub use crate::verify::Verified;
+
 /// Receives progress as it happens. Called from many tasks at once: keep it cheap.
 pub trait Reporter: Send + Sync {
     /// An object joined the queue; `size` is known when it came from a listing.
@@ -46,6 +49,9 @@ pub(crate) struct Counters {
     list: AtomicU64,
     pub(crate) connections: AtomicU64,
     pub(crate) retries: AtomicU64,
+    verified_checksum: AtomicU64,
+    verified_md5: AtomicU64,
+    size_only: AtomicU64,
 }
 
 impl Counters {
@@ -53,6 +59,16 @@ impl Counters {
         match kind {
             RequestKind::Get => &self.get,
             RequestKind::List => &self.list,
+        }
+        .fetch_add(1, Relaxed);
+    }
+
+    /// One object's content check passed (or, with `None`, only its size could be checked).
+    pub(crate) fn count_verified(&self, method: Option<Method>) {
+        match method {
+            Some(Method::Crc) => &self.verified_checksum,
+            Some(Method::Md5) => &self.verified_md5,
+            None => &self.size_only,
         }
         .fetch_add(1, Relaxed);
     }
@@ -68,6 +84,11 @@ impl Counters {
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
+            verified: Verified {
+                checksum: self.verified_checksum.load(Relaxed),
+                md5: self.verified_md5.load(Relaxed),
+                size_only: self.size_only.load(Relaxed),
+            },
         }
     }
 }
@@ -78,6 +99,7 @@ pub(crate) struct Snapshot {
     requests: RequestCounts,
     connections: u64,
     retries: u64,
+    verified: Verified,
 }
 
 impl Snapshot {
@@ -91,6 +113,11 @@ impl Snapshot {
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,
+            verified: Verified {
+                checksum: self.verified.checksum - earlier.verified.checksum,
+                md5: self.verified.md5 - earlier.verified.md5,
+                size_only: self.verified.size_only - earlier.verified.size_only,
+            },
         }
     }
 }
@@ -124,6 +151,8 @@ pub struct Summary {
     pub connections: u64,
     /// Requests sent again after a retryable failure.
     pub retries: u64,
+    /// How the objects' content was checked.
+    pub verified: Verified,
     /// Per-object failures, in the order they happened.
     pub failures: Vec<Failure>,
 }
@@ -150,6 +179,7 @@ impl Summary {
             requests: counted.requests,
             connections: counted.connections,
             retries: counted.retries,
+            verified: counted.verified,
             failures,
         }
     }

@@ -7,32 +7,58 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
+use md5::{Digest as _, Md5};
 
 use crate::error::{Error, Result};
+use crate::verify::OrderedMd5;
 
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
 pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
 
+/// Where one object's bytes are meant to end up.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// Count them, keep none (benchmark mode).
+    Discard,
+    /// A file at this path.
+    File(PathBuf),
+    /// One buffer in memory, shared with whoever asked for the bytes.
+    Memory(Arc<Mutex<Vec<u8>>>),
+}
+
 /// What a download writes into.
 #[derive(Debug)]
 pub(crate) enum Sink {
-    /// Count the bytes, keep none (benchmark mode).
     Discard,
     /// Gather a small object, write it at commit.
-    Buffered { data: Mutex<Vec<u8>>, path: PathBuf },
+    Buffered {
+        data: Mutex<Vec<u8>>,
+        path: PathBuf,
+    },
     /// Positioned writes into a temporary file.
     File(FileSink),
+    /// Positioned writes into the caller's buffer.
+    Memory(Arc<Mutex<Vec<u8>>>),
 }
 
 impl Sink {
-    /// Prepare to receive `size` bytes for `path` (`None`: discard them).
-    pub(crate) async fn open(path: Option<&Path>, size: Option<u64>) -> Result<Sink> {
-        let Some(path) = path else {
-            return Ok(Sink::Discard);
+    /// Prepare to receive `size` bytes (when known) for `target`.
+    pub(crate) async fn open(target: &Target, size: Option<u64>) -> Result<Sink> {
+        let path = match target {
+            Target::Discard => return Ok(Sink::Discard),
+            Target::Memory(buffer) => {
+                // A second attempt (the object changed) starts from an empty buffer.
+                let mut data = buffer.lock().expect("memory sink poisoned");
+                data.clear();
+                data.reserve_exact(size.unwrap_or(0) as usize);
+                drop(data);
+                return Ok(Sink::Memory(buffer.clone()));
+            }
+            Target::File(path) => path,
         };
         match size {
             Some(size) if size <= SMALL_OBJECT => Ok(Sink::Buffered {
@@ -52,23 +78,58 @@ impl Sink {
     pub(crate) async fn write_at(&self, data: Bytes, offset: u64) -> Result<()> {
         match self {
             Sink::Discard => Ok(()),
-            Sink::Buffered { data: buffer, .. } => {
-                let mut buffer = buffer.lock().expect("sink buffer poisoned");
-                let end = offset as usize + data.len();
-                if buffer.len() < end {
-                    buffer.resize(end, 0);
-                }
-                buffer[offset as usize..end].copy_from_slice(&data);
-                Ok(())
-            }
+            Sink::Buffered { data: buffer, .. } => write_into(buffer, &data, offset),
+            Sink::Memory(buffer) => write_into(buffer, &data, offset),
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
+                let md5 = sink.md5.clone();
                 blocking(move || {
                     file.write_all_at(&data, offset)
-                        .map_err(|e| Error::io("cannot write", path, e))
+                        .map_err(|e| Error::io("cannot write", &path, e))?;
+                    if let Some(md5) = md5.get() {
+                        md5.written(offset, data.len() as u64);
+                        md5.catch_up(&|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))?;
+                    }
+                    Ok(())
                 })
                 .await
+            }
+        }
+    }
+
+    /// Start computing the MD5 of what is written; call before the first write.
+    pub(crate) fn track_md5(&self) {
+        if let Sink::File(sink) = self {
+            sink.md5.get_or_init(Default::default);
+        }
+    }
+
+    /// The MD5 of the `total` bytes written, when they were kept (not when discarding).
+    pub(crate) async fn md5(&self, total: u64) -> Option<Result<[u8; 16]>> {
+        let of_buffer = |buffer: &Mutex<Vec<u8>>| {
+            let data = buffer.lock().expect("sink buffer poisoned");
+            Some(Ok(Md5::digest(&data[..]).into()))
+        };
+        match self {
+            Sink::Discard => None,
+            Sink::Buffered { data, .. } => of_buffer(data),
+            Sink::Memory(data) => of_buffer(data),
+            Sink::File(sink) => {
+                let md5 = sink.md5.clone();
+                let file = sink.file.clone();
+                let path = sink.temp.clone();
+                Some(
+                    blocking(move || {
+                        let md5 = md5.get().ok_or_else(|| {
+                            Error::io("MD5 was not tracked for", &path, io::Error::other("bug"))
+                        })?;
+                        md5.finish(total, &|at, buffer| file.read_exact_at(buffer, at))
+                            .map_err(|e| Error::io("cannot read back", &path, e))
+                    })
+                    .await,
+                )
             }
         }
     }
@@ -76,7 +137,7 @@ impl Sink {
     /// Give the object its final name; after this the bytes are the user's.
     pub(crate) async fn commit(self) -> Result<()> {
         match self {
-            Sink::Discard => Ok(()),
+            Sink::Discard | Sink::Memory(_) => Ok(()),
             Sink::Buffered { data, path } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
                 blocking(move || write_small_file(&path, &data)).await
@@ -86,10 +147,21 @@ impl Sink {
     }
 }
 
+fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
+    let mut buffer = buffer.lock().expect("sink buffer poisoned");
+    let end = offset as usize + data.len();
+    if buffer.len() < end {
+        buffer.resize(end, 0);
+    }
+    buffer[offset as usize..end].copy_from_slice(data);
+    Ok(())
+}
+
 /// A temporary file that becomes `path` on success and disappears on failure.
 #[derive(Debug)]
 pub(crate) struct FileSink {
     file: Arc<File>,
+    md5: Arc<OnceLock<OrderedMd5>>,
     temp: PathBuf,
     path: PathBuf,
     committed: bool,
@@ -101,6 +173,7 @@ impl FileSink {
         let file = create_with_parents(&temp)?;
         let sink = FileSink {
             file: Arc::new(file),
+            md5: Arc::default(),
             temp,
             path,
             committed: false,
@@ -164,7 +237,9 @@ fn temp_path_for(path: &Path) -> PathBuf {
 
 fn create_with_parents(path: &Path) -> Result<File> {
     let open = || {
+        // Readable too: the MD5 check reads back what was just written.
         OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
@@ -224,7 +299,7 @@ mod tests {
     async fn a_file_sink_appears_only_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/deeper/object.bin");
-        let sink = Sink::open(Some(&path), Some(SMALL_OBJECT + 4))
+        let sink = Sink::open(&Target::File(path.clone()), Some(SMALL_OBJECT + 4))
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"tail"), SMALL_OBJECT)
@@ -246,7 +321,7 @@ mod tests {
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
-        let sink = Sink::open(Some(&path), Some(10 * SMALL_OBJECT))
+        let sink = Sink::open(&Target::File(path.clone()), Some(10 * SMALL_OBJECT))
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"partial"), 0)
@@ -260,7 +335,9 @@ mod tests {
     async fn small_objects_are_written_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b.txt");
-        let sink = Sink::open(Some(&path), Some(5)).await.unwrap();
+        let sink = Sink::open(&Target::File(path.clone()), Some(5))
+            .await
+            .unwrap();
         sink.write_at(Bytes::from_static(b"hello"), 0)
             .await
             .unwrap();

@@ -10,6 +10,7 @@ use futures::Stream;
 
 use crate::error::Result;
 use crate::location::S3Url;
+use crate::verify::FullChecksum;
 
 /// A response body, chunk by chunk.
 pub(crate) type Body = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
@@ -42,6 +43,10 @@ pub(crate) enum Shape {
 pub(crate) struct Fetched {
     pub shape: Shape,
     pub etag: Option<String>,
+    /// The whole object's CRC, when the store sent one with this response.
+    pub checksum: Option<FullChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
     pub body: Body,
 }
 

@@ -146,6 +146,8 @@ pub(super) enum Action {
     /// Only the extra headers.
     SetHeadersOnly,
     Body(BodyFault),
+    /// Invert the bits of the body byte at this offset: bytes that arrive whole but wrong.
+    FlipByte(u64),
 }
 
 /// A cut in the response body: after `after` bytes, wait `pause`, then go on as `then` says.
@@ -240,6 +242,12 @@ impl Fault {
     /// the rule matched (from 1); the request waits for it (up to a minute). It runs on a
     /// thread of its own, so it may block, e.g. to replace the object with a
     /// [`crate::BlockingAdmin`]. If it panics, the request is answered 500 and not forwarded.
+    /// Passes the whole body but with the byte at offset `at` (within this response's body)
+    /// inverted: corruption that neither the length nor the connection shows.
+    pub fn flip_byte(at: u64) -> Fault {
+        Fault::new(Action::FlipByte(at))
+    }
+
     pub fn hook(hook: impl Fn(u64, &SeenRequest) + Send + Sync + 'static) -> Fault {
         Fault::new(Action::Hook(Arc::new(hook)))
     }
@@ -265,7 +273,7 @@ impl Fault {
     }
 
     fn is_body(&self) -> bool {
-        matches!(self.action, Action::Body(_))
+        matches!(self.action, Action::Body(_) | Action::FlipByte(_))
     }
 
     /// The response that replaces the upstream's, if this fault answers by itself.
@@ -321,6 +329,7 @@ impl fmt::Debug for Action {
             Action::EditHeader { name, .. } => write!(f, "EditHeader({name})"),
             Action::SetHeadersOnly => f.write_str("SetHeaders"),
             Action::Body(cut) => write!(f, "{cut:?}"),
+            Action::FlipByte(at) => write!(f, "FlipByte({at})"),
         }
     }
 }
@@ -379,6 +388,14 @@ impl Due {
     pub(super) fn body_fault(&self) -> Option<(&Arc<Armed>, BodyFault)> {
         match self.armed.fault.action {
             Action::Body(cut) => Some((&self.armed, cut)),
+            _ => None,
+        }
+    }
+
+    /// The body offset this fault corrupts, if it is a flipped byte.
+    pub(super) fn flipped_byte(&self) -> Option<(&Arc<Armed>, u64)> {
+        match self.armed.fault.action {
+            Action::FlipByte(at) => Some((&self.armed, at)),
             _ => None,
         }
     }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::uri::Authority;
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::combinators::BoxBody;
@@ -32,7 +32,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::sync::oneshot;
 
 use self::body::CutBody;
-use self::fault::{Action, Due, Hook, Script};
+use self::fault::{Action, Armed, Due, Hook, Script};
 use self::socket::{Connection, WatchedStream};
 
 pub use self::fault::{AfterStall, Fault, FaultHandle, Rule, MAX_FAULT_PAUSE};
@@ -341,6 +341,10 @@ impl Forwarder {
                 due.armed.fire();
             }
         }
+        if let Some((armed, at)) = faults.iter().find_map(Due::flipped_byte) {
+            let armed = Arc::clone(armed);
+            response = response.map(|body| flip_byte(body, at, armed));
+        }
         match faults.iter().find_map(Due::body_fault) {
             Some((armed, cut)) => {
                 response.map(|body| CutBody::new(body, cut, Arc::clone(armed), connection).boxed())
@@ -452,6 +456,25 @@ async fn discard(body: Incoming) {
         while let Some(Ok(_)) = body.frame().await {}
     };
     let _ = tokio::time::timeout(DISCARD_LIMIT, drain).await;
+}
+
+/// The body with the byte at offset `at` inverted, wherever the frames happen to split.
+fn flip_byte(body: ProxyBody, at: u64, armed: Arc<Armed>) -> ProxyBody {
+    let mut passed = 0u64;
+    body.map_frame(move |frame| {
+        frame.map_data(|data: Bytes| {
+            let start = passed;
+            passed += data.len() as u64;
+            if !(start..passed).contains(&at) {
+                return data;
+            }
+            let mut changed = BytesMut::from(data);
+            changed[(at - start) as usize] ^= 0xff;
+            armed.fire();
+            changed.freeze()
+        })
+    })
+    .boxed()
 }
 
 fn text_response(status: StatusCode, text: String) -> Response<ProxyBody> {

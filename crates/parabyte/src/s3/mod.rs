@@ -21,6 +21,7 @@ use crate::http::{build_client, describe, transport_error};
 use crate::location::S3Url;
 use crate::report::{Counters, RequestKind};
 use crate::source::{ByteRange, Fetched, RangeSource, Shape};
+use crate::verify::{etag_md5, Crc, FullChecksum};
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 use xml::ListError;
@@ -279,7 +280,8 @@ impl RangeSource for S3Store {
             Some(range) => format!("GET {object} {range}"),
             None => format!("GET {object}"),
         };
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(2);
+        // Asks for the whole-object CRC, which S3 sends when a response covers the object.
+        let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
         if let Some(range) = &range_header {
             headers.push(("range", range));
         }
@@ -338,6 +340,11 @@ impl RangeSource for S3Store {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let checksum = full_checksum(response.headers());
+        let content_md5 = etag
+            .as_deref()
+            .filter(|_| !encrypted_by_key(response.headers()))
+            .and_then(etag_md5);
         let body = response.bytes_stream().map_err(move |e| Error::Network {
             what: what.clone(),
             detail: describe(&e),
@@ -345,9 +352,33 @@ impl RangeSource for S3Store {
         Ok(Fetched {
             shape,
             etag,
+            checksum,
+            content_md5,
             body: Box::pin(body),
         })
     }
+}
+
+/// The whole-object CRC among the response's headers; a composite checksum of a multipart
+/// upload covers parts, not the object, and is left out.
+fn full_checksum(headers: &HeaderMap) -> Option<FullChecksum> {
+    let composite = headers
+        .get("x-amz-checksum-type")
+        .is_some_and(|kind| kind.as_bytes().eq_ignore_ascii_case(b"COMPOSITE"));
+    if composite {
+        return None;
+    }
+    Crc::HEADERS.iter().find_map(|(name, algorithm)| {
+        FullChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)
+    })
+}
+
+/// With SSE-KMS or a customer key the ETag is not the MD5 of the content.
+fn encrypted_by_key(headers: &HeaderMap) -> bool {
+    let kms = headers
+        .get("x-amz-server-side-encryption")
+        .is_some_and(|value| value.as_bytes().starts_with(b"aws:kms"));
+    kms || headers.contains_key("x-amz-server-side-encryption-customer-algorithm")
 }
 
 /// `Content-Range: bytes START-END/TOTAL`.

@@ -1,0 +1,112 @@
+//! Content checks: bytes that arrive whole but wrong never get a final name. Large objects
+//! are checked by the MD5 their ETag stands for, small ones by the CRC the store sends;
+//! a body that breaks and resumes is still checked as one.
+
+mod common;
+
+use common::{files_under, run, stderr, summary, Bed};
+use parabyte_testkit::{payload, Fault, Rule, ServerKind};
+
+const MIB: u64 = 1 << 20;
+const LARGE: u64 = 5 * MIB + 99;
+const SMALL: u64 = 300_000;
+
+fn bed(name: &str) -> Bed {
+    let bed = Bed::new(ServerKind::Versitygw, name);
+    bed.admin
+        .put_generated(&bed.bucket, "large.bin", 7, LARGE)
+        .unwrap();
+    bed.admin
+        .put_generated(&bed.bucket, "small.bin", 8, SMALL)
+        .unwrap();
+    bed
+}
+
+fn copy(bed: &Bed, key: &str, extra: &[&str]) -> std::process::Output {
+    let source = bed.url(key);
+    let mut args = vec!["cp", "--json", "--part-size", "1MiB"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[source.as_str(), "out.bin"]);
+    run(bed.parabyte().args(args))
+}
+
+fn assert_failed_clean(bed: &Bed, output: &std::process::Output, method: &str) {
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
+    let message = stderr(output);
+    assert!(message.contains("content check failed"), "{message}");
+    assert!(message.contains(method), "{message}");
+    let left: Vec<String> = files_under(bed.dir.path())
+        .into_iter()
+        .filter(|f| !f.starts_with(".aws"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn large_objects_are_checked_by_the_md5_in_their_etag() {
+    let bed = bed("md5-clean");
+    let output = copy(&bed, "large.bin", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(summary(&output)["verified"]["md5"], 1);
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(7, LARGE as usize));
+}
+
+#[test]
+fn a_flipped_byte_in_one_part_fails_the_object() {
+    let bed = bed("md5-flip");
+    let flip = bed.proxy.inject(
+        Rule::get().range_start(3 * MIB).first(1),
+        Fault::flip_byte(12_345),
+    );
+    let output = copy(&bed, "large.bin", &[]);
+    assert_eq!(flip.fired(), 1);
+    assert_failed_clean(&bed, &output, "MD5");
+}
+
+#[test]
+fn without_the_content_check_the_same_flip_goes_through() {
+    // The control for the test above: sizes alone cannot see this corruption.
+    let bed = bed("md5-off");
+    bed.proxy.inject(
+        Rule::get().range_start(3 * MIB).first(1),
+        Fault::flip_byte(12_345),
+    );
+    let output = copy(&bed, "large.bin", &["--no-verify"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(summary(&output)["verified"]["size_only"], 1);
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() != payload(7, LARGE as usize));
+}
+
+#[test]
+fn small_objects_are_checked_by_the_stores_crc() {
+    let bed = bed("crc-flip");
+    let clean = copy(&bed, "small.bin", &[]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert_eq!(summary(&clean)["verified"]["checksum"], 1);
+    std::fs::remove_file(bed.path("out.bin")).unwrap();
+
+    bed.proxy
+        .inject(Rule::get().first(1), Fault::flip_byte(SMALL - 1));
+    let output = copy(&bed, "small.bin", &[]);
+    assert_failed_clean(&bed, &output, "CRC");
+}
+
+#[test]
+fn a_resumed_body_is_checked_by_combining_the_crcs_of_its_pieces() {
+    let bed = bed("crc-resume");
+    let reset = bed
+        .proxy
+        .inject(Rule::get().first(1), Fault::reset_after(100_000));
+    let output = copy(&bed, "small.bin", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(reset.fired(), 1);
+    let report = summary(&output);
+    assert_eq!(
+        (
+            report["retries"].as_u64(),
+            report["verified"]["checksum"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(8, SMALL as usize));
+}
