@@ -15,16 +15,20 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Iterable
+from typing import Any, Callable, Union
 
 from ._native import (
+    Buffer,
     Client,
     Failure,
+    Item,
     ListIterator,
     ObjectInfo,
     Progress,
     Requests,
     Summary,
+    Verified,
     __version__,
 )
 from .exceptions import (
@@ -41,11 +45,14 @@ from .exceptions import (
 )
 
 __all__ = [
+    "Buffer",
     "Client",
     "CredentialsError",
     "Error",
     "Failure",
     "InvalidInputError",
+    "Item",
+    "ItemLike",
     "ListIterator",
     "LocalFileError",
     "NetworkError",
@@ -58,9 +65,14 @@ __all__ = [
     "StoreError",
     "Summary",
     "TransferFailedError",
+    "Verified",
     "__version__",
     "download",
     "download_async",
+    "download_many",
+    "download_many_async",
+    "get_bytes",
+    "get_bytes_async",
     "list",
 ]
 
@@ -70,6 +82,8 @@ from . import _native
 atexit.register(_native.close_gate)
 
 ProgressCallback = Callable[[Progress], object]
+ItemLike = Union[Item, ObjectInfo, str]
+Destination = Union[str, "os.PathLike[str]", None]
 
 _default_client: Client | None = None
 _default_client_lock = threading.Lock()
@@ -88,7 +102,7 @@ def _client(options: dict[str, Any]) -> Client:
 
 def download(
     source: str,
-    destination: str | os.PathLike[str] | None,
+    destination: Destination,
     *,
     recursive: bool = False,
     progress: ProgressCallback | None = None,
@@ -105,7 +119,7 @@ def download(
 
 async def download_async(
     source: str,
-    destination: str | os.PathLike[str] | None,
+    destination: Destination,
     *,
     recursive: bool = False,
     progress: ProgressCallback | None = None,
@@ -120,3 +134,36 @@ async def download_async(
 def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:  # noqa: A001
     """Entries under `prefix` as they are listed; use with `for` or `async for`."""
     return _client(options).list(prefix, recursive=recursive)
+
+
+def download_many(
+    items: Iterable[ItemLike],
+    destination: Destination = ".",
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Summary:
+    """Download many objects into `destination`. Items with a known size (and ETag), such as
+    `Item(url, size=..., etag=...)` or entries from `list`, cost no probe request."""
+    return _client(options).download_many(items, destination, progress=progress)
+
+
+async def download_many_async(
+    items: Iterable[ItemLike],
+    destination: Destination = ".",
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Summary:
+    """`download_many` as a coroutine."""
+    return await _client(options).download_many_async(items, destination, progress=progress)
+
+
+def get_bytes(source: str, **options: Any) -> Buffer:
+    """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python)."""
+    return _client(options).get_bytes(source)
+
+
+async def get_bytes_async(source: str, **options: Any) -> Buffer:
+    """`get_bytes` as a coroutine."""
+    return await _client(options).get_bytes_async(source)

@@ -13,6 +13,7 @@
 //!   (`errors.rs`).
 
 mod awaitable;
+mod buffer;
 mod client;
 mod errors;
 mod listing;
@@ -26,13 +27,16 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add_class::<buffer::Buffer>()?;
     module.add_class::<client::Client>()?;
+    module.add_class::<client::Item>()?;
     module.add_class::<listing::ObjectInfo>()?;
     module.add_class::<listing::ListIterator>()?;
     module.add_class::<progress::Progress>()?;
     module.add_class::<summary::Summary>()?;
     module.add_class::<summary::Requests>()?;
     module.add_class::<summary::Failure>()?;
+    module.add_class::<summary::Verified>()?;
     module.add_function(wrap_pyfunction!(awaitable::close_gate, module)?)?;
     Ok(())
 }

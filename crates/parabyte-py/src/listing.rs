@@ -18,7 +18,7 @@ use crate::run::wait;
 const BATCH: usize = 1000;
 
 /// One listed object, or a "folder" (`is_prefix`) in a listing that is not recursive.
-#[pyclass(frozen, get_all, module = "parabyte")]
+#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct ObjectInfo {
     pub bucket: String,
@@ -63,7 +63,7 @@ impl ObjectInfo {
 impl ObjectInfo {
     /// `s3://bucket/key`, ready to pass to `download` or `download_many`.
     #[getter]
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("s3://{}/{}", self.bucket, self.key)
     }
 

@@ -60,7 +60,7 @@ impl StoreOptions {
 }
 
 /// How hard to push (the CLI's "Parallelism" and "Listing" flags); `None` keeps the default.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TransferOptions {
     pub workers: Option<usize>,
     pub threads: Option<usize>,
@@ -69,6 +69,7 @@ pub struct TransferOptions {
     pub retries: Option<u32>,
     pub list_parallelism: Option<usize>,
     pub list_page_size: Option<usize>,
+    pub verify: bool,
 }
 
 impl TransferOptions {
@@ -91,6 +92,7 @@ impl TransferOptions {
                 max_retries: self.retries.unwrap_or(defaults.retry.max_retries),
                 ..defaults.retry
             },
+            verify_content: self.verify,
         })
     }
 }

@@ -24,6 +24,28 @@ impl Requests {
     }
 }
 
+/// How the objects that arrived were checked.
+#[pyclass(frozen, get_all, module = "parabyte")]
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// By the store's full-object CRC32, CRC32C or CRC64NVME.
+    pub checksum: u64,
+    /// By the MD5 their ETag stands for.
+    pub md5: u64,
+    /// By their size alone (no checksum, a multipart ETag, discarded, or `verify=False`).
+    pub size_only: u64,
+}
+
+#[pymethods]
+impl Verified {
+    fn __repr__(&self) -> String {
+        format!(
+            "Verified(checksum={}, md5={}, size_only={})",
+            self.checksum, self.md5, self.size_only
+        )
+    }
+}
+
 /// One object that did not arrive, and why.
 #[pyclass(frozen, get_all, module = "parabyte")]
 #[derive(Debug, Clone)]
@@ -61,6 +83,8 @@ pub struct Summary {
     pub connections: u64,
     /// Requests sent again after a failure that may pass.
     pub retries: u64,
+    /// How the objects were checked.
+    pub verified: Verified,
     /// Per-object failures, in the order they happened.
     pub failures: Vec<Failure>,
 }
@@ -82,6 +106,11 @@ impl From<parabyte::Summary> for Summary {
             },
             connections: summary.connections,
             retries: summary.retries,
+            verified: Verified {
+                checksum: summary.verified.checksum,
+                md5: summary.verified.md5,
+                size_only: summary.verified.size_only,
+            },
             failures: summary
                 .failures
                 .into_iter()
