@@ -15,8 +15,8 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Iterable
-from typing import Any, Callable, Union
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ._native import (
     Buffer,
@@ -82,8 +82,8 @@ from . import _native
 atexit.register(_native.close_gate)
 
 ProgressCallback = Callable[[Progress], object]
-ItemLike = Union[Item, ObjectInfo, str]
-Destination = Union[str, "os.PathLike[str]", None]
+ItemLike = Item | ObjectInfo | str
+Destination = str | os.PathLike[str] | None
 
 _default_client: Client | None = None
 _default_client_lock = threading.Lock()
@@ -112,9 +112,7 @@ def download(
 
     `options` are `Client` keywords (endpoint_url, workers, part_size, ...).
     """
-    return _client(options).download(
-        source, destination, recursive=recursive, progress=progress
-    )
+    return _client(options).download(source, destination, recursive=recursive, progress=progress)
 
 
 async def download_async(
@@ -131,7 +129,7 @@ async def download_async(
     )
 
 
-def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:  # noqa: A001
+def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:
     """Entries under `prefix` as they are listed; use with `for` or `async for`."""
     return _client(options).list(prefix, recursive=recursive)
 

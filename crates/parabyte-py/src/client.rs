@@ -146,7 +146,7 @@ impl Client {
             ca_bundle,
             timeout,
         }
-        .to_config()?;
+        .into_config()?;
         let transfer = TransferOptions {
             workers,
             threads,
@@ -157,7 +157,7 @@ impl Client {
             list_page_size,
             verify,
         }
-        .to_config()?;
+        .into_config()?;
         let connect = async move {
             parabyte::Client::connect(&store, transfer)
                 .await

@@ -32,7 +32,7 @@ pub struct StoreOptions {
 
 impl StoreOptions {
     /// Unset options fall back to the AWS chain, exactly as the CLI's do.
-    pub fn to_config(self) -> PyResult<StoreConfig> {
+    pub fn into_config(self) -> PyResult<StoreConfig> {
         let credentials = match (self.access_key_id, self.secret_access_key) {
             (Some(access_key_id), Some(secret_access_key)) => Some(Keys {
                 access_key_id,
@@ -74,7 +74,7 @@ pub struct TransferOptions {
 
 impl TransferOptions {
     /// Validated later by `Client::connect`, with the same messages as the CLI.
-    pub fn to_config(self) -> PyResult<TransferConfig> {
+    pub fn into_config(self) -> PyResult<TransferConfig> {
         let defaults = TransferConfig::default();
         let part_size = match self.part_size {
             None => defaults.part_size,
