@@ -59,4 +59,5 @@ fmt: $(PY_VENV)/.installed
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --release --locked -p parabyte-cli
+	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
