@@ -1,6 +1,7 @@
 """Type stubs for the Rust extension module. Use these classes through `parabyte`."""
 
 import os
+import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import TypeAlias
 
@@ -119,13 +120,14 @@ class Client:
     def list(self, prefix: str, *, recursive: bool = True) -> ListIterator:
         """Entries under `s3://bucket/prefix` as the listing arrives: every key when
         `recursive`, else one level with folders (`ObjectInfo.is_prefix`). Iterate with
-        `for` or `async for`; nothing is requested until the first entry is asked for."""
+        `for` or `async for`. The listing starts at once and reads ahead a bounded number of
+        pages."""
 
 class Item:
     """One object for `download_many`."""
 
     source: str
-    destination: str | None
+    destination: pathlib.Path | None
     size: int | None
     etag: str | None
     def __init__(

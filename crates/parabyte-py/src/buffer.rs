@@ -43,14 +43,11 @@ impl Buffer {
         view: *mut ffi::Py_buffer,
         flags: c_int,
     ) -> PyResult<()> {
-        if flags & ffi::PyBUF_WRITABLE != 0 {
-            return Err(PyBufferError::new_err("a parabyte.Buffer is read-only"));
-        }
         let data = &slf.get().data;
         let length = ffi::Py_ssize_t::try_from(data.len())
             .map_err(|_| PyBufferError::new_err("buffer too large"))?;
         // SAFETY: `view` comes from Python; FillInfo takes a new reference to `slf`, which
-        // keeps `data` alive until the view is released.
+        // keeps `data` alive until the view is released, and refuses writable requests.
         let filled = unsafe {
             ffi::PyBuffer_FillInfo(
                 view,

@@ -240,7 +240,7 @@ impl Client {
     #[pyo3(signature = (prefix, *, recursive = true))]
     fn list(&self, prefix: &str, recursive: bool) -> PyResult<ListIterator> {
         let url = s3_url(prefix)?;
-        // The listing starts its workers on the runtime when first polled.
+        // The listing spawns its first worker as soon as it is created.
         let _runtime = runtime().enter();
         Ok(ListIterator::new(
             url.bucket.clone(),
