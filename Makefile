@@ -2,7 +2,10 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: build tools demo test lint check fmt bench
+.PHONY: build tools demo test test-python lint check fmt bench
+
+# The Python package is built and tested in this virtualenv (pins: python/requirements-dev.txt).
+PY_VENV ?= .tools/venv-py
 
 # Extra arguments for bench/run.py, e.g. BENCH_ARGS="--quick" or "--workloads W1,W2 --runs 5".
 BENCH_ARGS ?=
@@ -23,21 +26,38 @@ demo: tools
 ## test: every test, against real servers on loopback
 test: tools
 	$(CARGO) test --workspace --locked
+	$(MAKE) test-python
 
-## lint: formatting and clippy, warnings are errors
-lint:
+## test-python: build the Python package into $(PY_VENV) and run its pytest suite. A debug
+## build: it reuses the dependencies `cargo test` just compiled.
+test-python: $(PY_VENV)/.installed
+	$(CARGO) build --locked -p parabyte-testkit --bin testbed
+	VIRTUAL_ENV=$(abspath $(PY_VENV)) $(PY_VENV)/bin/maturin develop --locked --quiet
+	$(PY_VENV)/bin/python -m pytest -p no:cacheprovider
+
+$(PY_VENV)/.installed: python/requirements-dev.txt
+	python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install --quiet --requirement python/requirements-dev.txt
+	touch $@
+
+## lint: formatting and clippy, warnings are errors; ruff for the Python package
+lint: $(PY_VENV)/.installed
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(PY_VENV)/bin/ruff check python
+	$(PY_VENV)/bin/ruff format --check python
 
 ## check: what CI runs
 check: test lint
 
-fmt:
+fmt: $(PY_VENV)/.installed
 	$(CARGO) fmt --all
+	$(PY_VENV)/bin/ruff format python
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (~30 min)
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --release --locked -p parabyte-cli
+	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)

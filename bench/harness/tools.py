@@ -21,7 +21,10 @@ from typing import Callable
 from .measure import Command
 from .setup import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, Dataset, Sizes, Store
 
-TOOLS = ["parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl"]
+CLI_TOOLS = ("parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl")
+# The Python libraries, run by bench/peers/python_libs.py on the Python workloads (P1, P2).
+PYTHON_TOOLS = ("parabyte-py", "boto3-tm", "boto3-tm-sized", "obstore")
+TOOLS = [*CLI_TOOLS, *PYTHON_TOOLS]
 PRESIGN_SECONDS = 6 * 3600
 
 
@@ -30,9 +33,11 @@ class Workload:
     id: str
     title: str
     kind: str  # "prefix", "object", "list", "web" (one file from nginx) or "manifest"
+    #            (objects of known size: presigned URLs, or for Python name, size, ETag)
     prefix: str  # w1, w2, w3, w4, w8
     transport: str  # "proxy", "direct", "tls" or "web" (nginx through toxiproxy)
     settings: tuple  # "default" and/or concurrencies
+    tools: tuple = CLI_TOOLS
 
 
 def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
@@ -60,6 +65,10 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "web", ("default", 16, 1)),
         Workload("W8", f"{sizes.w8_count} x {_human(sizes.w8_size)} presigned URLs in a manifest",
                  "manifest", "w8", "proxy", ("default",) + n),
+        Workload("P1", f"Python: {w1} from a manifest (sizes and ETags known)", "manifest",
+                 "w1", "proxy", ("default",) + n, PYTHON_TOOLS),
+        Workload("P2", f"Python: one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
+                 ("default",) + n, PYTHON_TOOLS),
     ]
 
 
@@ -262,6 +271,9 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
                     min(n or 64, objects),  # --workers 64
                     note="manifest.txt: a presigned URL, a name and the size per line")
 
+    if tool in PYTHON_TOOLS:
+        return _python_library(ctx, wl, tool, n, dest, conf, objects, cell)
+
     if tool == "parabyte":
         flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
         if wl.kind == "list":
@@ -428,6 +440,35 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
                     min(n, objects), note="curl.conf: a presigned `url` and an `output` per object")
 
     raise ValueError(f"unknown tool {tool}")
+
+
+def _python_library(ctx: Context, wl: Workload, tool: str, n: int | None, dest: Path,
+                    conf: Path, objects: int, cell: Callable[..., Cell]) -> Cell:
+    """bench/peers/python_libs.py: the library named by `tool`, in the bench's venv."""
+    library = {"parabyte-py": "parabyte", "boto3-tm": "boto3", "boto3-tm-sized": "boto3-sized",
+               "obstore": "obstore"}[tool]
+    argv = [ctx.venv_bin / "python", ctx.repo / "bench/peers/python_libs.py", library,
+            "many" if wl.kind == "manifest" else "object",
+            "--endpoint-url", ctx.store.endpoint(wl.transport), "--bucket", BUCKET, "--dest", dest]
+    if wl.kind == "manifest":
+        manifest = conf / "manifest.json"
+        listed = [[name, size, f'"{md5}"'] for name, (size, md5) in ctx.data.under(wl.prefix).items()]
+        manifest.write_text(json.dumps({"prefix": f"{wl.prefix}/", "objects": listed}))
+        argv += ["--manifest", manifest]
+    else:
+        argv += ["--key", f"{wl.prefix}/big.bin", "--size", _object_size(ctx, wl)]
+    if n is not None:
+        argv += ["--concurrency", n]
+    size = _object_size(ctx, wl)
+    parts = math.ceil(size / (8 << 20))
+    if tool == "parabyte-py":  # defaults: 64 workers, 16 threads, 128 requests, 8 MiB parts
+        in_flight = n or (min(128, objects) if wl.kind == "manifest" else min(16, parts))
+    elif tool == "obstore":  # one stream per object; the script's 10 at a time by default
+        in_flight = min(n or 10, objects) if wl.kind == "manifest" else 1
+    else:  # TransferManager: max_concurrency 10, 8 MiB chunks
+        in_flight = min(n or 10, objects if wl.kind == "manifest" else parts)
+    note = "a manifest.json of names, sizes and ETags" if wl.kind == "manifest" else ""
+    return cell(argv, in_flight, note=note)
 
 
 def _object_size(ctx: Context, wl: Workload) -> int:

@@ -2,7 +2,6 @@
 //! and the Python binding share one meaning for every option.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use parabyte::{parse_size, RetryPolicy, StoreConfig, TransferConfig};
@@ -184,7 +183,6 @@ fn size(text: &str) -> Result<u64, String> {
 
 impl StoreArgs {
     pub fn to_config(&self) -> StoreConfig {
-        let timeout = Duration::from_secs_f64(self.timeout.max(0.001));
         let defaults = StoreConfig::from_env();
         StoreConfig {
             region: self.region.clone(),
@@ -193,10 +191,10 @@ impl StoreArgs {
             path_style: self.path_style,
             no_sign_request: self.no_sign_request,
             credentials: None,
-            ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle),
-            connect_timeout: timeout.min(defaults.connect_timeout),
-            read_timeout: timeout,
+            ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle.clone()),
+            ..defaults
         }
+        .with_timeout_seconds(self.timeout)
     }
 }
 

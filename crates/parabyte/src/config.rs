@@ -62,6 +62,17 @@ impl StoreConfig {
             ..StoreConfig::default()
         }
     }
+
+    /// Apply `--timeout SECONDS` (the `timeout=` keyword in Python): the limit for silence on
+    /// a connection, and for connecting too unless that default is already shorter.
+    pub fn with_timeout_seconds(self, seconds: f64) -> Self {
+        let timeout = Duration::from_secs_f64(seconds.max(0.001));
+        StoreConfig {
+            connect_timeout: timeout.min(self.connect_timeout),
+            read_timeout: timeout,
+            ..self
+        }
+    }
 }
 
 /// How hard to push: parallelism, part size, and memory bounds.

@@ -1,0 +1,98 @@
+//! Keyword arguments into the core's `StoreConfig` and `TransferConfig`: the same structs,
+//! defaults and validation as the CLI's flags, so an option means one thing everywhere.
+
+use std::path::PathBuf;
+
+use parabyte::{parse_size, Keys, RetryPolicy, StoreConfig, TransferConfig};
+use pyo3::prelude::*;
+
+use crate::errors::{to_py, InvalidInputError};
+
+/// `part_size=8 << 20` or `part_size="8MiB"`, as `--part-size` takes.
+#[derive(Debug, FromPyObject)]
+pub enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// How to reach the store (the CLI's "Store" flags, plus explicit keys).
+#[derive(Debug, Default)]
+pub struct StoreOptions {
+    pub endpoint_url: Option<String>,
+    pub region: Option<String>,
+    pub profile: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub no_sign_request: bool,
+    pub path_style: bool,
+    pub ca_bundle: Option<PathBuf>,
+    pub timeout: f64,
+}
+
+impl StoreOptions {
+    /// Unset options fall back to the AWS chain, exactly as the CLI's do.
+    pub fn into_config(self) -> PyResult<StoreConfig> {
+        let credentials = match (self.access_key_id, self.secret_access_key) {
+            (Some(access_key_id), Some(secret_access_key)) => Some(Keys {
+                access_key_id,
+                secret_access_key,
+                session_token: self.session_token,
+            }),
+            (None, None) if self.session_token.is_none() => None,
+            _ => return Err(InvalidInputError::new_err(
+                "pass access_key_id and secret_access_key together (session_token only with them)",
+            )),
+        };
+        let defaults = StoreConfig::from_env();
+        Ok(StoreConfig {
+            region: self.region,
+            endpoint_url: self.endpoint_url,
+            profile: self.profile,
+            path_style: self.path_style,
+            no_sign_request: self.no_sign_request,
+            credentials,
+            ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
+            ..defaults
+        }
+        .with_timeout_seconds(self.timeout))
+    }
+}
+
+/// How hard to push (the CLI's "Parallelism" and "Listing" flags); `None` keeps the default.
+#[derive(Debug)]
+pub struct TransferOptions {
+    pub workers: Option<usize>,
+    pub threads: Option<usize>,
+    pub part_size: Option<Size>,
+    pub max_requests: Option<usize>,
+    pub retries: Option<u32>,
+    pub list_parallelism: Option<usize>,
+    pub list_page_size: Option<usize>,
+    pub verify: bool,
+}
+
+impl TransferOptions {
+    /// Validated later by `Client::connect`, with the same messages as the CLI.
+    pub fn into_config(self) -> PyResult<TransferConfig> {
+        let defaults = TransferConfig::default();
+        let part_size = match self.part_size {
+            None => defaults.part_size,
+            Some(Size::Bytes(bytes)) => bytes,
+            Some(Size::Text(text)) => parse_size(&text).map_err(to_py)?,
+        };
+        Ok(TransferConfig {
+            workers: self.workers.unwrap_or(defaults.workers),
+            threads: self.threads.unwrap_or(defaults.threads),
+            part_size,
+            max_requests: self.max_requests.unwrap_or(defaults.max_requests),
+            list_parallelism: self.list_parallelism.unwrap_or(defaults.list_parallelism),
+            list_page_size: self.list_page_size.unwrap_or(defaults.list_page_size),
+            retry: RetryPolicy {
+                max_retries: self.retries.unwrap_or(defaults.retry.max_retries),
+                ..defaults.retry
+            },
+            verify_content: self.verify,
+        })
+    }
+}

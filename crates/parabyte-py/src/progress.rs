@@ -1,0 +1,116 @@
+//! Progress for Python: the engine reports into atomic counters from many tasks at once, and
+//! the user's callback is called with a snapshot at most every 100 ms (and once at the end),
+//! so a busy transfer never waits on the GIL.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use parabyte::Reporter;
+use pyo3::prelude::*;
+
+/// Counters the engine updates as it goes.
+#[derive(Debug, Default)]
+pub struct Tally {
+    objects_total: AtomicU64,
+    objects_done: AtomicU64,
+    objects_failed: AtomicU64,
+    bytes_total: AtomicU64,
+    bytes_done: AtomicU64,
+}
+
+impl Reporter for Tally {
+    fn object_queued(&self, size: Option<u64>) {
+        self.objects_total.fetch_add(1, Relaxed);
+        if let Some(size) = size {
+            self.bytes_total.fetch_add(size, Relaxed);
+        }
+    }
+
+    fn size_discovered(&self, size: u64) {
+        self.bytes_total.fetch_add(size, Relaxed);
+    }
+
+    fn bytes_transferred(&self, bytes: u64) {
+        self.bytes_done.fetch_add(bytes, Relaxed);
+    }
+
+    fn object_finished(&self, _key: &str, outcome: Result<u64, &parabyte::Error>) {
+        match outcome {
+            Ok(_) => &self.objects_done,
+            Err(_) => &self.objects_failed,
+        }
+        .fetch_add(1, Relaxed);
+    }
+}
+
+impl Tally {
+    fn snapshot(&self) -> Progress {
+        Progress {
+            objects_done: self.objects_done.load(Relaxed),
+            objects_failed: self.objects_failed.load(Relaxed),
+            objects_total: self.objects_total.load(Relaxed),
+            bytes_done: self.bytes_done.load(Relaxed),
+            bytes_total: self.bytes_total.load(Relaxed),
+        }
+    }
+}
+
+/// How far a transfer has come, as passed to a `progress=` callback.
+#[pyclass(frozen, get_all, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Objects finished well.
+    pub objects_done: u64,
+    /// Objects that failed (see the summary for why).
+    pub objects_failed: u64,
+    /// Objects known so far; grows while a listing is still being read.
+    pub objects_total: u64,
+    /// Body bytes received.
+    pub bytes_done: u64,
+    /// Total size of the objects known so far.
+    pub bytes_total: u64,
+}
+
+#[pymethods]
+impl Progress {
+    fn __repr__(&self) -> String {
+        format!(
+            "Progress(objects_done={}, objects_failed={}, objects_total={}, bytes_done={}, bytes_total={})",
+            self.objects_done, self.objects_failed, self.objects_total, self.bytes_done, self.bytes_total
+        )
+    }
+}
+
+/// A user's `progress=` callable, called when the counters moved since its last call.
+#[derive(Debug)]
+pub struct Callback {
+    function: Py<PyAny>,
+    tally: Arc<Tally>,
+    last: Mutex<Option<Progress>>,
+}
+
+impl Callback {
+    pub fn new(function: Py<PyAny>, tally: Arc<Tally>) -> Self {
+        Callback {
+            function,
+            tally,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Call the function if anything changed; its exception stops the transfer.
+    pub fn notify(&self, py: Python<'_>) -> PyResult<()> {
+        let now = self.tally.snapshot();
+        {
+            let mut last = self
+                .last
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if last.as_ref() == Some(&now) {
+                return Ok(());
+            }
+            *last = Some(now.clone());
+        }
+        self.function.call1(py, (now,)).map(drop)
+    }
+}

@@ -1,0 +1,112 @@
+//! Running core futures for Python on the one shared tokio runtime: from a sync call (wait
+//! without the GIL, wake to handle Ctrl-C and progress) or as an asyncio awaitable.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use parabyte::Reporter;
+use pyo3::prelude::*;
+
+use crate::awaitable::{attach_from_runtime, awaitable};
+use crate::errors::task_failed;
+use crate::progress::{Callback, Tally};
+
+/// How often a waiting sync call looks at Python's signals and calls the progress callback.
+const TICK: Duration = Duration::from_millis(100);
+
+/// A transfer not yet started: given the reporter to use, the future that runs it.
+pub type Transfer<T> = Box<dyn FnOnce(Arc<dyn Reporter>) -> BoxFuture<'static, PyResult<T>> + Send>;
+
+/// The runtime every call shares, sync or async, from any thread.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("parabyte")
+            .enable_all()
+            .build()
+            .expect("cannot start the parabyte runtime")
+    })
+}
+
+/// Run `future` to completion from a sync call. The GIL is released while it runs; every
+/// `TICK` the thread takes the GIL back to run Python's signal handlers and `on_tick`. If
+/// either raises (Ctrl-C raises KeyboardInterrupt), the future is cancelled, and dropped
+/// before this returns, so no partial file stays behind.
+pub fn wait<T, F>(
+    py: Python<'_>,
+    future: F,
+    mut on_tick: impl FnMut(Python<'_>) -> PyResult<()>,
+) -> PyResult<T>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let runtime = runtime();
+    let mut task = runtime.spawn(future);
+    loop {
+        let finished = py.detach(|| {
+            runtime.block_on(async { tokio::time::timeout(TICK, &mut task).await.ok() })
+        });
+        if let Some(joined) = finished {
+            return joined.map_err(task_failed)?;
+        }
+        if let Err(stop) = py.check_signals().and_then(|()| on_tick(py)) {
+            task.abort();
+            let _cancelled = py.detach(|| runtime.block_on(task));
+            return Err(stop);
+        }
+    }
+}
+
+/// A transfer from a sync call, with an optional progress callback.
+pub fn transfer_sync<T: Send + 'static>(
+    py: Python<'_>,
+    transfer: Transfer<T>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<T> {
+    let tally = Arc::new(Tally::default());
+    let callback = progress.map(|function| Callback::new(function, tally.clone()));
+    let running = transfer(tally);
+    let notify = |py: Python<'_>| callback.as_ref().map_or(Ok(()), |c| c.notify(py));
+    let outcome = wait(py, running, notify)?;
+    // One last call, so a progress bar ends at the final figures.
+    notify(py)?;
+    Ok(outcome)
+}
+
+/// A transfer as an asyncio awaitable; cancelling the awaitable cancels the transfer. The
+/// progress callback runs on a runtime thread, not the event loop's.
+pub fn transfer_async<'py, T>(
+    py: Python<'py>,
+    transfer: Transfer<T>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    let tally = Arc::new(Tally::default());
+    let callback = progress.map(|function| Callback::new(function, tally.clone()));
+    let running = transfer(tally);
+    awaitable(py, async move {
+        let Some(callback) = callback else {
+            return running.await;
+        };
+        let ticking = async {
+            loop {
+                tokio::time::sleep(TICK).await;
+                if let Some(Err(error)) = attach_from_runtime(|py| callback.notify(py)) {
+                    return error;
+                }
+            }
+        };
+        let outcome = tokio::select! {
+            outcome = running => outcome?,
+            error = ticking => return Err(error),
+        };
+        attach_from_runtime(|py| callback.notify(py)).transpose()?;
+        Ok(outcome)
+    })
+}

@@ -1,0 +1,239 @@
+"""Type stubs for the Rust extension module. Use these classes through `parabyte`."""
+
+import os
+import pathlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from typing import TypeAlias
+
+__version__: str
+
+class Client:
+    """A connection pool and options, reused across calls and threads.
+
+    Store options default to the AWS chain (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_PROFILE`,
+    `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `~/.aws/config`, SSO, instance roles, ...).
+    Transfer options are the CLI's flags with the same defaults.
+    """
+
+    def __init__(
+        self,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        profile: str | None = None,
+        access_key_id: str | None = None,
+        secret_access_key: str | None = None,
+        session_token: str | None = None,
+        no_sign_request: bool = False,
+        path_style: bool = False,
+        ca_bundle: _Path | None = None,
+        timeout: float = 30.0,
+        workers: int | None = None,
+        threads: int | None = None,
+        part_size: int | str | None = None,
+        max_requests: int | None = None,
+        retries: int | None = None,
+        list_parallelism: int | None = None,
+        list_page_size: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        """
+        Args:
+            endpoint_url: an S3-compatible endpoint, e.g. "http://127.0.0.1:9000".
+            region: the region to sign for (default: AWS_REGION, the profile, us-east-1).
+            profile: a named profile from ~/.aws/config.
+            access_key_id, secret_access_key, session_token: explicit keys.
+            no_sign_request: anonymous requests, for public buckets.
+            path_style: https://host/bucket/key addressing on AWS too.
+            ca_bundle: a PEM file of extra certificate authorities (default AWS_CA_BUNDLE).
+            timeout: seconds to wait for a connection or the next byte.
+            workers: objects in flight (64).
+            threads: ranged requests in flight per object (16).
+            part_size: bytes per ranged GET, an int or "8MiB", "16M" (8 MiB).
+            max_requests: requests in flight overall (128).
+            retries: retries of a failed request (5).
+            list_parallelism: key ranges listed at once (16).
+            list_page_size: keys per listing request (1000).
+            verify: check content by the store's CRC or the ETag's MD5, not size alone.
+
+        Raises:
+            InvalidInputError: an option that cannot work.
+            CredentialsError: no credentials could be set up.
+        """
+
+    def download(
+        self,
+        source: str,
+        destination: _Path | None,
+        *,
+        recursive: bool = False,
+        progress: _Progress | None = None,
+    ) -> Summary:
+        """Download `s3://bucket/key` to a file (or into a directory that exists or ends in
+        "/"), or everything under `s3://bucket/prefix/` (or any source with `recursive`)
+        into a directory. `destination=None` fetches and keeps nothing.
+
+        A single object that fails raises (`NotFoundError` is a `FileNotFoundError`); under a
+        prefix, objects that fail are listed in the summary and the others arrive.
+        The GIL is released while bytes move; Ctrl-C cancels and raises KeyboardInterrupt,
+        leaving no partial file.
+        """
+
+    def download_async(
+        self,
+        source: str,
+        destination: _Path | None,
+        *,
+        recursive: bool = False,
+        progress: _Progress | None = None,
+    ) -> Awaitable[Summary]:
+        """`download` as an awaitable; cancelling it cancels the transfer. The progress
+        callback runs on a parabyte thread."""
+
+    def download_many(
+        self,
+        items: Iterable[_ItemLike],
+        destination: _Path | None,
+        *,
+        progress: _Progress | None = None,
+    ) -> Summary:
+        """Download many objects into the `destination` directory. An item is an `Item`, an
+        `ObjectInfo` from `list`, or a URL; items with a known size (and ETag) cost exactly
+        one GET per part and no probe. Objects that fail are listed in the summary."""
+
+    def download_many_async(
+        self,
+        items: Iterable[_ItemLike],
+        destination: _Path | None,
+        *,
+        progress: _Progress | None = None,
+    ) -> Awaitable[Summary]:
+        """`download_many` as an awaitable."""
+
+    def get_bytes(self, source: str) -> Buffer:
+        """One object's bytes, fetched as parallel ranges into one buffer and handed over
+        without a copy. Raises `NotFoundError` and friends on failure."""
+
+    def get_bytes_async(self, source: str) -> Awaitable[Buffer]:
+        """`get_bytes` as an awaitable."""
+
+    def list(self, prefix: str, *, recursive: bool = True) -> ListIterator:
+        """Entries under `s3://bucket/prefix` as the listing arrives: every key when
+        `recursive`, else one level with folders (`ObjectInfo.is_prefix`). Iterate with
+        `for` or `async for`. The listing starts at once and reads ahead a bounded number of
+        pages."""
+
+class Item:
+    """One object for `download_many`."""
+
+    source: str
+    destination: pathlib.Path | None
+    size: int | None
+    etag: str | None
+    def __init__(
+        self,
+        source: str,
+        destination: _Path | None = None,
+        *,
+        size: int | None = None,
+        etag: str | None = None,
+    ) -> None:
+        """
+        Args:
+            source: s3://bucket/key.
+            destination: absolute, or relative to download_many's destination (which it may
+                not leave); None: the last segment of the key.
+            size: the object's size, when known: no probe request is sent.
+            etag: the ETag, when known with the size: pins the version.
+        """
+
+class ObjectInfo:
+    """One listed object, or a folder (`is_prefix`) in a listing that is not recursive."""
+
+    bucket: str
+    key: str
+    size: int
+    etag: str | None
+    last_modified: str | None
+    """ISO 8601, e.g. "2026-01-02T03:04:05.000Z"."""
+    storage_class: str | None
+    is_prefix: bool
+    @property
+    def url(self) -> str:
+        """s3://bucket/key."""
+
+class ListIterator(Iterator[ObjectInfo], AsyncIterator[ObjectInfo]):
+    """A listing, streamed page by page."""
+
+    def __iter__(self) -> ListIterator: ...
+    def __next__(self) -> ObjectInfo: ...
+    def __aiter__(self) -> ListIterator: ...
+    def __anext__(self) -> Awaitable[ObjectInfo]: ...
+
+class Buffer:
+    """Read-only bytes supporting the buffer protocol: use `memoryview(buf)`,
+    `numpy.frombuffer(buf, ...)`, `file.write(buf)`, or `bytes(buf)` for a copy."""
+
+    def __len__(self) -> int: ...
+    def __bytes__(self) -> bytes: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
+class Progress:
+    """How far a transfer has come; passed to `progress=` at most every 100 ms and at the end."""
+
+    objects_done: int
+    objects_failed: int
+    objects_total: int
+    """Objects known so far; grows while a listing is read."""
+    bytes_done: int
+    bytes_total: int
+    """Total size of the objects known so far."""
+
+class Requests:
+    """Requests sent, by kind."""
+
+    get: int
+    list: int
+    head: int
+    put: int
+
+class Verified:
+    """How the objects that arrived were checked."""
+
+    checksum: int
+    md5: int
+    size_only: int
+
+class Failure:
+    """One object that did not arrive."""
+
+    source: str
+    error: str
+
+class Summary:
+    """What one transfer did."""
+
+    objects: int
+    failed: int
+    bytes: int
+    elapsed: float
+    """Seconds."""
+    bytes_per_second: float
+    requests: Requests
+    connections: int
+    """TCP connections opened."""
+    retries: int
+    verified: Verified
+    failures: list[Failure]
+    @property
+    def ok(self) -> bool:
+        """True when every object arrived."""
+    def raise_for_failures(self) -> None:
+        """Raise `TransferFailedError` (with this summary) if any object failed."""
+
+def close_gate() -> None:
+    """Called at exit: parabyte's threads stop calling into Python."""
+
+_Path: TypeAlias = str | os.PathLike[str]
+_Progress: TypeAlias = Callable[[Progress], object]
+_ItemLike: TypeAlias = Item | ObjectInfo | str

@@ -1,0 +1,141 @@
+"""One real S3 server (versitygw) for the whole session, started by the test kit's `testbed`
+binary and filled through its own S3 client. The server keeps objects as plain files under
+its posix root, which is what the tests compare downloads against, byte for byte."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TESTBED = Path(os.environ.get("PARABYTE_TESTBED", REPO / "target/debug/testbed"))
+
+BUCKET = "pytest-bucket"
+SMALL_COUNT = 120
+SMALL_SIZE = 1024
+LARGE_SIZE = 8 << 20
+START_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class Store:
+    endpoint: str
+    access_key: str
+    secret_key: str
+    region: str
+    bucket: str
+    root: Path
+
+    def client_options(self) -> dict[str, str]:
+        return {
+            "endpoint_url": self.endpoint,
+            "access_key_id": self.access_key,
+            "secret_access_key": self.secret_key,
+            "region": self.region,
+        }
+
+    def url(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def stored(self, key: str) -> bytes:
+        """The object's bytes as the server keeps them on disk."""
+        return (self.root / self.bucket / key).read_bytes()
+
+    def keys(self, prefix: str) -> list[str]:
+        base = self.root / self.bucket
+        return sorted(
+            str(path.relative_to(base)) for path in (base / prefix).rglob("*") if path.is_file()
+        )
+
+
+def _read_env(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        values[name] = value
+    return values
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    if not TESTBED.exists():
+        pytest.fail(f"{TESTBED} is missing: run `cargo build -p parabyte-testkit --bin testbed`")
+    work = tmp_path_factory.mktemp("testbed")
+    env_file = work / "env"
+    log = (work / "testbed.log").open("w")
+    # A pipe on stdin: testbed stops when it closes, so it cannot outlive this session.
+    server = subprocess.Popen(
+        [
+            str(TESTBED),
+            "up",
+            "--server",
+            "versitygw",
+            "--bucket",
+            BUCKET,
+            "--small",
+            str(SMALL_COUNT),
+            "--small-size",
+            str(SMALL_SIZE),
+            "--large-size",
+            str(LARGE_SIZE),
+            "--env-file",
+            str(env_file),
+            "--max-seconds",
+            "1800",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=log,
+        stderr=log,
+    )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not env_file.exists():
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            pytest.fail(f"testbed did not start: {(work / 'testbed.log').read_text()}")
+        time.sleep(0.05)
+    env = _read_env(env_file)
+    server_log = re.search(r"\(log: (.+)/server\.log\)", (work / "testbed.log").read_text())
+    assert server_log, "testbed no longer says where the server lives"
+    # The module-level functions' default client reads the AWS environment.
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+        os.environ[name] = env[name]
+    yield Store(
+        endpoint=env["AWS_ENDPOINT_URL"],
+        access_key=env["AWS_ACCESS_KEY_ID"],
+        secret_key=env["AWS_SECRET_ACCESS_KEY"],
+        region=env["AWS_REGION"],
+        bucket=env["PARABYTE_BUCKET"],
+        root=Path(server_log.group(1)) / "root",
+    )
+    server.stdin.close()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def client(store: Store):
+    import parabyte
+
+    return parabyte.Client(**store.client_options())
+
+
+def no_partial_files(directory: Path, within_s: float = 2.0) -> bool:
+    """True once nothing but finished files is left (cancelled sinks remove theirs as their
+    tasks are dropped, which may take a moment)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        leftovers = [p for p in directory.rglob("*") if p.is_file() and "parabyte" in p.name]
+        if not leftovers:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)

@@ -1,0 +1,107 @@
+"""Async variants, many threads at once, and Ctrl-C."""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import parabyte
+from conftest import LARGE_SIZE, SMALL_COUNT, Store, no_partial_files
+
+
+def test_async_variants(client: parabyte.Client, store: Store, tmp_path: Path):
+    async def main() -> None:
+        summary = await client.download_async(store.url("large/big.bin"), tmp_path / "a.bin")
+        assert summary.bytes == LARGE_SIZE
+        buffer, summary = await asyncio.gather(
+            client.get_bytes_async(store.url("large/big.bin")),
+            parabyte.download_many_async([store.url("small/00003.bin")], tmp_path),
+        )
+        assert memoryview(buffer) == store.stored("large/big.bin")
+        assert summary.objects == 1
+        keys = [entry.key async for entry in client.list(store.url("small/"))]
+        assert keys == store.keys("small")
+        with pytest.raises(FileNotFoundError):
+            await parabyte.download_async(store.url("no/such/key"), tmp_path / "missing")
+
+    asyncio.run(main())
+    assert (tmp_path / "a.bin").read_bytes() == store.stored("large/big.bin")
+
+
+def test_async_progress_and_cancellation(store: Store, tmp_path: Path):
+    slow = parabyte.Client(**store.client_options(), part_size=1024, threads=1, max_requests=1)
+    seen: list[parabyte.Progress] = []
+
+    async def main() -> None:
+        task = asyncio.ensure_future(
+            slow.download_async(
+                store.url("large/big.bin"), tmp_path / "big.bin", progress=seen.append
+            )
+        )
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert seen and 0 < seen[-1].bytes_done < LARGE_SIZE
+    assert not (tmp_path / "big.bin").exists()
+    assert no_partial_files(tmp_path)
+
+
+def test_many_threads_share_one_client(client: parabyte.Client, store: Store, tmp_path: Path):
+    def fetch(index: int) -> bool:
+        if index % 2:
+            return memoryview(client.get_bytes(store.url("large/big.bin"))) == store.stored(
+                "large/big.bin"
+            )
+        summary = client.download(store.url("small/"), tmp_path / str(index))
+        return summary.objects == SMALL_COUNT
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(fetch, range(8)))
+
+
+def test_the_gil_is_free_while_bytes_move(store: Store, tmp_path: Path):
+    # 128 ranges one after the other: long enough for another thread to count.
+    slow = parabyte.Client(**store.client_options(), part_size="64KiB", threads=1)
+    ticks = 0
+    done = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        slow.download(store.url("large/big.bin"), tmp_path)
+    finally:
+        done.set()
+        counter.join()
+    assert ticks > 5
+
+
+def test_ctrl_c_stops_a_long_download_and_leaves_no_partial_file(store: Store, tmp_path: Path):
+    # 8 MiB in 1 KiB parts one at a time: far longer than the test waits.
+    slow = parabyte.Client(**store.client_options(), part_size=1024, threads=1, max_requests=1)
+    target = tmp_path / "big.bin"
+
+    def interrupt_once_bytes_flow(progress: parabyte.Progress) -> None:
+        if progress.bytes_done > 0:
+            _thread.interrupt_main()  # what Ctrl-C does: SIGINT's flag, for the main thread
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        slow.download(store.url("large/big.bin"), target, progress=interrupt_once_bytes_flow)
+    assert time.monotonic() - started < 10
+    assert not target.exists()
+    assert no_partial_files(tmp_path)

@@ -1,0 +1,68 @@
+"""The exception tree: core error kinds as parabyte errors and their built-in counterparts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import parabyte
+from conftest import Store
+
+
+def test_a_missing_key_is_file_not_found(client: parabyte.Client, store: Store, tmp_path: Path):
+    with pytest.raises(FileNotFoundError) as raised:
+        client.download(store.url("small/no-such-key"), tmp_path / "x")
+    assert isinstance(raised.value, parabyte.NotFoundError)
+    assert "small/no-such-key" in str(raised.value)
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(parabyte.NotFoundError):
+        client.get_bytes(store.url("small/no-such-key"))
+
+
+def test_a_missing_bucket_is_file_not_found(client: parabyte.Client, tmp_path: Path):
+    with pytest.raises(FileNotFoundError):
+        client.download("s3://no-such-bucket-here/", tmp_path)
+
+
+def test_bad_credentials_are_a_permission_error(store: Store, tmp_path: Path):
+    options = {**store.client_options(), "secret_access_key": "not-the-secret"}
+    with pytest.raises(PermissionError) as raised:
+        parabyte.download(store.url("large/big.bin"), tmp_path / "x", **options)
+    assert isinstance(raised.value, parabyte.CredentialsError)
+    assert isinstance(raised.value, parabyte.Error)
+    with pytest.raises(parabyte.CredentialsError):
+        list(parabyte.list(store.url("small/"), **options))
+
+
+def test_bad_input_is_a_value_error(client: parabyte.Client, tmp_path: Path):
+    with pytest.raises(ValueError, match="unsupported scheme"):
+        client.download("gs://bucket/key", tmp_path)
+    with pytest.raises(parabyte.InvalidInputError, match="--workers"):
+        parabyte.Client(workers=0)
+    with pytest.raises(parabyte.InvalidInputError, match="8MiB"):
+        parabyte.Client(part_size="eight megs")
+    with pytest.raises(parabyte.InvalidInputError, match="together"):
+        parabyte.Client(access_key_id="only-half")
+
+
+def test_failed_objects_are_raised_when_asked(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    items = [
+        parabyte.Item(store.url("small/00003.bin"), "fine.bin"),
+        parabyte.Item(store.url("small/00004.bin"), "../escapes.bin"),
+        parabyte.Item(store.url("small/gone.bin"), "gone.bin", size=10),
+    ]
+    summary = client.download_many(items, tmp_path / "out")
+    assert (summary.objects, summary.failed) == (1, 2)
+    assert not summary.ok
+    assert {failure.source for failure in summary.failures} == {
+        store.url("small/00004.bin"),
+        store.url("small/gone.bin"),
+    }
+    with pytest.raises(parabyte.TransferFailedError, match="2 of 3 objects failed") as raised:
+        summary.raise_for_failures()
+    assert raised.value.summary is summary
+    assert len(raised.value.failures) == 2
+    assert not (tmp_path / "escapes.bin").exists()

@@ -1,0 +1,134 @@
+"""Downloads, batches, buffers, listings and summaries against a real server."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import parabyte
+from conftest import LARGE_SIZE, SMALL_COUNT, SMALL_SIZE, Store
+
+
+def test_an_object_arrives_byte_for_byte(client: parabyte.Client, store: Store, tmp_path: Path):
+    target = tmp_path / "big.bin"
+    summary = client.download(store.url("large/big.bin"), target)
+    assert target.read_bytes() == store.stored("large/big.bin")
+    assert (summary.objects, summary.failed, summary.bytes) == (1, 0, LARGE_SIZE)
+    # 8 MiB in the default 8 MiB parts: one GET, no probe, no listing.
+    assert summary.requests.get == 1
+    assert (summary.requests.head, summary.requests.list) == (0, 0)
+
+
+def test_a_prefix_arrives_byte_for_byte_with_its_folders(store: Store, tmp_path: Path):
+    summary = parabyte.download(store.url("small/"), tmp_path, **store.client_options())
+    keys = store.keys("small")
+    assert len(keys) == SMALL_COUNT
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == [key.removeprefix("small/") for key in keys]
+    for key in keys:
+        assert (tmp_path / key.removeprefix("small/")).read_bytes() == store.stored(key)
+    assert summary.objects == SMALL_COUNT and summary.bytes == SMALL_COUNT * SMALL_SIZE
+    assert summary.requests.get == SMALL_COUNT and summary.requests.list >= 1
+    assert summary.ok and summary.failures == []
+    summary.raise_for_failures()
+
+
+def test_summary_fields(store: Store, tmp_path: Path):
+    fresh = parabyte.Client(**store.client_options())  # a shared one reuses its connections
+    summary = fresh.download(store.url("small/a/"), tmp_path)
+    assert summary.elapsed > 0
+    assert summary.bytes_per_second > 0
+    assert summary.connections >= 1
+    assert summary.retries == 0
+    verified = summary.verified
+    assert verified.checksum + verified.md5 + verified.size_only == summary.objects
+    assert "Summary(objects=" in repr(summary)
+
+
+def test_download_many_with_known_sizes_sends_one_get_each(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    listed = [entry for entry in client.list(store.url("small/")) if not entry.is_prefix]
+    items = [
+        parabyte.Item(entry.url, f"out/{index}.bin", size=entry.size, etag=entry.etag)
+        for index, entry in enumerate(listed)
+    ]
+    summary = client.download_many(items, tmp_path)
+    assert summary.objects == SMALL_COUNT and summary.failed == 0
+    # Sizes known: no probe, no listing, exactly one GET per object.
+    assert summary.requests.get == SMALL_COUNT
+    assert (summary.requests.head, summary.requests.list) == (0, 0)
+    for index, entry in enumerate(listed):
+        assert (tmp_path / "out" / f"{index}.bin").read_bytes() == store.stored(entry.key)
+
+
+def test_download_many_takes_listings_and_urls(store: Store, tmp_path: Path):
+    entries = parabyte.list(store.url("small/a/b/"))
+    summary = parabyte.download_many(entries, tmp_path)
+    assert summary.objects == len(store.keys("small/a/b"))
+    summary = parabyte.download_many([store.url("large/big.bin")], tmp_path)
+    assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
+    assert summary.requests.get == 1
+
+
+def test_get_bytes_hands_over_one_buffer(client: parabyte.Client, store: Store):
+    buffer = client.get_bytes(store.url("large/big.bin"))
+    assert len(buffer) == LARGE_SIZE
+    view = memoryview(buffer)
+    assert view.readonly and view.nbytes == LARGE_SIZE
+    assert view == store.stored("large/big.bin")
+    assert bytes(buffer) == store.stored("large/big.bin")
+
+
+def test_get_bytes_in_parallel_ranges(store: Store):
+    small_parts = parabyte.Client(**store.client_options(), part_size="1MiB", threads=4)
+    buffer = small_parts.get_bytes(store.url("large/big.bin"))
+    assert memoryview(buffer) == store.stored("large/big.bin")
+
+
+def test_listing_streams_every_key_across_pages(store: Store):
+    paged = parabyte.Client(**store.client_options(), list_page_size=7, list_parallelism=1)
+    entries = list(paged.list(store.url("small/")))
+    assert [entry.key for entry in entries] == store.keys("small")
+    assert all(entry.size == SMALL_SIZE and entry.etag for entry in entries)
+    assert all(entry.last_modified and entry.last_modified.endswith("Z") for entry in entries)
+
+
+def test_listing_one_level_shows_folders(client: parabyte.Client, store: Store):
+    entries = list(client.list(store.url(""), recursive=False))
+    assert [(entry.key, entry.is_prefix) for entry in entries] == [
+        ("large/", True),
+        ("small/", True),
+    ]
+
+
+def test_progress_reaches_the_totals(client: parabyte.Client, store: Store, tmp_path: Path):
+    seen: list[parabyte.Progress] = []
+    summary = client.download(store.url("small/"), tmp_path, progress=seen.append)
+    assert seen, "the callback was never called"
+    last = seen[-1]
+    assert last.objects_done == last.objects_total == SMALL_COUNT
+    assert last.bytes_done == last.bytes_total == summary.bytes
+    assert all(a.bytes_done <= b.bytes_done for a, b in itertools.pairwise(seen))
+
+
+def test_discard_fetches_and_keeps_nothing(client: parabyte.Client, store: Store):
+    summary = client.download(store.url("large/big.bin"), None)
+    assert summary.bytes == LARGE_SIZE
+
+
+def test_options_are_the_cli_flags(store: Store):
+    client = parabyte.Client(
+        **store.client_options(),
+        workers=2,
+        threads=2,
+        part_size=1 << 20,
+        max_requests=4,
+        retries=1,
+        timeout=5,
+        path_style=True,
+        verify=False,
+    )
+    summary = client.download(store.url("large/big.bin"), None)
+    assert summary.requests.get == LARGE_SIZE // (1 << 20)
+    assert summary.verified.size_only == 1
