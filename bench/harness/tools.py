@@ -47,7 +47,7 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
     return [
         Workload("W1", f"{w1} under a prefix", "prefix", "w1", "proxy", ("default",) + n),
         Workload("W2", f"one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
-                 ("default",) + n),
+                 ("default", "unverified") + n),
         Workload("W3", f"{w3} under a prefix", "prefix", "w3", "proxy", ("default",) + n),
         Workload("W4", f"list {sizes.w4_count:,} keys", "list", "w4", "proxy",
                  ("default", "pipelined")),
@@ -57,7 +57,7 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "direct", ("pipelined",)),
         Workload("W5a", f"W1 direct: {w1}, no toxiproxy", "prefix", "w1", "direct", n[:1]),
         Workload("W5b", f"W2 direct: one {_human(sizes.w2_size)}, no toxiproxy", "object", "w2",
-                 "direct", n[:1]),
+                 "direct", n[:1] + ("unverified",)),
         Workload("W6a", f"W1 over HTTPS: {w1}", "prefix", "w1", "tls", ("default",) + n),
         Workload("W6b", f"W3 over HTTPS: {w3}", "prefix", "w3", "tls", ("default",) + n),
         # One connection too: what parallel byte serving gains over a single stream.
@@ -119,7 +119,8 @@ class Cell:
 
     workload: Workload
     tool: str
-    setting: object  # "default", "pipelined" (listing page after page) or int
+    setting: object  # "default", "pipelined" (listing page after page), "unverified"
+    #                  (parabyte --no-verify) or int
     command: Command | None
     skip: str | None  # why there is no command
     in_flight: int | None  # requests in flight, for the floor
@@ -213,7 +214,7 @@ def check_summary(count: int) -> Callable[[Path, bool], str | None]:
 
 def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     n = setting if isinstance(setting, int) else None
-    if setting == "pipelined" and tool != "parabyte":
+    if setting in ("pipelined", "unverified") and tool != "parabyte":
         return Cell(wl, tool, setting, None, "parabyte's own mode", None)
     slug = f"{wl.id}-{tool}-{setting}"
     dest = ctx.scratch / "dest" / slug
@@ -276,6 +277,8 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
 
     if tool == "parabyte":
         flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
+        if setting == "unverified":  # what the MD5 check of the content costs
+            flags = ["--no-verify"]
         if wl.kind == "list":
             sequential = ["--list-parallelism", "1"] if setting == "pipelined" else []
             return cell([ctx.parabyte, "ls", "--recursive", *sequential, "--endpoint-url",
@@ -288,9 +291,9 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
                 None, None)
         source = f"s3://{BUCKET}/{big_key}" if wl.kind == "object" else f"s3://{BUCKET}/{prefix}"
         target = dest / "big.bin" if wl.kind == "object" else dest
-        if n is None:  # defaults: --workers 64 --threads 8 --part-size 8MiB --max-requests 128
+        if n is None:  # defaults: --workers 64 --threads 16 --part-size 8MiB --max-requests 128
             parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
-            in_flight = {"prefix": min(128, 64 * parts, objects * parts), "object": min(8, parts)}
+            in_flight = {"prefix": min(128, 64 * parts, objects * parts), "object": min(16, parts)}
             in_flight = in_flight[wl.kind]
         else:
             in_flight = n

@@ -36,6 +36,7 @@ class Client:
         list_parallelism: int | None = None,
         list_page_size: int | None = None,
         verify: bool = True,
+        force: bool = False,
     ) -> None:
         """
         Args:
@@ -55,6 +56,8 @@ class Client:
             list_parallelism: key ranges listed at once (16).
             list_page_size: keys per listing request (1000).
             verify: check content by the store's CRC or the ETag's MD5, not size alone.
+            force: download again files that an earlier download finished (by default a
+                file whose recorded size and ETag still match the object is skipped).
 
         Raises:
             InvalidInputError: an option that cannot work.
@@ -69,9 +72,10 @@ class Client:
         recursive: bool = False,
         progress: _Progress | None = None,
     ) -> Summary:
-        """Download `s3://bucket/key` to a file (or into a directory that exists or ends in
-        "/"), or everything under `s3://bucket/prefix/` (or any source with `recursive`)
-        into a directory. `destination=None` fetches and keeps nothing.
+        """Download `s3://bucket/key` or `https://host/path` to a file (or into a directory
+        that exists or ends in "/"), or everything under `s3://bucket/prefix/` (or any S3
+        source with `recursive`) into a directory. `destination=None` fetches and keeps
+        nothing.
 
         A single object that fails raises (`NotFoundError` is a `FileNotFoundError`); under a
         prefix, objects that fail are listed in the summary and the others arrive.
@@ -111,7 +115,7 @@ class Client:
         """`download_many` as an awaitable."""
 
     def get_bytes(self, source: str) -> Buffer:
-        """One object's bytes, fetched as parallel ranges into one buffer and handed over
+        """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one buffer and handed over
         without a copy. Raises `NotFoundError` and friends on failure."""
 
     def get_bytes_async(self, source: str) -> Awaitable[Buffer]:
@@ -215,9 +219,13 @@ class Summary:
 
     objects: int
     failed: int
+    skipped: int
+    """Objects left alone: an earlier download finished this same version."""
     bytes: int
     elapsed: float
     """Seconds."""
+    first_object_seconds: float | None
+    """Seconds until the first object's download began (with a listing: the first page)."""
     bytes_per_second: float
     requests: Requests
     connections: int

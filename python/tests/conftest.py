@@ -31,6 +31,8 @@ class Store:
     region: str
     bucket: str
     root: Path
+    presigned_url: str
+    """A presigned GET of large/big.bin: plain HTTP, no credentials needed."""
 
     def client_options(self) -> dict[str, str]:
         return {
@@ -58,7 +60,7 @@ def _read_env(path: Path) -> dict[str, str]:
     values = {}
     for line in path.read_text().splitlines():
         name, _, value = line.removeprefix("export ").partition("=")
-        values[name] = value
+        values[name] = value.removeprefix("'").removesuffix("'")
     return values
 
 
@@ -112,6 +114,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         region=env["AWS_REGION"],
         bucket=env["PARABYTE_BUCKET"],
         root=Path(server_log.group(1)) / "root",
+        presigned_url=env["PARABYTE_PRESIGNED_URL"],
     )
     server.stdin.close()
     try:
@@ -128,13 +131,17 @@ def client(store: Store):
     return parabyte.Client(**store.client_options())
 
 
-def no_partial_files(directory: Path, within_s: float = 2.0) -> bool:
-    """True once nothing but finished files is left (cancelled sinks remove theirs as their
-    tasks are dropped, which may take a moment)."""
+def files_in(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+
+
+def only_resumable_parts(directory: Path, name: str, within_s: float = 2.0) -> bool:
+    """True once an interrupted download of `name` has left at most its hidden partial file
+    (`.name.parabyte-part`, kept to resume from) and never a file under the final name.
+    Cancelled tasks settle their files as they are dropped, which may take a moment."""
     deadline = time.monotonic() + within_s
     while True:
-        leftovers = [p for p in directory.rglob("*") if p.is_file() and "parabyte" in p.name]
-        if not leftovers:
+        if files_in(directory) in ([], [f".{name}.parabyte-part"]):
             return True
         if time.monotonic() > deadline:
             return False

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import parabyte
-from conftest import LARGE_SIZE, SMALL_COUNT, Store, no_partial_files
+from conftest import LARGE_SIZE, SMALL_COUNT, Store, files_in, only_resumable_parts
 
 
 def test_async_variants(client: parabyte.Client, store: Store, tmp_path: Path):
@@ -51,8 +51,14 @@ def test_async_progress_and_cancellation(store: Store, tmp_path: Path):
 
     asyncio.run(main())
     assert seen and 0 < seen[-1].bytes_done < LARGE_SIZE
-    assert not (tmp_path / "big.bin").exists()
-    assert no_partial_files(tmp_path)
+    assert only_resumable_parts(tmp_path, "big.bin"), files_in(tmp_path)
+    # The same call again takes up from the parts already written.
+    resumed = parabyte.Client(**store.client_options()).download(
+        store.url("large/big.bin"), tmp_path / "big.bin"
+    )
+    assert resumed.bytes < LARGE_SIZE
+    assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
+    assert files_in(tmp_path) == ["big.bin"]
 
 
 def test_many_threads_share_one_client(client: parabyte.Client, store: Store, tmp_path: Path):
@@ -90,7 +96,7 @@ def test_the_gil_is_free_while_bytes_move(store: Store, tmp_path: Path):
     assert ticks > 5
 
 
-def test_ctrl_c_stops_a_long_download_and_leaves_no_partial_file(store: Store, tmp_path: Path):
+def test_ctrl_c_stops_a_long_download_and_the_next_call_resumes(store: Store, tmp_path: Path):
     # 8 MiB in 1 KiB parts one at a time: far longer than the test waits.
     slow = parabyte.Client(**store.client_options(), part_size=1024, threads=1, max_requests=1)
     target = tmp_path / "big.bin"
@@ -103,5 +109,7 @@ def test_ctrl_c_stops_a_long_download_and_leaves_no_partial_file(store: Store, t
     with pytest.raises(KeyboardInterrupt):
         slow.download(store.url("large/big.bin"), target, progress=interrupt_once_bytes_flow)
     assert time.monotonic() - started < 10
-    assert not target.exists()
-    assert no_partial_files(tmp_path)
+    assert only_resumable_parts(tmp_path, "big.bin"), files_in(tmp_path)
+    parabyte.Client(**store.client_options()).download(store.url("large/big.bin"), target)
+    assert target.read_bytes() == store.stored("large/big.bin")
+    assert files_in(tmp_path) == ["big.bin"]

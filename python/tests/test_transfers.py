@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import itertools
+import threading
 from pathlib import Path
 
 import parabyte
@@ -132,3 +135,43 @@ def test_options_are_the_cli_flags(store: Store):
     summary = client.download(store.url("large/big.bin"), None)
     assert summary.requests.get == LARGE_SIZE // (1 << 20)
     assert summary.verified.size_only == 1
+
+
+def test_a_presigned_url_arrives_in_parallel_ranges(store: Store, tmp_path: Path):
+    # No credentials: the signature is in the URL, which must never show in the summary.
+    anonymous = parabyte.Client(part_size="1MiB", threads=4)
+    summary = anonymous.download(store.presigned_url, tmp_path / "from-url.bin")
+    assert (tmp_path / "from-url.bin").read_bytes() == store.stored("large/big.bin")
+    assert summary.requests.get == LARGE_SIZE // (1 << 20)
+    assert summary.requests.head == 0
+    buffer = anonymous.get_bytes(store.presigned_url)
+    assert memoryview(buffer) == store.stored("large/big.bin")
+
+
+def test_a_web_server_without_ranges_streams_as_one(tmp_path: Path):
+    served = tmp_path / "served"
+    served.mkdir()
+    content = bytes(range(256)) * 4096  # 1 MiB
+    (served / "file.bin").write_bytes(content)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=served)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/file.bin"
+            summary = parabyte.Client(part_size="256KiB").download(url, f"{tmp_path}/out/")
+        finally:
+            server.shutdown()
+    assert (tmp_path / "out" / "file.bin").read_bytes() == content
+    # The server ignores Range and answers 200 with everything: one request, one stream.
+    assert summary.requests.get == 1 and summary.bytes == len(content)
+
+
+def test_a_finished_download_is_skipped_unless_forced(store: Store, tmp_path: Path):
+    client = parabyte.Client(**store.client_options())
+    first = client.download(store.url("small/a/"), tmp_path)
+    assert first.objects > 0 and first.skipped == 0
+    again = client.download(store.url("small/a/"), tmp_path)
+    assert (again.objects, again.skipped, again.requests.get) == (0, first.objects, 0)
+    forced = parabyte.Client(**store.client_options(), force=True)
+    fetched = forced.download(store.url("small/a/"), tmp_path)
+    assert (fetched.objects, fetched.skipped) == (first.objects, 0)

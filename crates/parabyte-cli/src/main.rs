@@ -5,7 +5,7 @@ mod args;
 mod progress;
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,20 +155,7 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
 
 /// One URL to DEST, or into DEST when it is a directory (exists as one or ends in '/').
 fn single_url(url: HttpUrl, destination: Destination) -> Work {
-    let mut item = Item {
-        source: ObjectUrl::Http(url),
-        destination: None,
-        size: None,
-        etag: None,
-    };
-    let destination = match destination {
-        Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
-            item.destination = path.file_name().map(PathBuf::from);
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-            Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
-        }
-        other => other,
-    };
+    let (item, destination) = Item::to_path(ObjectUrl::Http(url), destination);
     Work::Items {
         items: vec![item],
         destination,

@@ -104,26 +104,25 @@ fn a_large_object_that_failed_resumes_from_its_finished_parts() {
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }
 
-#[test]
-fn an_interrupted_download_resumes_where_it_stopped() {
-    let bed = Bed::new(ServerKind::Versitygw, "resume-signal");
-    const SIZE: u64 = 6 * MIB;
+const INTERRUPTED_SIZE: u64 = 6 * MIB;
+
+/// `set/big` (6 MiB) downloaded by `cp SOURCE DEST` in 1 MiB parts, interrupted with
+/// SIGINT while the part at 2 MiB hangs and the five others are in.
+fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
     bed.admin
-        .put_generated(&bed.bucket, "set/big", 4, SIZE)
+        .put_generated(&bed.bucket, "set/big", 4, INTERRUPTED_SIZE)
         .unwrap();
-    // One part hangs, so the download is still running when it is interrupted.
     bed.proxy.inject(
         Rule::get().range_start(2 * MIB),
         Fault::stall_after(64 << 10, Duration::from_secs(60), AfterStall::Close),
     );
     let mut child = bed
         .parabyte_process(bed.server.secret_key())
-        .args(["cp", "--part-size", "1MiB", &bed.url("set/"), "out"])
+        .args(["cp", "--part-size", "1MiB", source, destination])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the five other parts are in.
     let deadline = Instant::now() + Duration::from_secs(20);
     while bed.proxy.counts().get < 6 {
         assert!(Instant::now() < deadline, "the parts never went out");
@@ -134,11 +133,70 @@ fn an_interrupted_download_resumes_where_it_stopped() {
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_eq!(files_under(&bed.path("out")), vec![".big.parabyte-part"]);
-
     bed.proxy.clear_faults();
     bed.proxy.reset();
+}
+
+#[test]
+fn an_interrupted_download_resumes_where_it_stopped() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-signal");
+    const SIZE: u64 = INTERRUPTED_SIZE;
+    interrupt_a_download(&bed, &bed.url("set/"), "out");
     let resumed = copy_prefix(&bed, &[]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(bed.proxy.counts().get, 1, "only the part that hung");
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
+}
+
+#[test]
+fn a_single_object_resumes_from_its_journal_without_a_probe() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-single");
+    interrupt_a_download(&bed, &bed.url("set/big"), "out/big");
+    // Default 8 MiB parts this time: the journal, not the part size, says what is missing.
+    let resumed = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("set/big"), "out/big"]));
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let requests = bed.proxy.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "no probe, only the part that hung: {requests:?}"
+    );
+    assert_eq!(
+        requests[0].range.as_deref(),
+        Some(format!("bytes={}-{}", 2 * MIB, 3 * MIB - 1).as_str())
+    );
+    assert!(
+        requests[0].if_match.is_some(),
+        "pinned to the interrupted version"
+    );
+    assert_eq!(summary(&resumed)["bytes"], MIB);
+    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, INTERRUPTED_SIZE as usize));
+    assert_eq!(files_under(&bed.path("out")), vec!["big"]);
+}
+
+#[test]
+fn a_journal_for_a_version_that_is_gone_restarts_the_object_whole() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-changed");
+    interrupt_a_download(&bed, &bed.url("set/big"), "out/big");
+    bed.admin
+        .put_generated(&bed.bucket, "set/big", 5, INTERRUPTED_SIZE)
+        .unwrap();
+    let resumed = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("set/big"), "out/big"]));
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let statuses: Vec<_> = bed
+        .proxy
+        .requests()
+        .iter()
+        .map(|r| r.range.clone())
+        .collect();
+    assert!(
+        std::fs::read(bed.path("out/big")).unwrap() == payload(5, INTERRUPTED_SIZE as usize),
+        "the new version whole, nothing of the old: {statuses:?}"
+    );
+    assert_eq!(summary(&resumed)["bytes"], INTERRUPTED_SIZE);
+    assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }

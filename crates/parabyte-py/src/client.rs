@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use parabyte::{CopyRequest, Destination, Location, S3Url};
+use parabyte::{CopyRequest, Destination, Location, ObjectUrl, S3Url};
 use pyo3::prelude::*;
 
 use crate::awaitable::awaitable;
@@ -72,7 +72,7 @@ impl ItemLike {
             ItemLike::Url(url) => (url, None, None, None),
         };
         Ok(parabyte::Item {
-            source: s3_url(&source)?,
+            source: object_url(&source)?,
             destination,
             size,
             etag,
@@ -112,6 +112,7 @@ impl Client {
         list_parallelism = None,
         list_page_size = None,
         verify = true,
+        force = false,
     ))]
     fn new(
         py: Python<'_>,
@@ -133,6 +134,7 @@ impl Client {
         list_parallelism: Option<usize>,
         list_page_size: Option<usize>,
         verify: bool,
+        force: bool,
     ) -> PyResult<Self> {
         let store = StoreOptions {
             endpoint_url,
@@ -156,6 +158,7 @@ impl Client {
             list_parallelism,
             list_page_size,
             verify,
+            force,
         }
         .into_config()?;
         let connect = async move {
@@ -169,7 +172,7 @@ impl Client {
         })
     }
 
-    /// Download an object to a file, or everything under a prefix into a directory.
+    /// Download an object or a URL to a file, or everything under a prefix into a directory.
     #[pyo3(signature = (source, destination, *, recursive = false, progress = None))]
     fn download(
         &self,
@@ -223,7 +226,8 @@ impl Client {
         transfer_async(py, transfer, progress)
     }
 
-    /// One object's bytes, fetched as parallel ranges into one buffer, handed over uncopied.
+    /// One object's (or URL's) bytes, fetched as parallel ranges into one buffer, handed
+    /// over uncopied.
     fn get_bytes(&self, py: Python<'_>, source: &str) -> PyResult<Buffer> {
         let fetch = self.fetch(source)?;
         wait(py, fetch, |_| Ok(()))
@@ -254,6 +258,26 @@ impl Client {
 }
 
 impl Client {
+    /// `download` of one URL: an item of `copy_items`, its failure raised as one object's is.
+    fn copy_url(&self, url: ObjectUrl, destination: Destination) -> Transfer<Summary> {
+        let (item, destination) = parabyte::Item::to_path(url, destination);
+        let client = self.inner.clone();
+        Box::new(move |reporter| {
+            async move {
+                let first_error = Arc::new(FirstError::new(reporter));
+                let summary = client
+                    .copy_items(vec![item], &destination, first_error.clone())
+                    .await
+                    .map_err(to_py)?;
+                match first_error.take() {
+                    Some(error) => Err(error),
+                    None => Ok(Summary::from(summary)),
+                }
+            }
+            .boxed()
+        })
+    }
+
     /// The core's `copy_items` for `download_many`; any iterable of items will do.
     fn copy_items(
         &self,
@@ -276,10 +300,10 @@ impl Client {
     }
 
     fn fetch(&self, source: &str) -> PyResult<impl Future<Output = PyResult<Buffer>> + use<>> {
-        let source = s3_url(source)?;
+        let source = object_url(source)?;
         let client = self.inner.clone();
         Ok(async move {
-            let bytes = client.get_bytes(&source).await.map_err(to_py)?;
+            let bytes = client.get_bytes(source).await.map_err(to_py)?;
             Ok(Buffer::from(bytes))
         })
     }
@@ -291,9 +315,19 @@ impl Client {
         destination: Option<PathBuf>,
         recursive: bool,
     ) -> PyResult<Transfer<Summary>> {
+        let destination = destination.map_or(Destination::Discard, Destination::Path);
+        let source = match object_url(source)? {
+            ObjectUrl::S3(url) => url,
+            ObjectUrl::Http(url) if recursive => {
+                return Err(InvalidInputError::new_err(format!(
+                    "recursive=True needs an s3:// prefix; {url} is one file"
+                )))
+            }
+            url @ ObjectUrl::Http(_) => return Ok(self.copy_url(url, destination)),
+        };
         let request = CopyRequest {
-            source: s3_url(source)?,
-            destination: destination.map_or(Destination::Discard, Destination::Path),
+            source,
+            destination,
             recursive,
         };
         let single_object = !(recursive || request.source.is_prefix());
@@ -316,11 +350,22 @@ impl Client {
 }
 
 /// Parse a source with the core's `Location` rules; a local path cannot be a source.
-fn s3_url(text: &str) -> PyResult<S3Url> {
+fn object_url(text: &str) -> PyResult<ObjectUrl> {
     match Location::parse(text).map_err(to_py)? {
-        Location::S3(url) => Ok(url),
+        Location::S3(url) => Ok(ObjectUrl::S3(url)),
+        Location::Http(url) => Ok(ObjectUrl::Http(url)),
         Location::Local(_) => Err(InvalidInputError::new_err(format!(
-            "'{text}' is not an S3 URL; write s3://bucket/key or s3://bucket/prefix/"
+            "'{text}' is not a URL; write s3://bucket/key, s3://bucket/prefix/ or https://host/path"
+        ))),
+    }
+}
+
+/// A prefix to list: only S3 has them.
+fn s3_url(text: &str) -> PyResult<S3Url> {
+    match object_url(text)? {
+        ObjectUrl::S3(url) => Ok(url),
+        ObjectUrl::Http(url) => Err(InvalidInputError::new_err(format!(
+            "{url} cannot be listed; write s3://bucket/prefix/"
         ))),
     }
 }

@@ -97,6 +97,10 @@ impl Reporter for FirstError {
         self.reporter.bytes_transferred(bytes);
     }
 
+    fn bytes_skipped(&self, bytes: u64) {
+        self.reporter.bytes_skipped(bytes);
+    }
+
     fn object_finished(&self, key: &str, outcome: Result<u64, &parabyte::Error>) {
         if let Err(error) = outcome {
             let mut first = self.error.lock().unwrap_or_else(PoisonError::into_inner);

@@ -70,6 +70,7 @@ pub struct TransferOptions {
     pub list_parallelism: Option<usize>,
     pub list_page_size: Option<usize>,
     pub verify: bool,
+    pub force: bool,
 }
 
 impl TransferOptions {
@@ -93,6 +94,7 @@ impl TransferOptions {
                 ..defaults.retry
             },
             verify_content: self.verify,
+            skip_unchanged: !self.force,
         })
     }
 }

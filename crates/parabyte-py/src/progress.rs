@@ -34,6 +34,13 @@ impl Reporter for Tally {
         self.bytes_done.fetch_add(bytes, Relaxed);
     }
 
+    fn bytes_skipped(&self, bytes: u64) {
+        // The total is what this call moves: bytes already on disk leave it.
+        let _ = self
+            .bytes_total
+            .fetch_update(Relaxed, Relaxed, |total| Some(total.saturating_sub(bytes)));
+    }
+
     fn object_finished(&self, _key: &str, outcome: Result<u64, &parabyte::Error>) {
         match outcome {
             Ok(_) => &self.objects_done,

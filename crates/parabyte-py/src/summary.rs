@@ -71,10 +71,14 @@ pub struct Summary {
     pub objects: u64,
     /// Objects that failed; see `failures`.
     pub failed: u64,
+    /// Objects left alone: an earlier download finished this same version.
+    pub skipped: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time in seconds.
     pub elapsed: f64,
+    /// Seconds until the first object's download began (with a listing: the first page).
+    pub first_object_seconds: Option<f64>,
     /// `bytes / elapsed`.
     pub bytes_per_second: f64,
     /// Requests sent, by kind.
@@ -95,8 +99,12 @@ impl From<parabyte::Summary> for Summary {
         Summary {
             objects: summary.objects,
             failed: summary.failed,
+            skipped: summary.skipped,
             bytes: summary.bytes,
             elapsed: summary.elapsed.as_secs_f64(),
+            first_object_seconds: summary
+                .first_object_started
+                .map(|started| started.as_secs_f64()),
             bytes_per_second: summary.bytes_per_second,
             requests: Requests {
                 get: requests.get,
@@ -152,9 +160,10 @@ impl Summary {
 
     fn __repr__(&self) -> String {
         format!(
-            "Summary(objects={}, failed={}, bytes={}, elapsed={:.3}, requests={}, connections={}, retries={})",
+            "Summary(objects={}, failed={}, skipped={}, bytes={}, elapsed={:.3}, requests={}, connections={}, retries={})",
             self.objects,
             self.failed,
+            self.skipped,
             self.bytes,
             self.elapsed,
             self.requests.__repr__(),

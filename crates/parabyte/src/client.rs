@@ -61,6 +61,31 @@ pub struct Item {
     pub etag: Option<String>,
 }
 
+impl Item {
+    /// One source to `destination` as `cp` reads it: into the directory when it is one
+    /// (exists as one or ends in '/'), else to that file name. Returns the item and the
+    /// directory to hand `copy_items`.
+    pub fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
+        let mut item = Item {
+            source,
+            destination: None,
+            size: None,
+            etag: None,
+        };
+        let destination = match destination {
+            Destination::Path(path)
+                if !(path.is_dir() || path.to_string_lossy().ends_with('/')) =>
+            {
+                item.destination = path.file_name().map(PathBuf::from);
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+                Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+            }
+            other => other,
+        };
+        (item, destination)
+    }
+}
+
 /// A connection to a store with transfer settings; cheap to share between downloads.
 #[derive(Debug)]
 pub struct Client {
@@ -129,10 +154,10 @@ impl Client {
     }
 
     /// One object's bytes in memory, fetched as parallel ranges into a single buffer.
-    pub async fn get_bytes(&self, source: &S3Url) -> Result<Vec<u8>> {
+    pub async fn get_bytes(&self, source: impl Into<ObjectUrl>) -> Result<Vec<u8>> {
         let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
         let job = Job {
-            source: source.clone().into(),
+            source: source.into(),
             known: None,
             target: Target::Memory(buffer.clone()),
         };

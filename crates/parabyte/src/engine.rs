@@ -2,6 +2,7 @@
 //! requests in flight. Each range streams to its offset as it arrives, resumes from the
 //! byte where a broken body stopped, and is pinned to the version the first response saw.
 
+use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -15,7 +16,7 @@ use crate::location::ObjectUrl;
 use crate::report::{Counters, Reporter};
 use crate::resume;
 use crate::retry::{give_up, with_retries};
-use crate::sink::{Sink, Target};
+use crate::sink::{self, Sink, Target};
 use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
 use crate::throttle::{RequestLimit, Slot};
 use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
@@ -87,10 +88,32 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 return Ok(Finished::AlreadyThere(*size));
             }
         }
-        match self.attempt(job, job.known.as_ref()).await {
+        let interrupted = match (&job.known, &job.target) {
+            (None, Target::File(path)) => self.interrupted_version(path).await,
+            _ => None,
+        };
+        match self
+            .attempt(job, job.known.as_ref().or(interrupted.as_ref()))
+            .await
+        {
             Err(Error::Changed { .. }) => self.attempt(job, None).await,
             other => other,
         }
+    }
+
+    /// An earlier run's temporary file tells the size and ETag it was writing: resume those
+    /// parts pinned with If-Match, no probe first. A changed object answers 412 and is
+    /// fetched again whole.
+    async fn interrupted_version(&self, path: &Path) -> Option<Known> {
+        let path = path.to_owned();
+        let (size, etag) = tokio::task::spawn_blocking(move || sink::interrupted_version(&path))
+            .await
+            .ok()??;
+        self.reporter.size_discovered(size);
+        Some(Known {
+            size,
+            etag: Some(etag),
+        })
     }
 
     /// True when an earlier run left this very version at the target (and skipping is on).
@@ -118,6 +141,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         };
         let mut sink = Sink::open(&job.target, Some(known.size), known.etag.as_deref()).await?;
         let check = ContentCheck::default();
+        let mut restored = 0;
         if known.size > 0 {
             let whole = ByteRange {
                 start: 0,
@@ -131,11 +155,11 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 total: known.size,
             };
             let fetched = self.fetch_ranges(&object, whole).await;
-            keep_if_resumable(&mut sink, fetched)?;
+            restored = keep_if_resumable(&mut sink, fetched)?;
         }
         self.verify_and_commit(job, sink, &check, known.size)
             .await?;
-        Ok(Finished::Downloaded(known.size))
+        Ok(Finished::Downloaded(known.size - restored))
     }
 
     /// Check the content where the store gave the means, then give the file its name.
@@ -242,28 +266,30 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                         };
                         self.fetch_ranges(&object, remaining).await
                     } else {
-                        Ok(())
+                        Ok(0)
                     }
                 };
                 let fetched = futures::future::try_join(first_part, rest).await;
-                keep_if_resumable(&mut sink, fetched.map(drop))?;
+                let restored = keep_if_resumable(&mut sink, fetched.map(|(_, restored)| restored))?;
                 self.verify_and_commit(job, sink, &check, total).await?;
-                Ok(Finished::Downloaded(total))
+                Ok(Finished::Downloaded(total - restored))
             }
         }
     }
 
-    /// Fetch `whole` as parts of `part_size`, up to `threads` at a time.
-    /// Parts an earlier run wrote for this version are not fetched again.
-    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<()> {
-        let restored = object.sink.restored();
-        let parts = plan_parts(whole, self.config.part_size).filter(|part| {
-            let done = restored.contains(*part);
-            if done {
-                self.reporter.bytes_skipped(part.end + 1 - part.start);
-            }
-            !done
-        });
+    /// Fetch `whole` as parts of `part_size`, up to `threads` at a time. Bytes an earlier
+    /// run wrote for this version are not fetched again; returns how many those were.
+    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<u64> {
+        let gaps = object.sink.restored().gaps(whole);
+        let missing: u64 = gaps.iter().map(|gap| gap.end + 1 - gap.start).sum();
+        let restored = whole.end + 1 - whole.start - missing;
+        if restored > 0 {
+            self.reporter.bytes_skipped(restored);
+        }
+        let part_size = self.config.part_size;
+        let parts = gaps
+            .into_iter()
+            .flat_map(move |gap| plan_parts(gap, part_size));
         // After a failure no new part starts, but those in flight finish: their bytes are
         // paid for, and a later run resumes from them.
         let failure = Mutex::new(None);
@@ -284,7 +310,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         failure
             .into_inner()
             .expect("failure poisoned")
-            .map_or(Ok(()), Err)
+            .map_or(Ok(restored), Err)
     }
 
     /// Fetch one range into the sink, resuming from the first missing byte after a failure.
@@ -452,7 +478,7 @@ fn plan_parts(whole: ByteRange, part_size: u64) -> impl Iterator<Item = ByteRang
 /// How an object ended well.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Finished {
-    /// Fetched now; its size.
+    /// Fetched now; the bytes this run fetched (less than its size when it resumed).
     Downloaded(u64),
     /// An earlier run left this same version in place; its size.
     AlreadyThere(u64),
@@ -460,7 +486,7 @@ pub(crate) enum Finished {
 
 /// After a failure that a later run may get past (the network, the store), the parts
 /// written so far stay for it; after any other, the temporary file goes.
-fn keep_if_resumable(sink: &mut Sink, fetched: Result<()>) -> Result<()> {
+fn keep_if_resumable<T>(sink: &mut Sink, fetched: Result<T>) -> Result<T> {
     if let Err(error) = &fetched {
         let transient = error.is_retryable() || matches!(error, Error::GaveUp { .. });
         if !transient {

@@ -88,16 +88,33 @@ impl Coverage {
         self.0.get(&start).copied().unwrap_or(start)
     }
 
-    /// True when every byte of `range` is covered.
-    pub(crate) fn contains(&self, range: ByteRange) -> bool {
-        self.0
-            .range(..=range.start)
-            .next_back()
-            .is_some_and(|(_, &end)| end > range.end)
-    }
-
     pub(crate) fn bytes(&self) -> u64 {
         self.0.iter().map(|(start, end)| end - start).sum()
+    }
+
+    /// The stretches of `whole` not covered, in order.
+    pub(crate) fn gaps(&self, whole: ByteRange) -> Vec<ByteRange> {
+        let mut gaps = Vec::new();
+        let mut next = whole.start;
+        for (start, end) in self.stretches() {
+            if end <= next || start > whole.end {
+                continue;
+            }
+            if start > next {
+                gaps.push(ByteRange {
+                    start: next,
+                    end: start - 1,
+                });
+            }
+            next = end;
+        }
+        if next <= whole.end {
+            gaps.push(ByteRange {
+                start: next,
+                end: whole.end,
+            });
+        }
+        gaps
     }
 
     pub(crate) fn stretches(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -124,6 +141,26 @@ impl Coverage {
             coverage.add(start, end);
         }
         Some(coverage)
+    }
+}
+
+/// The version (size, ETag) an earlier run was writing into the temporary file `temp`, from
+/// its journal: a download that knows nothing else yet can resume from it without a probe.
+pub(crate) fn interrupted_version(temp: &Path) -> Option<(u64, String)> {
+    let stored = xattr::get(temp, JOURNAL_ATTR).ok()??;
+    let stored = String::from_utf8(stored).ok()?;
+    let mut fields = stored.split('\n');
+    let etag = fields.next().filter(|etag| !etag.is_empty())?;
+    let size = fields.next()?.parse().ok()?;
+    Some((size, etag.to_owned()))
+}
+
+/// A temporary file started afresh must not keep an older run's journal: the bytes it
+/// vouched for are gone.
+pub(crate) fn clear_journal(file: &File) -> io::Result<()> {
+    match file.remove_xattr(JOURNAL_ATTR) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENODATA | libc::ENOTSUP)) => Ok(()),
+        other => other,
     }
 }
 
@@ -190,8 +227,13 @@ mod tests {
             coverage.stretches().collect::<Vec<_>>(),
             vec![(0, 5), (10, 40)]
         );
-        assert!(coverage.contains(range(10, 39)));
-        assert!(!coverage.contains(range(4, 10)));
+        assert_eq!(
+            coverage.gaps(range(0, 49)),
+            vec![range(5, 9), range(40, 49)]
+        );
+        assert_eq!(coverage.gaps(range(12, 38)), vec![]);
+        assert_eq!(coverage.gaps(range(3, 12)), vec![range(5, 9)]);
+        assert_eq!(Coverage::default().gaps(range(0, 9)), vec![range(0, 9)]);
         assert_eq!(coverage.end_of_run_from(0), 5);
         assert_eq!(Coverage::parse(&coverage.render()), Some(coverage));
         assert_eq!(Coverage::parse("5-3"), None);

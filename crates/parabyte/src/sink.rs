@@ -14,7 +14,7 @@ use bytes::Bytes;
 use md5::{Digest as _, Md5};
 
 use crate::error::{Error, Result};
-use crate::resume::{mark_complete, Coverage, Journal};
+use crate::resume::{self, mark_complete, Coverage, Journal};
 use crate::source::ByteRange;
 use crate::verify::OrderedMd5;
 
@@ -234,6 +234,7 @@ impl FileSink {
             }
         }
         let file = create_with_parents(&temp)?;
+        resume::clear_journal(&file).map_err(|e| Error::io("cannot reset", &temp, e))?;
         let journal = version
             .as_ref()
             .map(|(size, etag)| Mutex::new(Journal::new(etag, *size)));
@@ -340,6 +341,11 @@ fn refuse_link(path: &Path) -> Result<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The version an interrupted download of `path` left a resumable temporary file for.
+pub(crate) fn interrupted_version(path: &Path) -> Option<(u64, String)> {
+    resume::interrupted_version(&temp_path_for(path))
 }
 
 /// `dir/.name.parabyte-part`: hidden, beside the destination so the final rename is atomic.

@@ -176,14 +176,14 @@ async fn a_stale_etag_fetches_the_version_that_is_there() {
 async fn get_bytes_gathers_parallel_ranges_in_memory() {
     let (client, bucket, objects) =
         bucket_with(&[("m/large", 5 * PART as usize + 3), ("m/empty", 0)]).await;
-    let bytes = client.get_bytes(&url(&bucket, "m/large")).await.unwrap();
+    let bytes = client.get_bytes(url(&bucket, "m/large")).await.unwrap();
     assert!(bytes == objects[0].1, "the bytes differ");
     assert!(client
-        .get_bytes(&url(&bucket, "m/empty"))
+        .get_bytes(url(&bucket, "m/empty"))
         .await
         .unwrap()
         .is_empty());
-    let missing = client.get_bytes(&url(&bucket, "m/nothing")).await;
+    let missing = client.get_bytes(url(&bucket, "m/nothing")).await;
     assert!(
         missing.as_ref().is_err_and(|e| e.is_not_found()),
         "{missing:?}"

@@ -11,6 +11,9 @@ use parabyte_testkit::{payload, AdminClient, ServerKind, TestServer};
 
 /// The seed of `large/big.bin`; small object `i` uses seed `i`.
 const LARGE_SEED: u64 = 0xB16;
+const LARGE_KEY: &str = "large/big.bin";
+/// SigV4 presigned URLs live at most a week.
+const MAX_PRESIGN_SECONDS: u64 = 7 * 24 * 3600;
 
 #[derive(Debug, Parser)]
 #[command(about = "Real S3-compatible servers on loopback for demos and benchmarks")]
@@ -86,8 +89,20 @@ fn up(args: &UpArgs) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let result = runtime.block_on(async {
-        fill(&AdminClient::for_server(&server), args).await?;
-        write_env_file(&args.env_file, &server, &args.bucket)
+        let admin = AdminClient::for_server(&server);
+        fill(&admin, args).await?;
+        // A presigned URL of the large object, for trying the plain-HTTPS path.
+        let presigned = (args.large_size > 0)
+            .then(|| {
+                admin.presign_get(
+                    &args.bucket,
+                    LARGE_KEY,
+                    Duration::from_secs(args.max_seconds.min(MAX_PRESIGN_SECONDS)),
+                )
+            })
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        write_env_file(&args.env_file, &server, &args.bucket, presigned.as_deref())
             .map_err(|e| format!("could not write {}: {e}", args.env_file.display()))?;
         println!("ready");
         std::io::stdout().flush().map_err(|e| e.to_string())?;
@@ -119,7 +134,7 @@ async fn fill(admin: &AdminClient, args: &UpArgs) -> Result<(), String> {
     if args.large_size > 0 {
         let started = Instant::now();
         admin
-            .put_generated(&args.bucket, "large/big.bin", LARGE_SEED, args.large_size)
+            .put_generated(&args.bucket, LARGE_KEY, LARGE_SEED, args.large_size)
             .await
             .map_err(|e| e.to_string())?;
         eprintln!(
@@ -141,7 +156,12 @@ fn small_key(i: u64) -> String {
 }
 
 /// Written whole and renamed into place, so a script that sees the file sees all of it.
-fn write_env_file(path: &Path, server: &TestServer, bucket: &str) -> std::io::Result<()> {
+fn write_env_file(
+    path: &Path,
+    server: &TestServer,
+    bucket: &str,
+    presigned: Option<&str>,
+) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -155,6 +175,10 @@ fn write_env_file(path: &Path, server: &TestServer, bucket: &str) -> std::io::Re
     );
     if let Some(ca) = server.ca_pem_path() {
         contents.push_str(&format!("export AWS_CA_BUNDLE={}\n", ca.display()));
+    }
+    if let Some(url) = presigned {
+        // Quoted: the query string has '&'. A URL never contains a single quote.
+        contents.push_str(&format!("export PARABYTE_PRESIGNED_URL='{url}'\n"));
     }
     let partial = path.with_extension("partial");
     std::fs::write(&partial, contents)?;
