@@ -129,7 +129,10 @@ fn usage_errors_exit_2_with_a_hint() {
             "unsupported scheme 'gs://'",
         ),
         (&["cp", "s3:///key", "out"], "no valid bucket"),
-        (&["cp", "./no-such-dir", "out"], "cannot read './no-such-dir'"),
+        (
+            &["cp", "./no-such-dir", "out"],
+            "cannot read './no-such-dir'",
+        ),
         (&["cp", "--part-size", "8XB", "s3://b/k", "out"], "8MiB"),
         (&["cp", "s3://b/k"], "required"),
     ];
