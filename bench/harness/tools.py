@@ -459,7 +459,9 @@ def _python_library(ctx: Context, wl: Workload, tool: str, n: int | None, dest: 
         manifest.write_text(json.dumps({"prefix": f"{wl.prefix}/", "objects": listed}))
         argv += ["--manifest", manifest]
     else:
-        argv += ["--key", f"{wl.prefix}/big.bin", "--size", _object_size(ctx, wl)]
+        _size, md5 = ctx.data.under(wl.prefix)["big.bin"]
+        argv += ["--key", f"{wl.prefix}/big.bin", "--size", _object_size(ctx, wl),
+                 "--etag", f'"{md5}"']
     if n is not None:
         argv += ["--concurrency", n]
     size = _object_size(ctx, wl)

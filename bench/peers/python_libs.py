@@ -7,7 +7,8 @@ case), and one large object. With --concurrency N each library gets N requests i
 
 LIBRARY:
   boto3        s3transfer's TransferManager with its defaults: a HEAD before every download
-  boto3-sized  the same, told each size by a subscriber (`provide_transfer_size`): no HEAD
+  boto3-sized  the same, told each size and ETag by a subscriber (`provide_transfer_size`,
+               `provide_object_etag`: s3transfer skips its HEAD only with both)
   obstore      obstore's get: asyncio with N (default 10) at a time for many objects, the
                object streamed to the file for one (obstore has no ranged download to a file)
   parabyte     `parabyte.Client.download_many` with sizes and ETags, `download` for one
@@ -28,18 +29,24 @@ from pathlib import Path
 DEFAULT_OBSTORE_CONCURRENCY = 10
 
 
-def boto3_download(args: argparse.Namespace, jobs: list[tuple[str, Path, int]], sized: bool):
+Job = tuple[str, Path, int, str | None]  # key, file, size, ETag
+
+
+def boto3_download(args: argparse.Namespace, jobs: list[Job], sized: bool):
     import boto3
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
     from botocore.config import Config
     from s3transfer.subscribers import BaseSubscriber
 
     class KnownSize(BaseSubscriber):
-        def __init__(self, size: int) -> None:
+        def __init__(self, size: int, etag: str | None) -> None:
             self.size = size
+            self.etag = etag
 
         def on_queued(self, future, **kwargs) -> None:
             future.meta.provide_transfer_size(self.size)
+            if self.etag:
+                future.meta.provide_object_etag(self.etag)
 
     n = args.concurrency
     client = boto3.client(
@@ -51,9 +58,9 @@ def boto3_download(args: argparse.Namespace, jobs: list[tuple[str, Path, int]], 
     with create_transfer_manager(client, config) as manager:
         futures = [
             manager.download(
-                args.bucket, key, str(path), subscribers=[KnownSize(size)] if sized else None
+                args.bucket, key, str(path), subscribers=[KnownSize(size, etag)] if sized else None
             )
-            for key, path, size in jobs
+            for key, path, size, etag in jobs
         ]
         for future in futures:
             future.result()
@@ -72,7 +79,7 @@ def obstore_store(args: argparse.Namespace):
     )
 
 
-def obstore_many(args: argparse.Namespace, jobs: list[tuple[str, Path, int]]) -> None:
+def obstore_many(args: argparse.Namespace, jobs: list[Job]) -> None:
     import obstore
 
     store = obstore_store(args)
@@ -84,7 +91,7 @@ def obstore_many(args: argparse.Namespace, jobs: list[tuple[str, Path, int]]) ->
             path.write_bytes(await result.bytes_async())
 
     async def main() -> None:
-        await asyncio.gather(*(fetch(key, path) for key, path, _size in jobs))
+        await asyncio.gather(*(fetch(key, path) for key, path, _size, _etag in jobs))
 
     asyncio.run(main())
 
@@ -116,6 +123,7 @@ def main() -> int:
     parser.add_argument("--manifest", type=Path)
     parser.add_argument("--key")
     parser.add_argument("--size", type=int)
+    parser.add_argument("--etag")
     parser.add_argument("--concurrency", type=int)
     args = parser.parse_args()
 
@@ -125,10 +133,9 @@ def main() -> int:
                    for name, size, etag in manifest["objects"]]
         for name in {os.path.dirname(name) for _key, name, _size, _etag in objects}:
             (args.dest / name).mkdir(parents=True, exist_ok=True)
-        jobs = [(key, args.dest / name, size) for key, name, size, _etag in objects]
+        jobs = [(key, args.dest / name, size, etag) for key, name, size, etag in objects]
     else:
-        objects = [(args.key, os.path.basename(args.key), args.size, None)]
-        jobs = [(args.key, args.dest / os.path.basename(args.key), args.size)]
+        jobs = [(args.key, args.dest / os.path.basename(args.key), args.size, args.etag)]
 
     if args.library in ("boto3", "boto3-sized"):
         boto3_download(args, jobs, sized=args.library == "boto3-sized")

@@ -22,7 +22,7 @@ use crate::throttle::{RequestLimit, Slot};
 use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
-const WRITE_BUFFER: usize = 256 * 1024;
+const WRITE_BUFFER: usize = 128 * 1024;
 
 /// Objects up to this size come in one request whatever the part size: a second
 /// connection's set-up costs more than it saves on them (seed 002: parallel byte serving
@@ -425,28 +425,33 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                     ),
                 });
             }
-            if buffer.is_empty() {
+            if let Some(crc) = &mut crc {
+                crc.update(&chunk);
+            }
+            self.reporter.bytes_transferred(chunk.len() as u64);
+            if buffer.len() + chunk.len() > buffer.capacity() {
+                // Write out rather than grow: a grown buffer doubles, and with it the
+                // memory each request in flight holds.
+                write_out(sink, &mut buffer, next).await?;
+            }
+            if chunk.len() >= WRITE_BUFFER {
+                // Large enough to go to the file as it arrived, without a copy.
+                let length = chunk.len() as u64;
+                sink.write_at(chunk, *next).await?;
+                *next += length;
+                continue;
+            }
+            if buffer.capacity() == 0 {
                 // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
                 let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
                 buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
             }
-            if let Some(crc) = &mut crc {
-                crc.update(&chunk);
-            }
             buffer.extend_from_slice(&chunk);
-            self.reporter.bytes_transferred(chunk.len() as u64);
             if buffer.len() >= WRITE_BUFFER {
-                let data = buffer.split().freeze();
-                let length = data.len() as u64;
-                sink.write_at(data, *next).await?;
-                *next += length;
+                write_out(sink, &mut buffer, next).await?;
             }
         }
-        if !buffer.is_empty() {
-            let length = buffer.len() as u64;
-            sink.write_at(buffer.freeze(), *next).await?;
-            *next += length;
-        }
+        write_out(sink, &mut buffer, next).await?;
         if let Some(crc) = crc {
             check.add_piece(Piece {
                 start,
@@ -482,6 +487,19 @@ pub(crate) enum Finished {
     Downloaded(u64),
     /// An earlier run left this same version in place; its size.
     AlreadyThere(u64),
+}
+
+/// Write what `buffer` holds at `next` and move `next` past it; the buffer is left empty,
+/// with no capacity.
+async fn write_out(sink: &Sink, buffer: &mut BytesMut, next: &mut u64) -> Result<()> {
+    if buffer.is_empty() {
+        return Ok(());
+    }
+    let data = std::mem::take(buffer).freeze();
+    let length = data.len() as u64;
+    sink.write_at(data, *next).await?;
+    *next += length;
+    Ok(())
 }
 
 /// After a failure that a later run may get past (the network, the store), the parts

@@ -195,7 +195,7 @@ pub(crate) struct OrderedMd5 {
 }
 
 /// Bytes read back per step.
-const READ_BACK: usize = 1 << 20;
+const READ_BACK: usize = 256 << 10;
 
 impl OrderedMd5 {
     /// Record that `start..start + length` has been written.
@@ -324,11 +324,12 @@ mod tests {
             Ok(())
         };
         let md5 = OrderedMd5::default();
+        let (third, two_thirds) = (data.len() / 3, 2 * data.len() / 3);
         let cuts = [
-            (2_000_000, 3_000_000),
+            (third, two_thirds),
             (0, 1000),
-            (3_000_000, data.len()),
-            (1000, 2_000_000),
+            (two_thirds, data.len()),
+            (1000, third),
         ];
         for (start, end) in cuts {
             md5.written(start as u64, (end - start) as u64);
