@@ -55,7 +55,7 @@ fmt: $(PY_VENV)/.installed
 	$(PY_VENV)/bin/ruff format python
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
-## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (~30 min)
+## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour)
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --release --locked -p parabyte-cli

@@ -49,7 +49,7 @@ def parse_args() -> argparse.Namespace:
                    help="tmpfs under which the store and the downloads live (default /dev/shm)")
     p.add_argument("--docs", action=argparse.BooleanOptionalAction, default=None,
                    help="rewrite docs/BENCHMARKS.md and docs/bench/*.png (default: full runs only)")
-    p.add_argument("--max-minutes", type=float, default=45,
+    p.add_argument("--max-minutes", type=float, default=90,
                    help="stop starting runs after this long; what is left is reported as skipped")
     p.add_argument("--quiet-budget", type=float,
                    help="seconds in all to wait for other work on the machine to pass before "

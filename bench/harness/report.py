@@ -12,6 +12,13 @@ from .setup import RATE_BYTES_PER_S, ROUND_TRIP_S
 
 PEER_ORDER = ["parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "curl",
               "parabyte-py", "boto3-tm", "boto3-tm-sized", "obstore"]
+OURS = ("parabyte", "parabyte-py")  # the CLI, and the Python package on the same engine
+
+
+def ours(tool: str) -> bool:
+    return tool in OURS
+
+
 TOOL_NAMES = {
     "parabyte": "parabyte", "s5cmd": "s5cmd", "aws": "aws s3 (AWS CLI)",
     "boto3": "boto3 / s3transfer", "rclone": "rclone", "aria2c": "aria2c", "axel": "axel",
@@ -99,7 +106,7 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
 
 
 def fastest_peer(rows: list[Row]) -> Row | None:
-    peers = [r for r in rows if r.tool != "parabyte" and r.ok]
+    peers = [r for r in rows if not ours(r.tool) and r.ok]
     return min(peers, key=lambda r: r.wall) if peers else None
 
 
@@ -228,7 +235,7 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
     worst = None
     for wl, rows in by_wl.items():
         for row in rows:
-            if row.tool != "parabyte" or not row.ok:
+            if not ours(row.tool) or not row.ok:
                 continue
             s5 = next((r for r in rows if r.tool == "s5cmd" and r.setting == row.setting
                        and r.ok), None)
@@ -260,7 +267,7 @@ def plot(meta: dict, wl: dict, rows: list[Row], path: Path, cpu: bool) -> bool:
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(rows) + 1.3))
     y = range(len(rows))
     values = [key(r) for r in rows]
-    colors = ["#d95f02" if r.tool == "parabyte" else
+    colors = ["#d95f02" if ours(r.tool) else
               ("#7f7f7f" if r.tool == "curl" else "#1b9e77") for r in rows]
     ax.barh(list(y), values, color=colors)
     if not cpu:
@@ -359,7 +366,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         unit = " s CPU" if cpu else " s"
 
         def cell(setting, wl_rows=wl_rows, value=value, unit=unit):
-            row = next((r for r in wl_rows if r.tool == "parabyte" and r.setting == setting),
+            row = next((r for r in wl_rows if ours(r.tool) and r.setting == setting),
                        None)
             if row is None:
                 return "—"
@@ -368,9 +375,9 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
             return f"{value(row):.2f}{unit}"
 
         # parabyte as users get it: content checks on.
-        mine = [r for r in wl_rows if r.tool == "parabyte" and r.ok
+        mine = [r for r in wl_rows if ours(r.tool) and r.ok
                 and r.setting != "unverified"]
-        peers = [r for r in wl_rows if r.tool != "parabyte" and r.ok]
+        peers = [r for r in wl_rows if not ours(r.tool) and r.ok]
         best_peer = min(peers, key=value) if peers else None
         best_mine = min(mine, key=value) if mine else None
         vs = "—"
@@ -393,6 +400,9 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     for target, measured, verdict in targets(meta, by_wl):
         mark = "**met**" if verdict == "met" else f"**{verdict}**"
         add(f"| {target} | {measured} | {mark} |")
+    add("")
+    add("What limits parabyte where it misses (where the CPU, the memory and the wall time go, "
+        "profiled): [PROFILE.md](PROFILE.md).")
     add("")
 
     # Setup.
@@ -489,7 +499,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         add("| " + " | ".join(header) + " |")
         add("|" + "---|" * len(header))
         for row in wl_rows:
-            name = f"**{row.tool}**" if row.tool == "parabyte" else row.tool
+            name = f"**{row.tool}**" if ours(row.tool) else row.tool
             if row.skip:
                 add(f"| {name} | {row.label} | n/a: {row.skip} |" + " |" * (len(header) - 3))
                 continue
