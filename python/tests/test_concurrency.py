@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -96,6 +97,17 @@ def test_the_gil_is_free_while_bytes_move(store: Store, tmp_path: Path):
     assert ticks > 5
 
 
+@pytest.fixture
+def ctrl_c_raises():
+    """Python raises KeyboardInterrupt on SIGINT only if SIGINT was not ignored when it
+    started, and a job started in the background by a shell inherits it ignored (as CI
+    jobs can be): install Python's own handler for the test."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_stops_a_long_download_and_the_next_call_resumes(store: Store, tmp_path: Path):
     # 8 MiB in 1 KiB parts one at a time: far longer than the test waits.
     slow = parabyte.Client(**store.client_options(), part_size=1024, threads=1, max_requests=1)
