@@ -25,35 +25,33 @@
 //! # }
 //! ```
 
+mod checksum;
 mod client;
 mod config;
-mod engine;
+mod counters;
+mod disk;
 mod error;
-mod http;
-mod http_source;
-mod list;
-mod local;
 mod location;
 mod manifest;
-mod paths;
+mod plan;
+mod ranges;
 mod report;
-mod resume;
 mod retry;
-mod s3;
-mod sink;
 mod source;
-mod throttle;
 mod timestamp;
-mod verify;
+mod transfer;
+mod validator;
 
-pub use client::{Client, CopyRequest, Destination, Item};
+pub use client::Client;
 pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
+pub use counters::RequestCounts;
+pub use disk::local::copy_local;
 pub use error::{Error, Result};
-pub use list::Listed;
-pub use local::copy_local;
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Manifest, ManifestError};
-pub use report::{Failure, Reporter, RequestCounts, Silent, Summary, Verified};
+pub use plan::{CopyRequest, Destination, Item};
+pub use report::{Failure, Reporter, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
-pub use s3::ObjectEntry;
+pub use source::s3::listing::Listed;
+pub use source::s3::ObjectEntry;
 pub use timestamp::Timestamp;

@@ -20,9 +20,9 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::client::Item;
+use crate::disk::paths::relative_path;
 use crate::location::{Location, ObjectUrl};
-use crate::paths::relative_path;
+use crate::plan::Item;
 
 /// A line that could not be read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

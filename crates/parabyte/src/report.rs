@@ -1,13 +1,12 @@
 //! What the engine tells the outside world: live progress through a [`Reporter`], and a
 //! [`Summary`] at the end. The engine never draws anything itself.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::verify::Method;
-pub use crate::verify::Verified;
+pub use crate::checksum::Verified;
+use crate::counters::{RequestCounts, Snapshot};
 
 /// Receives progress as it happens. Called from many tasks at once: keep it cheap.
 pub trait Reporter: Send + Sync {
@@ -27,102 +26,6 @@ pub trait Reporter: Send + Sync {
 #[derive(Debug, Default)]
 pub struct Silent;
 impl Reporter for Silent {}
-
-/// Requests sent, by kind, as the engine sent them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct RequestCounts {
-    pub get: u64,
-    pub list: u64,
-    pub head: u64,
-    pub put: u64,
-}
-
-/// The kinds of request parabyte sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RequestKind {
-    Get,
-    List,
-}
-
-/// Counters shared by everything that sends requests during one run.
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    get: AtomicU64,
-    list: AtomicU64,
-    pub(crate) connections: AtomicU64,
-    pub(crate) retries: AtomicU64,
-    verified_checksum: AtomicU64,
-    verified_md5: AtomicU64,
-    size_only: AtomicU64,
-}
-
-impl Counters {
-    pub(crate) fn count_request(&self, kind: RequestKind) {
-        match kind {
-            RequestKind::Get => &self.get,
-            RequestKind::List => &self.list,
-        }
-        .fetch_add(1, Relaxed);
-    }
-
-    /// One object's content check passed (or, with `None`, only its size could be checked).
-    pub(crate) fn count_verified(&self, method: Option<Method>) {
-        match method {
-            Some(Method::Crc) => &self.verified_checksum,
-            Some(Method::Md5) => &self.verified_md5,
-            None => &self.size_only,
-        }
-        .fetch_add(1, Relaxed);
-    }
-
-    pub(crate) fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            requests: RequestCounts {
-                get: self.get.load(Relaxed),
-                list: self.list.load(Relaxed),
-                // Downloads never send these; they are reported so users can see that.
-                head: 0,
-                put: 0,
-            },
-            connections: self.connections.load(Relaxed),
-            retries: self.retries.load(Relaxed),
-            verified: Verified {
-                checksum: self.verified_checksum.load(Relaxed),
-                md5: self.verified_md5.load(Relaxed),
-                size_only: self.size_only.load(Relaxed),
-            },
-        }
-    }
-}
-
-/// The counters at one moment; a client reused for several transfers reports each one's share.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Snapshot {
-    requests: RequestCounts,
-    connections: u64,
-    retries: u64,
-    verified: Verified,
-}
-
-impl Snapshot {
-    pub(crate) fn since(&self, earlier: &Snapshot) -> Snapshot {
-        Snapshot {
-            requests: RequestCounts {
-                get: self.requests.get - earlier.requests.get,
-                list: self.requests.list - earlier.requests.list,
-                head: self.requests.head - earlier.requests.head,
-                put: self.requests.put - earlier.requests.put,
-            },
-            connections: self.connections - earlier.connections,
-            retries: self.retries - earlier.retries,
-            verified: Verified {
-                checksum: self.verified.checksum - earlier.verified.checksum,
-                md5: self.verified.md5 - earlier.verified.md5,
-                size_only: self.verified.size_only - earlier.verified.size_only,
-            },
-        }
-    }
-}
 
 /// One object that did not arrive, and why.
 #[derive(Debug, Clone, Serialize)]

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
+use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::report::Counters;
 
 /// Exponential backoff with full jitter, so many clients hitting one throttled store spread out.
 #[derive(Debug, Clone)]

@@ -9,30 +9,31 @@ use reqwest::header::{HeaderMap, ETAG, IF_MATCH, IF_UNMODIFIED_SINCE, LAST_MODIF
 use reqwest::StatusCode;
 
 use crate::config::StoreConfig;
+use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
-use crate::http::{build_client, transport_error};
 use crate::location::{HttpUrl, ObjectUrl};
-use crate::report::{Counters, RequestKind};
-use crate::source::{body_of, shape_of, ByteRange, Fetched, RangeSource};
+use crate::ranges::ByteRange;
+use crate::source::http_client::{build_client, transport_error};
+use crate::source::{body_of, shape_of, Fetched, RangeSource};
 
 /// Any web server, reached through the run's pooled client (redirects followed, rustls
 /// with the system's roots plus `--ca-bundle`).
 #[derive(Debug)]
-pub(crate) struct HttpSource {
+pub(crate) struct WebSource {
     http: reqwest::Client,
     counters: Arc<Counters>,
 }
 
-impl HttpSource {
-    pub(crate) fn new(config: &StoreConfig, counters: Arc<Counters>) -> Result<HttpSource> {
-        Ok(HttpSource {
+impl WebSource {
+    pub(crate) fn new(config: &StoreConfig, counters: Arc<Counters>) -> Result<WebSource> {
+        Ok(WebSource {
             http: build_client(config, counters.clone())?,
             counters,
         })
     }
 }
 
-impl RangeSource for HttpSource {
+impl RangeSource for WebSource {
     type Object = HttpUrl;
 
     async fn fetch(

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::config::StoreConfig;
+use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::report::Counters;
 
 /// Build the client every request of a run goes through.
 pub(crate) fn build_client(

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use md5::{Digest as _, Md5};
 
+use crate::checksum::OrderedMd5;
+use crate::disk::resume::{self, mark_complete, Journal};
 use crate::error::{Error, Result};
-use crate::resume::{self, mark_complete, Coverage, Journal};
-use crate::source::ByteRange;
-use crate::verify::OrderedMd5;
+use crate::ranges::{ByteRange, Coverage};
 
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.

@@ -6,7 +6,6 @@
 //!
 //! File systems without user extended attributes simply download everything again.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -14,7 +13,8 @@ use std::path::Path;
 
 use xattr::FileExt as _;
 
-use crate::source::{same_etag, ByteRange};
+use crate::ranges::{ByteRange, Coverage};
+use crate::validator::same_etag;
 
 /// On a finished file: `ETAG\nSIZE\nMTIME_NS`.
 const VERSION_ATTR: &str = "user.parabyte.version";
@@ -58,90 +58,6 @@ pub(crate) fn mark_complete(file: &File, etag: &str, size: u64) -> io::Result<()
 
 fn mtime_ns(metadata: &fs::Metadata) -> i128 {
     i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec())
-}
-
-/// Stretches of bytes, merged as they are added: start -> end (exclusive).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Coverage(BTreeMap<u64, u64>);
-
-impl Coverage {
-    pub(crate) fn add(&mut self, start: u64, end: u64) {
-        let (mut start, mut end) = (start, end);
-        if let Some((&before, &before_end)) = self.0.range(..=start).next_back() {
-            if before_end >= start {
-                start = before;
-                end = end.max(before_end);
-            }
-        }
-        while let Some((&next, &next_end)) = self.0.range(start..).next() {
-            if next > end {
-                break;
-            }
-            end = end.max(next_end);
-            self.0.remove(&next);
-        }
-        self.0.insert(start, end);
-    }
-
-    /// The end of the stretch that starts at `start`, or `start` when there is none.
-    pub(crate) fn end_of_run_from(&self, start: u64) -> u64 {
-        self.0.get(&start).copied().unwrap_or(start)
-    }
-
-    pub(crate) fn bytes(&self) -> u64 {
-        self.0.iter().map(|(start, end)| end - start).sum()
-    }
-
-    /// The stretches of `whole` not covered, in order.
-    pub(crate) fn gaps(&self, whole: ByteRange) -> Vec<ByteRange> {
-        let mut gaps = Vec::new();
-        let mut next = whole.start;
-        for (start, end) in self.stretches() {
-            if end <= next || start > whole.end {
-                continue;
-            }
-            if start > next {
-                gaps.push(ByteRange {
-                    start: next,
-                    end: start - 1,
-                });
-            }
-            next = end;
-        }
-        if next <= whole.end {
-            gaps.push(ByteRange {
-                start: next,
-                end: whole.end,
-            });
-        }
-        gaps
-    }
-
-    pub(crate) fn stretches(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.0.iter().map(|(&start, &end)| (start, end))
-    }
-
-    fn render(&self) -> String {
-        let stretches: Vec<String> = self
-            .0
-            .iter()
-            .map(|(start, end)| format!("{start}-{end}"))
-            .collect();
-        stretches.join(",")
-    }
-
-    fn parse(text: &str) -> Option<Coverage> {
-        let mut coverage = Coverage::default();
-        for stretch in text.split(',').filter(|s| !s.is_empty()) {
-            let (start, end) = stretch.split_once('-')?;
-            let (start, end): (u64, u64) = (start.parse().ok()?, end.parse().ok()?);
-            if start >= end {
-                return None;
-            }
-            coverage.add(start, end);
-        }
-        Some(coverage)
-    }
 }
 
 /// The version (size, ETag) an earlier run was writing into the temporary file `temp`, from
@@ -214,29 +130,6 @@ mod tests {
 
     fn range(start: u64, end: u64) -> ByteRange {
         ByteRange { start, end }
-    }
-
-    #[test]
-    fn coverage_merges_touching_and_overlapping_stretches() {
-        let mut coverage = Coverage::default();
-        coverage.add(10, 20);
-        coverage.add(30, 40);
-        coverage.add(20, 30);
-        coverage.add(0, 5);
-        assert_eq!(
-            coverage.stretches().collect::<Vec<_>>(),
-            vec![(0, 5), (10, 40)]
-        );
-        assert_eq!(
-            coverage.gaps(range(0, 49)),
-            vec![range(5, 9), range(40, 49)]
-        );
-        assert_eq!(coverage.gaps(range(12, 38)), vec![]);
-        assert_eq!(coverage.gaps(range(3, 12)), vec![range(5, 9)]);
-        assert_eq!(Coverage::default().gaps(range(0, 9)), vec![range(0, 9)]);
-        assert_eq!(coverage.end_of_run_from(0), 5);
-        assert_eq!(Coverage::parse(&coverage.render()), Some(coverage));
-        assert_eq!(Coverage::parse("5-3"), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! that turns an S3 error response into an [`Error`] kind.
 
 mod endpoint;
+pub(crate) mod listing;
 mod sign;
 mod xml;
 
@@ -15,13 +16,15 @@ use reqwest::header::{HeaderMap, ETAG};
 use reqwest::StatusCode;
 use tokio::sync::mpsc;
 
+use crate::checksum::{Crc, FullChecksum};
 use crate::config::StoreConfig;
+use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
-use crate::http::{build_client, describe, transport_error};
 use crate::location::S3Url;
-use crate::report::{Counters, RequestKind};
-use crate::source::{body_of, shape_of, ByteRange, Fetched, RangeSource};
-use crate::verify::{etag_md5, Crc, FullChecksum};
+use crate::ranges::ByteRange;
+use crate::source::http_client::{build_client, describe, transport_error};
+use crate::source::{body_of, shape_of, Fetched, RangeSource};
+use crate::validator::etag_md5;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 use xml::ListError;

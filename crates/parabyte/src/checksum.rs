@@ -14,7 +14,7 @@ use crc_fast::CrcAlgorithm;
 use md5::{Digest as _, Md5};
 use serde::Serialize;
 
-use crate::resume::Coverage;
+use crate::ranges::Coverage;
 
 /// A whole-object checksum as S3 sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,14 +133,6 @@ pub(crate) fn check_crc(expected: FullChecksum, pieces: &mut [Piece], total: u64
             expected.render()
         ))
     }
-}
-
-/// The MD5 an ETag stands for, when it looks like one (32 hex digits, no `-N` part count).
-pub(crate) fn etag_md5(etag: &str) -> Option<[u8; 16]> {
-    let bare = etag.trim_start_matches("W/").trim_matches('"');
-    let mut md5 = [0u8; 16];
-    hex::decode_to_slice(bare, &mut md5).ok()?;
-    Some(md5)
 }
 
 /// Compare a computed MD5 with the one the ETag stands for.
@@ -305,13 +297,6 @@ mod tests {
         );
         assert_eq!(FullChecksum::parse(Crc::Crc32, "DUoRhQ==-3"), None);
         assert_eq!(FullChecksum::parse(Crc::Crc64Nvme, "DUoRhQ=="), None);
-    }
-
-    #[test]
-    fn etags_that_are_md5s() {
-        assert!(etag_md5("\"9ace7737ef330b667f76f612a2ffc1f3\"").is_some());
-        assert!(etag_md5("\"9ace7737ef330b667f76f612a2ffc1f3-4\"").is_none());
-        assert!(etag_md5("\"abc\"").is_none());
     }
 
     #[test]

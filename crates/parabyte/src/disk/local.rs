@@ -16,10 +16,11 @@ use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{mpsc, Semaphore};
 
 use crate::config::TransferConfig;
+use crate::counters::Counters;
+use crate::disk::paths::linked_directory;
+use crate::disk::sink::FileSink;
 use crate::error::{Error, Result};
-use crate::paths::linked_directory;
-use crate::report::{Counters, Failure, Reporter, Summary};
-use crate::sink::FileSink;
+use crate::report::{Failure, Reporter, Summary};
 
 /// Entries found by the walk but not yet copied; the walk pauses when this many wait.
 const WALK_AHEAD: usize = 4096;

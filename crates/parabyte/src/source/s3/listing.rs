@@ -11,10 +11,10 @@ use futures::Stream;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
+use crate::counters::Counters;
 use crate::error::{Error, Result};
-use crate::report::Counters;
 use crate::retry::{with_retries, RetryPolicy};
-use crate::s3::{Cursor, ListPage, ListQuery, ObjectEntry, S3Store};
+use crate::source::s3::{Cursor, ListPage, ListQuery, ObjectEntry, S3Store};
 
 /// Pages a worker may have listed ahead of the consumer.
 const PAGES_AHEAD: usize = 2;

@@ -10,16 +10,19 @@ use std::time::Instant;
 use bytes::BytesMut;
 use futures::StreamExt;
 
+use crate::checksum::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
 use crate::config::TransferConfig;
+use crate::counters::Counters;
+use crate::disk::resume;
+use crate::disk::sink::{self, Sink, Target};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
-use crate::report::{Counters, Reporter};
-use crate::resume;
+use crate::ranges::ByteRange;
+use crate::report::Reporter;
 use crate::retry::{give_up, with_retries};
-use crate::sink::{self, Sink, Target};
-use crate::source::{same_etag, ByteRange, Fetched, RangeSource, Shape};
-use crate::throttle::{RequestLimit, Slot};
-use crate::verify::{check_crc, check_md5, Check, Crc, FullChecksum, Piece};
+use crate::source::{Fetched, RangeSource, Shape};
+use crate::transfer::throttle::{RequestLimit, Slot};
+use crate::validator::same_etag;
 
 /// Body bytes gathered before one positioned write: few system calls, little memory.
 const WRITE_BUFFER: usize = 128 * 1024;

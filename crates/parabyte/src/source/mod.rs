@@ -1,38 +1,28 @@
 //! The seam between "talk to a store" and "move bytes": the engine asks a [`RangeSource`]
 //! for byte ranges and gets back what the response says about the object plus its body.
 
-use std::fmt;
+pub(crate) mod http_client;
+pub(crate) mod s3;
+mod sources;
+pub(crate) mod web;
+
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{Stream, TryStreamExt};
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_RANGE};
 use reqwest::StatusCode;
 
+use crate::checksum::FullChecksum;
 use crate::error::{Error, Result};
-use crate::http::describe;
-use crate::http_source::HttpSource;
 use crate::location::ObjectUrl;
-use crate::s3::S3Store;
-use crate::verify::FullChecksum;
+use crate::ranges::ByteRange;
+use http_client::describe;
+pub(crate) use sources::Sources;
 
 /// A response body, chunk by chunk.
 pub(crate) type Body = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
-
-/// Inclusive byte range, as HTTP writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ByteRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-impl fmt::Display for ByteRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bytes={}-{}", self.start, self.end)
-    }
-}
 
 /// What a GET answered about the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,37 +142,6 @@ fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.parse().ok()
 }
 
-/// Every source a run can read from; each object goes to the one its URL names.
-#[derive(Debug)]
-pub(crate) struct Sources {
-    pub s3: Arc<S3Store>,
-    pub http: HttpSource,
-}
-
-impl RangeSource for Sources {
-    type Object = ObjectUrl;
-
-    async fn fetch(
-        &self,
-        object: &ObjectUrl,
-        range: Option<ByteRange>,
-        if_match: Option<&str>,
-    ) -> Result<Fetched> {
-        match object {
-            ObjectUrl::S3(url) => self.s3.fetch(url, range, if_match).await,
-            ObjectUrl::Http(url) => self.http.fetch(url, range, if_match).await,
-        }
-    }
-}
-
-/// ETags compare without quotes or a weak-validator prefix: listings and GETs differ there.
-pub(crate) fn same_etag(a: &str, b: &str) -> bool {
-    fn bare(tag: &str) -> &str {
-        tag.trim_start_matches("W/").trim_matches('"')
-    }
-    bare(a) == bare(b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,12 +181,5 @@ mod tests {
             Some(0)
         );
         assert_eq!(unsatisfied_length(&HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn etags_compare_without_quotes() {
-        assert!(same_etag("\"abc\"", "abc"));
-        assert!(same_etag("W/\"abc\"", "\"abc\""));
-        assert!(!same_etag("\"abc\"", "\"abd\""));
     }
 }

@@ -1,0 +1,8 @@
+//! Where bytes land and what a later run may trust: temporary files and their commit,
+//! resume marks, which keys may become paths, and local tree copies. Knows nothing of
+//! servers or of how bytes are fetched.
+
+pub(crate) mod local;
+pub(crate) mod paths;
+pub(crate) mod resume;
+pub(crate) mod sink;

@@ -1,0 +1,477 @@
+//! From what the user asked for to jobs for the engine: the requests and destinations of the
+//! public API, batch items, and the planners that turn one object, a listing or a batch
+//! into a queue of jobs (every key checked to be a safe path, collisions reported).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, Stream, StreamExt};
+use tokio::sync::mpsc;
+
+use crate::config::TransferConfig;
+use crate::counters::Counters;
+use crate::disk::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
+use crate::disk::sink::Target;
+use crate::error::{Error, Result};
+use crate::location::{ObjectUrl, S3Url};
+use crate::report::{Failure, Reporter};
+use crate::source::s3::listing::{list, ListSpec, Listed};
+use crate::source::s3::S3Store;
+use crate::transfer::engine::{Job, Known};
+
+/// Where downloaded bytes go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A file, or a directory when it exists as one or ends in `/` (a prefix always goes
+    /// into a directory).
+    Path(PathBuf),
+    /// Fetch everything, keep nothing: measures the store and the network, not the disk.
+    Discard,
+}
+
+/// A download to run.
+#[derive(Debug, Clone)]
+pub struct CopyRequest {
+    pub source: S3Url,
+    pub destination: Destination,
+    /// Take everything under the source as a prefix, even without a trailing `/`.
+    pub recursive: bool,
+}
+
+/// One object of a batch (a manifest, a list from Python), with what is already known of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// An S3 key or an http(s) URL; one batch may mix them.
+    pub source: ObjectUrl,
+    /// Absolute: used as it is. Relative: under the destination directory, which it may not
+    /// leave. `None`: the last segment of the key or URL path, under the destination directory.
+    pub destination: Option<PathBuf>,
+    /// A known size plans every range up front and sends no probe request.
+    pub size: Option<u64>,
+    /// Pins the version when the size is known too; a different version is fetched whole.
+    pub etag: Option<String>,
+}
+
+impl Item {
+    /// One source to `destination` as `cp` reads it: into the directory when it is one
+    /// (exists as one or ends in '/'), else to that file name. Returns the item and the
+    /// directory to hand `copy_items`.
+    pub fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
+        let mut item = Item {
+            source,
+            destination: None,
+            size: None,
+            etag: None,
+        };
+        let destination = match destination {
+            Destination::Path(path)
+                if !(path.is_dir() || path.to_string_lossy().ends_with('/')) =>
+            {
+                item.destination = path.file_name().map(PathBuf::from);
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+                Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+            }
+            other => other,
+        };
+        (item, destination)
+    }
+}
+
+/// One planned item: an object to fetch, or one that cannot be.
+#[derive(Debug)]
+pub(crate) enum Planned {
+    Job(Job),
+    Refused(Failure),
+}
+
+/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`.
+pub(crate) fn list_prefix(request: &CopyRequest) -> String {
+    let key = &request.source.key;
+    if key.is_empty() || key.ends_with('/') {
+        key.clone()
+    } else {
+        format!("{key}/")
+    }
+}
+
+/// The planner of a copy request: one object, or a listing's worth.
+pub(crate) fn plan(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    transfer: TransferConfig,
+    request: CopyRequest,
+    reporter: Arc<dyn Reporter>,
+) -> impl FnOnce(mpsc::Sender<Planned>) -> BoxFuture<'static, Result<()>> {
+    move |queue| plan_request(store, counters, transfer, request, queue, reporter).boxed()
+}
+
+/// Turn the request into jobs on the queue: one object, or a listing's worth.
+async fn plan_request(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    transfer: TransferConfig,
+    request: CopyRequest,
+    queue: mpsc::Sender<Planned>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<()> {
+    if request.recursive || request.source.is_prefix() {
+        let prefix = list_prefix(&request);
+        let spec = ListSpec {
+            bucket: request.source.bucket.clone(),
+            prefix: prefix.clone(),
+            delimiter: None,
+            parallelism: transfer.list_parallelism,
+            page_size: transfer.list_page_size,
+        };
+        let listing = list(store, counters, transfer.retry, spec);
+        return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
+    }
+    let target = match &request.destination {
+        Destination::Discard => Target::Discard,
+        Destination::Path(path) => Target::File(single_object_path(path, &request.source.key)),
+    };
+    reporter.object_queued(None);
+    let job = Job {
+        source: request.source.into(),
+        known: None,
+        target,
+    };
+    // A closed queue means the downloads stopped (fatal error); nothing to add.
+    let _ = queue.send(Planned::Job(job)).await;
+    Ok(())
+}
+
+/// Map listed objects to jobs: check each key can be a path, hold keys back until they are
+/// known not to collide with a "folder" of the same name, and queue them in listing order.
+async fn plan_listing(
+    listing: impl Stream<Item = Result<Vec<Listed>>>,
+    request: &CopyRequest,
+    prefix: &str,
+    queue: &mpsc::Sender<Planned>,
+    reporter: &dyn Reporter,
+) -> Result<()> {
+    let mut listing = std::pin::pin!(listing);
+    let mut guard = CollisionGuard::default();
+    while let Some(page) = listing.next().await {
+        for entry in page? {
+            let Listed::Object(object) = entry else {
+                continue;
+            };
+            // A zero-byte key ending in '/' is a console-made "folder": nothing to write.
+            if object.key.ends_with('/') && object.size == 0 {
+                continue;
+            }
+            let relative = object.key[prefix.len()..].to_owned();
+            let job = Job {
+                source: ObjectUrl::S3(S3Url {
+                    bucket: request.source.bucket.clone(),
+                    key: object.key,
+                }),
+                known: Some(Known {
+                    size: object.size,
+                    etag: object.etag,
+                }),
+                target: Target::Discard,
+            };
+            for verdict in guard.push(relative.clone(), (relative, job)) {
+                if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    for verdict in guard.finish() {
+        if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Queue one decided key; false when the downloads have stopped listening.
+async fn send_verdict(
+    queue: &mpsc::Sender<Planned>,
+    verdict: Verdict<(String, Job)>,
+    prefix: &str,
+    destination: &Destination,
+    reporter: &dyn Reporter,
+) -> bool {
+    let planned = match verdict {
+        Verdict::Collides {
+            item: (relative, job),
+            other,
+        } => {
+            let key = format!("{prefix}{relative}");
+            // The shorter key is the one that wants to be a file where the other needs a directory.
+            let path = if relative.len() < other.len() {
+                relative
+            } else {
+                other.clone()
+            };
+            let collision = Error::Collision {
+                key,
+                other: format!("{prefix}{other}"),
+                path,
+            };
+            refuse(&job, collision)
+        }
+        Verdict::Clear((relative, mut job)) => match destination {
+            Destination::Discard => Planned::Job(job),
+            Destination::Path(root) => match relative_path(&relative) {
+                Ok(path) => match linked_directory(root, &path) {
+                    None => {
+                        job.target = Target::File(root.join(path));
+                        Planned::Job(job)
+                    }
+                    Some(link) => {
+                        let reason = format!(
+                            "'{}' in the destination is a symbolic link, and parabyte never writes through links",
+                            link.display()
+                        );
+                        refuse(
+                            &job,
+                            Error::UnsafeKey {
+                                key: format!("{prefix}{relative}"),
+                                reason,
+                            },
+                        )
+                    }
+                },
+                Err(reason) => refuse(
+                    &job,
+                    Error::UnsafeKey {
+                        key: format!("{prefix}{relative}"),
+                        reason,
+                    },
+                ),
+            },
+        },
+    };
+    if let Planned::Job(job) = &planned {
+        reporter.object_queued(job.known.as_ref().map(|k| k.size));
+    }
+    queue.send(planned).await.is_ok()
+}
+
+/// Queue a batch in the order given. Each item's path is checked as a listed key's would be,
+/// and two items may not share a path: they would write into one temporary file.
+pub(crate) async fn plan_items(
+    items: Vec<Item>,
+    destination: Destination,
+    queue: mpsc::Sender<Planned>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<()> {
+    let mut taken = HashMap::new();
+    for item in items {
+        let job = Job {
+            known: item.size.map(|size| Known {
+                size,
+                etag: item.etag.clone(),
+            }),
+            target: Target::Discard,
+            source: item.source.clone(),
+        };
+        let planned = match item_target(&item, &destination) {
+            Err(error) => refuse(&job, error),
+            Ok(target) => {
+                let clash = match &target {
+                    Target::File(path) => taken.insert(path.clone(), item.source.clone()),
+                    _ => None,
+                };
+                match clash {
+                    Some(first) => refuse(
+                        &job,
+                        Error::InvalidInput(format!(
+                            "{} has the same destination as {first}; give one of them another path",
+                            item.source
+                        )),
+                    ),
+                    None => {
+                        reporter.object_queued(item.size);
+                        Planned::Job(Job { target, ..job })
+                    }
+                }
+            }
+        };
+        if queue.send(planned).await.is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Where one item of a batch goes, or why it cannot go there.
+fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
+    let Destination::Path(root) = destination else {
+        return Ok(Target::Discard);
+    };
+    let unsafe_path = |reason: String| Error::UnsafeKey {
+        key: item.source.to_string(),
+        reason,
+    };
+    let path = match &item.destination {
+        Some(path) if path.is_absolute() => return Ok(Target::File(path.clone())),
+        Some(path) => {
+            let text = path
+                .to_str()
+                .ok_or_else(|| unsafe_path(format!("its destination {path:?} is not UTF-8")))?;
+            relative_path(text)
+                .map_err(|reason| unsafe_path(format!("its destination {reason}")))?
+        }
+        None => {
+            let name = item.source.file_name().unwrap_or_default();
+            relative_path(&name).map_err(unsafe_path)?
+        }
+    };
+    if let Some(link) = linked_directory(root, &path) {
+        return Err(unsafe_path(format!(
+            "'{}' in the destination is a symbolic link, and parabyte never writes through links",
+            link.display()
+        )));
+    }
+    Ok(Target::File(root.join(path)))
+}
+
+fn refuse(job: &Job, error: Error) -> Planned {
+    Planned::Refused(Failure {
+        source: job.source.to_string(),
+        error: error.to_string(),
+    })
+}
+
+/// `cp s3://b/dir/file DEST`: DEST itself, or DEST/file when DEST is a directory.
+fn single_object_path(destination: &Path, key: &str) -> PathBuf {
+    let is_directory =
+        destination.as_os_str().to_string_lossy().ends_with('/') || destination.is_dir();
+    if is_directory {
+        destination.join(key.rsplit('/').next().unwrap_or(key))
+    } else {
+        destination.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Silent;
+    use crate::source::s3::ObjectEntry;
+
+    fn object(key: &str, size: u64) -> Listed {
+        Listed::Object(ObjectEntry {
+            key: key.to_owned(),
+            size,
+            etag: Some("\"e\"".to_owned()),
+            last_modified: None,
+            storage_class: None,
+        })
+    }
+
+    /// Plan a synthetic listing under `prefix/` into `/dest`; returns (key -> path) and failures.
+    async fn plan_keys(pages: Vec<Vec<Listed>>) -> (Vec<(String, PathBuf)>, Vec<Failure>) {
+        let request = CopyRequest {
+            source: S3Url {
+                bucket: "b".into(),
+                key: "prefix/".into(),
+            },
+            destination: Destination::Path("/dest".into()),
+            recursive: false,
+        };
+        let (queue, mut planned) = mpsc::channel(100);
+        let listing = futures::stream::iter(pages.into_iter().map(Ok));
+        plan_listing(listing, &request, "prefix/", &queue, &Silent)
+            .await
+            .unwrap();
+        drop(queue);
+        let (mut jobs, mut failures) = (Vec::new(), Vec::new());
+        while let Some(item) = planned.recv().await {
+            match item {
+                Planned::Job(Job {
+                    source,
+                    target: Target::File(path),
+                    ..
+                }) => jobs.push((source.to_string(), path)),
+                Planned::Job(job) => panic!("{job:?} goes to no file"),
+                Planned::Refused(failure) => failures.push(failure),
+            }
+        }
+        (jobs, failures)
+    }
+
+    #[tokio::test]
+    async fn unsafe_keys_fail_alone_and_the_rest_goes_on() {
+        let (jobs, failures) = plan_keys(vec![
+            vec![
+                object("prefix/../escape", 1),
+                object("prefix/a//b", 1),
+                object("prefix/ok.txt", 1),
+            ],
+            vec![
+                object("prefix//abs", 1),
+                object("prefix/sub/", 0),
+                object("prefix/z/./y", 1),
+            ],
+        ])
+        .await;
+        assert_eq!(
+            jobs,
+            vec![(
+                "s3://b/prefix/ok.txt".to_owned(),
+                PathBuf::from("/dest/ok.txt")
+            )]
+        );
+        let failed: Vec<_> = failures.iter().map(|f| f.source.as_str()).collect();
+        assert_eq!(
+            failed,
+            vec![
+                "s3://b/prefix/../escape",
+                "s3://b/prefix/a//b",
+                "s3://b/prefix//abs",
+                "s3://b/prefix/z/./y"
+            ]
+        );
+        assert!(
+            failures[0].error.contains("'..' path segment"),
+            "{}",
+            failures[0].error
+        );
+    }
+
+    #[tokio::test]
+    async fn a_key_and_a_folder_of_the_same_name_both_fail() {
+        let (jobs, failures) = plan_keys(vec![
+            vec![object("prefix/a.txt", 1), object("prefix/a.txt.bak", 1)],
+            vec![object("prefix/a.txt/b", 1), object("prefix/c", 1)],
+        ])
+        .await;
+        let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, vec!["s3://b/prefix/a.txt.bak", "s3://b/prefix/c"]);
+        assert_eq!(failures.len(), 2);
+        for failure in &failures {
+            assert!(
+                failure.error.contains("collides with key 'prefix/a.txt"),
+                "{}",
+                failure.error
+            );
+            assert!(failure.error.contains("'a.txt'"), "{}", failure.error);
+        }
+    }
+
+    #[test]
+    fn a_single_object_lands_in_a_directory_or_at_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            single_object_path(dir.path(), "x/y/model.bin"),
+            dir.path().join("model.bin")
+        );
+        assert_eq!(
+            single_object_path(Path::new("new/"), "x/model.bin"),
+            PathBuf::from("new/model.bin")
+        );
+        assert_eq!(
+            single_object_path(Path::new("out.bin"), "x/model.bin"),
+            PathBuf::from("out.bin")
+        );
+    }
+}

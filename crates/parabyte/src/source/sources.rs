@@ -1,0 +1,33 @@
+//! One source for a run that mixes stores: each object goes to the one its URL names.
+
+use std::sync::Arc;
+
+use super::s3::S3Store;
+use super::web::WebSource;
+use super::{Fetched, RangeSource};
+use crate::error::Result;
+use crate::location::ObjectUrl;
+use crate::ranges::ByteRange;
+
+/// Every source a run can read from; each object goes to the one its URL names.
+#[derive(Debug)]
+pub(crate) struct Sources {
+    pub s3: Arc<S3Store>,
+    pub web: WebSource,
+}
+
+impl RangeSource for Sources {
+    type Object = ObjectUrl;
+
+    async fn fetch(
+        &self,
+        object: &ObjectUrl,
+        range: Option<ByteRange>,
+        if_match: Option<&str>,
+    ) -> Result<Fetched> {
+        match object {
+            ObjectUrl::S3(url) => self.s3.fetch(url, range, if_match).await,
+            ObjectUrl::Http(url) => self.web.fetch(url, range, if_match).await,
+        }
+    }
+}
