@@ -65,14 +65,29 @@ impl StoreConfig {
 
     /// Apply `--timeout SECONDS` (the `timeout=` keyword in Python): the limit for silence on
     /// a connection, and for connecting too unless that default is already shorter.
-    pub fn with_timeout_seconds(self, seconds: f64) -> Self {
-        let timeout = Duration::from_secs_f64(seconds.max(0.001));
+    pub fn with_timeout(self, timeout: Duration) -> Self {
         StoreConfig {
             connect_timeout: timeout.min(self.connect_timeout),
             read_timeout: timeout,
             ..self
         }
     }
+}
+
+/// The longest `--timeout` accepted: a day of silence is as good as none, and anything much
+/// longer overflows the clock arithmetic of the timers.
+const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// Check a `--timeout` in seconds: a number above 0 and at most a day (not NaN, infinite or
+/// negative, which cannot be a duration).
+pub fn parse_timeout_seconds(seconds: f64) -> Result<Duration> {
+    if !(seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS) {
+        return Err(Error::InvalidInput(format!(
+            "--timeout {seconds:?} is out of range: give seconds above 0 and at most \
+             {MAX_TIMEOUT_SECONDS} (a day), e.g. 30 or 0.5"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// How hard to push: parallelism, part size, and memory bounds.
@@ -194,6 +209,22 @@ mod tests {
         for bad in ["", "MiB", "8XB", "-1", "1..2M"] {
             let err = parse_size(bad).unwrap_err().to_string();
             assert!(err.contains("8MiB"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn timeouts_are_positive_finite_seconds() {
+        assert_eq!(
+            parse_timeout_seconds(0.5).unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_timeout_seconds(MAX_TIMEOUT_SECONDS).unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for bad in [f64::INFINITY, 1e30, f64::NAN, -1.0, 0.0, -0.0, 86_400.5] {
+            let error = parse_timeout_seconds(bad).unwrap_err().to_string();
+            assert!(error.contains("--timeout"), "{bad}: {error}");
         }
     }
 
