@@ -25,16 +25,29 @@ fn assert_usage_error(output: &Output, expected: &str) {
 }
 
 #[test]
-fn out_of_range_timeouts_are_usage_errors_naming_the_flag() {
+fn out_of_range_numbers_are_usage_errors_naming_the_flag() {
     let server = one_file();
     let url = format!("{}/f.bin", server.endpoint());
     let dir = tempfile::tempdir().unwrap();
-    for timeout in ["inf", "1e30", "NaN", "-1", "0", "-inf", "forever"] {
+    let huge = usize::MAX.to_string();
+    let mut cases: Vec<(String, &str)> = ["inf", "1e30", "NaN", "-1", "0", "-inf", "forever"]
+        .iter()
+        .map(|timeout| (format!("--timeout={timeout}"), "--timeout"))
+        .collect();
+    for flag in [
+        "--workers",
+        "--max-requests",
+        "--threads",
+        "--list-parallelism",
+    ] {
+        cases.push((format!("{flag}={huge}"), flag));
+    }
+    for (arg, flag) in &cases {
         let output = bare_parabyte(dir.path())
-            .args(["cp", &url, "out.bin", &format!("--timeout={timeout}")])
+            .args(["cp", &url, "out.bin", arg])
             .output()
             .unwrap();
-        assert_usage_error(&output, "--timeout");
+        assert_usage_error(&output, flag);
     }
     assert_eq!(server.request_count(), 0);
     assert!(files_under(dir.path()).is_empty());

@@ -135,6 +135,9 @@ impl Default for TransferConfig {
     }
 }
 
+/// The largest count a parallelism or page-size option accepts.
+const MAX_COUNT: usize = 65_536;
+
 impl TransferConfig {
     /// Reject settings that cannot work, naming the option.
     pub fn validate(&self) -> Result<()> {
@@ -148,6 +151,12 @@ impl TransferConfig {
         for (name, value) in positive {
             if value == 0 {
                 return Err(Error::InvalidInput(format!("--{name} must be at least 1")));
+            }
+            // Far beyond any useful setting, and below what semaphores and sockets can hold.
+            if value > MAX_COUNT {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} {value} is too large; use at most {MAX_COUNT}"
+                )));
             }
         }
         if self.part_size < 1024 {
@@ -239,5 +248,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--workers"));
+        // A semaphore of usize::MAX permits panicked (exit 101).
+        for huge in [MAX_COUNT + 1, usize::MAX] {
+            let config = TransferConfig {
+                max_requests: huge,
+                ..TransferConfig::default()
+            };
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains("--max-requests") && error.contains("too large"),
+                "{error}"
+            );
+        }
     }
 }
