@@ -241,3 +241,26 @@ fn an_endpoint_url_with_a_password_is_refused_without_echoing_it() {
     assert_eq!(store.request_count(), 0, "{}", everything_received(&store));
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn a_redirect_loop_ends_after_ten_hops_with_a_clear_failure() {
+    let looping = HostileServer::start(|request: &Received| {
+        Reply::redirect(302, &format!("{}?again=1&token=hush", request.path))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/f.bin", looping.endpoint());
+    let output = bare_parabyte(dir.path())
+        .args(["cp", "--json", &url, "out.bin"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", printed(&output));
+    assert_eq!(
+        looping.request_count(),
+        11,
+        "the first request and ten hops"
+    );
+    let shown = printed(&output);
+    assert!(shown.contains("redirect"), "{shown}");
+    assert!(!shown.contains("hush"), "{shown}");
+    assert_eq!(summary(&output)["requests"]["get"], 11);
+}

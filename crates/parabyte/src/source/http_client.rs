@@ -18,7 +18,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 
 /// Redirect hops followed for one request, as many as curl and browsers allow.
-const MAX_REDIRECTS: usize = 10;
+pub(crate) const MAX_REDIRECTS: usize = 10;
 
 /// The only headers a redirect to another origin carries: what to fetch, never who asks.
 /// Authorization, cookies, `x-amz-security-token` and the other signing headers stay behind.

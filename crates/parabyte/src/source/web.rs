@@ -13,7 +13,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
-use crate::source::http_client::{build_client, send_following, transport_error};
+use crate::source::http_client::{build_client, send_following, transport_error, MAX_REDIRECTS};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
 
 /// Any web server, reached through the run's pooled client (redirects followed without
@@ -133,6 +133,14 @@ fn classify(status: StatusCode, what: String) -> Error {
                 "{detail}; a presigned URL may have expired, or the server wants credentials"
             ),
         },
+        code @ 300..=399 => Error::Http {
+            what,
+            status: code,
+            detail: format!(
+                "{detail}; a redirect not followed: more than {MAX_REDIRECTS} hops, or no \
+                 http(s) Location"
+            ),
+        },
         code => Error::Http {
             what,
             status: code,
@@ -190,5 +198,6 @@ mod tests {
         assert!(kind(403)
             .to_string()
             .contains("presigned URL may have expired"));
+        assert!(kind(302).to_string().contains("redirect not followed"));
     }
 }
