@@ -44,6 +44,10 @@ def test_bad_input_is_a_value_error(client: parabyte.Client, tmp_path: Path):
         parabyte.Client(part_size="eight megs")
     with pytest.raises(parabyte.InvalidInputError, match="together"):
         parabyte.Client(access_key_id="only-half")
+    # Out-of-range timeouts were a Rust panic (PanicException) before they were refused.
+    for timeout in [float("inf"), 1e30, float("nan"), -1.0, 0.0]:
+        with pytest.raises(parabyte.InvalidInputError, match="timeout"):
+            parabyte.Client(timeout=timeout)
 
 
 def test_failed_objects_are_raised_when_asked(

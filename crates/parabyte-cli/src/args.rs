@@ -2,9 +2,10 @@
 //! and the Python binding share one meaning for every option.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use parabyte::{parse_size, RetryPolicy, StoreConfig, TransferConfig};
+use parabyte::{parse_size, parse_timeout_seconds, RetryPolicy, StoreConfig, TransferConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -162,8 +163,8 @@ pub struct StoreArgs {
     #[arg(long, value_name = "FILE", env = "AWS_CA_BUNDLE")]
     pub ca_bundle: Option<PathBuf>,
     /// Seconds to wait for a connection or for the next byte before retrying.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = timeout, allow_negative_numbers = true)]
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +182,14 @@ fn size(text: &str) -> Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())
 }
 
+fn timeout(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of seconds (e.g. 30 or 0.5)".to_owned())?;
+    parse_timeout_seconds(seconds).map_err(|e| e.to_string())
+}
+
 impl StoreArgs {
     pub fn to_config(&self) -> StoreConfig {
         let defaults = StoreConfig::from_env();
@@ -194,7 +203,7 @@ impl StoreArgs {
             ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle.clone()),
             ..defaults
         }
-        .with_timeout_seconds(self.timeout)
+        .with_timeout(self.timeout)
     }
 }
 

@@ -63,9 +63,15 @@ async fn run(command: Command) -> ExitCode {
         Command::Ls(args) => list(args).await,
     };
     result.unwrap_or_else(|error| {
-        eprintln!("error: {error}");
+        tell(format_args!("error: {error}"));
         ExitCode::from(FATAL)
     })
+}
+
+/// One line on stderr. `eprintln!` panics when stderr is a pipe nobody reads; a message
+/// nobody can read is no reason to end with a panic.
+fn tell(line: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn s3_url(text: &str) -> Result<S3Url, Error> {
@@ -104,6 +110,9 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
         Some(_) => args.source.as_ref().map(PathBuf::from),
         None => args.destination.clone(),
     };
+    let destination_arg = destination_arg
+        .map(|path| parabyte::local_destination(path.as_os_str()))
+        .transpose()?;
     let destination = match (destination_arg, args.discard) {
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
@@ -201,8 +210,7 @@ async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
     summary.failed += bad_lines.len() as u64;
     summary.failures.splice(0..0, bad_lines);
     if args.output.json {
-        let json = serde_json::to_string(&summary).expect("summary serialises");
-        println!("{json}");
+        print_json(&summary);
     }
     if !args.output.quiet || summary.failed > 0 {
         print_summary(&summary, args.output.quiet);
@@ -212,6 +220,23 @@ async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The `--json` summary on stdout. A reader that has gone away (`| head -0`, a closed
+/// pipe) loses it quietly: the objects are in place and the exit status still says so.
+fn print_json(summary: &Summary) {
+    let written = serde_json::to_writer(std::io::stdout().lock(), summary)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(std::io::stdout().lock()))
+        .and_then(|()| std::io::stdout().flush());
+    match written {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            tell(format_args!(
+                "warning: the --json summary could not be written to stdout: {error}"
+            ));
+        }
+        _ => {}
+    }
 }
 
 fn print_summary(summary: &Summary, only_failures: bool) {
@@ -237,11 +262,9 @@ fn print_summary(summary: &Summary, only_failures: bool) {
     let requests = summary.requests;
     let _ = writeln!(
         err,
-        "requests: {} GET, {} LIST, {} HEAD, {} PUT; {} connection(s) opened; {} retr{}",
+        "requests: {} GET, {} LIST; {} connection(s) opened; {} retr{}",
         requests.get,
         requests.list,
-        requests.head,
-        requests.put,
         summary.connections,
         summary.retries,
         if summary.retries == 1 { "y" } else { "ies" },
@@ -299,7 +322,7 @@ async fn list(args: LsArgs) -> Result<ExitCode, Error> {
             Listed::Object(object) => {
                 let when = object
                     .last_modified
-                    .map(|t| t.to_string().replace('T', " ")[..19].to_owned())
+                    .and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
                     .unwrap_or_else(|| " ".repeat(19));
                 format!("{when} {:>12} {}", object.size, shown(&object.key))
             }

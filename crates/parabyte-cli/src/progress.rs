@@ -67,7 +67,8 @@ impl Reporter for ProgressBarReporter {
     fn object_finished(&self, key: &str, outcome: Result<u64, &parabyte::Error>) {
         self.finished.fetch_add(1, Relaxed);
         if let Err(error) = outcome {
-            self.bar.suspend(|| eprintln!("error: {key}: {error}"));
+            self.bar
+                .suspend(|| crate::tell(format_args!("error: {key}: {error}")));
         }
         self.update_message();
     }

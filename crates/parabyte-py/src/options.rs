@@ -44,6 +44,7 @@ impl StoreOptions {
                 "pass access_key_id and secret_access_key together (session_token only with them)",
             )),
         };
+        let timeout = parabyte::parse_timeout_seconds(self.timeout).map_err(to_py)?;
         let defaults = StoreConfig::from_env();
         Ok(StoreConfig {
             region: self.region,
@@ -55,7 +56,7 @@ impl StoreOptions {
             ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
             ..defaults
         }
-        .with_timeout_seconds(self.timeout))
+        .with_timeout(timeout))
     }
 }
 

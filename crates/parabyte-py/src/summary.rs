@@ -4,23 +4,18 @@ use pyo3::prelude::*;
 
 use crate::errors::TransferFailedError;
 
-/// Requests sent, by kind.
+/// Requests sent, by kind (downloads send no other kinds).
 #[pyclass(frozen, get_all, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Requests {
     pub get: u64,
     pub list: u64,
-    pub head: u64,
-    pub put: u64,
 }
 
 #[pymethods]
 impl Requests {
     fn __repr__(&self) -> String {
-        format!(
-            "Requests(get={}, list={}, head={}, put={})",
-            self.get, self.list, self.head, self.put
-        )
+        format!("Requests(get={}, list={})", self.get, self.list)
     }
 }
 
@@ -109,8 +104,6 @@ impl From<parabyte::Summary> for Summary {
             requests: Requests {
                 get: requests.get,
                 list: requests.list,
-                head: requests.head,
-                put: requests.put,
             },
             connections: summary.connections,
             retries: summary.retries,

@@ -65,14 +65,29 @@ impl StoreConfig {
 
     /// Apply `--timeout SECONDS` (the `timeout=` keyword in Python): the limit for silence on
     /// a connection, and for connecting too unless that default is already shorter.
-    pub fn with_timeout_seconds(self, seconds: f64) -> Self {
-        let timeout = Duration::from_secs_f64(seconds.max(0.001));
+    pub fn with_timeout(self, timeout: Duration) -> Self {
         StoreConfig {
             connect_timeout: timeout.min(self.connect_timeout),
             read_timeout: timeout,
             ..self
         }
     }
+}
+
+/// The longest `--timeout` accepted: a day of silence is as good as none, and anything much
+/// longer overflows the clock arithmetic of the timers.
+const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// Check a `--timeout` in seconds: a number above 0 and at most a day (not NaN, infinite or
+/// negative, which cannot be a duration).
+pub fn parse_timeout_seconds(seconds: f64) -> Result<Duration> {
+    if !(seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS) {
+        return Err(Error::InvalidInput(format!(
+            "--timeout {seconds:?} is out of range: give seconds above 0 and at most \
+             {MAX_TIMEOUT_SECONDS} (a day), e.g. 30 or 0.5"
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// How hard to push: parallelism, part size, and memory bounds.
@@ -120,6 +135,9 @@ impl Default for TransferConfig {
     }
 }
 
+/// The largest count a parallelism or page-size option accepts.
+const MAX_COUNT: usize = 65_536;
+
 impl TransferConfig {
     /// Reject settings that cannot work, naming the option.
     pub fn validate(&self) -> Result<()> {
@@ -133,6 +151,12 @@ impl TransferConfig {
         for (name, value) in positive {
             if value == 0 {
                 return Err(Error::InvalidInput(format!("--{name} must be at least 1")));
+            }
+            // Far beyond any useful setting, and below what semaphores and sockets can hold.
+            if value > MAX_COUNT {
+                return Err(Error::InvalidInput(format!(
+                    "--{name} {value} is too large; use at most {MAX_COUNT}"
+                )));
             }
         }
         if self.part_size < 1024 {
@@ -198,6 +222,22 @@ mod tests {
     }
 
     #[test]
+    fn timeouts_are_positive_finite_seconds() {
+        assert_eq!(
+            parse_timeout_seconds(0.5).unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_timeout_seconds(MAX_TIMEOUT_SECONDS).unwrap(),
+            Duration::from_secs(86_400)
+        );
+        for bad in [f64::INFINITY, 1e30, f64::NAN, -1.0, 0.0, -0.0, 86_400.5] {
+            let error = parse_timeout_seconds(bad).unwrap_err().to_string();
+            assert!(error.contains("--timeout"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
     fn zero_parallelism_is_a_usage_error() {
         let config = TransferConfig {
             workers: 0,
@@ -208,5 +248,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--workers"));
+        // A semaphore of usize::MAX permits panicked (exit 101).
+        for huge in [MAX_COUNT + 1, usize::MAX] {
+            let config = TransferConfig {
+                max_requests: huge,
+                ..TransferConfig::default()
+            };
+            let error = config.validate().unwrap_err().to_string();
+            assert!(
+                error.contains("--max-requests") && error.contains("too large"),
+                "{error}"
+            );
+        }
     }
 }

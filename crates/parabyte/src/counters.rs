@@ -7,13 +7,12 @@ use serde::Serialize;
 
 use crate::checksum::{Method, Verified};
 
-/// Requests sent, by kind, as the engine sent them.
+/// Requests sent, by kind: every request that went out, redirect hops and retries included;
+/// one that never got a connection is not counted. Downloads send no other kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RequestCounts {
     pub get: u64,
     pub list: u64,
-    pub head: u64,
-    pub put: u64,
 }
 
 /// The kinds of request parabyte sends.
@@ -44,7 +43,8 @@ impl Counters {
         .fetch_add(1, Relaxed);
     }
 
-    /// One object's content check passed (or, with `None`, only its size could be checked).
+    /// One object arrived under its final name, its content checked (or, with `None`, only
+    /// its size could be checked).
     pub(crate) fn count_verified(&self, method: Option<Method>) {
         match method {
             Some(Method::Crc) => &self.verified_checksum,
@@ -59,9 +59,6 @@ impl Counters {
             requests: RequestCounts {
                 get: self.get.load(Relaxed),
                 list: self.list.load(Relaxed),
-                // Downloads never send these; they are reported so users can see that.
-                head: 0,
-                put: 0,
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
@@ -89,8 +86,6 @@ impl Snapshot {
             requests: RequestCounts {
                 get: self.requests.get - earlier.requests.get,
                 list: self.requests.list - earlier.requests.list,
-                head: self.requests.head - earlier.requests.head,
-                put: self.requests.put - earlier.requests.put,
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,

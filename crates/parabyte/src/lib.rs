@@ -43,11 +43,11 @@ mod transfer;
 mod validator;
 
 pub use client::Client;
-pub use config::{parse_size, Keys, StoreConfig, TransferConfig};
+pub use config::{parse_size, parse_timeout_seconds, Keys, StoreConfig, TransferConfig};
 pub use counters::RequestCounts;
 pub use disk::local::copy_local;
 pub use error::{Error, Result};
-pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
+pub use location::{local_destination, redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Manifest, ManifestError};
 pub use plan::{CopyRequest, Destination, Item};
 pub use report::{Failure, Reporter, Silent, Summary, Verified};

@@ -97,21 +97,28 @@ impl fmt::Debug for HttpUrl {
     }
 }
 
-/// Query parameters that carry credentials: SigV4 and SigV2 presigned URLs, GCS and Azure
-/// signed URLs, bearer tokens. Matched case-insensitively, by substring unless exact.
-const SECRET_PARAMETERS: [&str; 7] = [
-    "signature",
-    "credential",
+/// Words that, anywhere in a query parameter's name, mark its value as a secret: API keys
+/// (`api_key`, `apikey`, `x-api-key`), tokens (`access_token`, `X-Amz-Security-Token`),
+/// signatures (`sig`, `Signature`, `X-Goog-Signature`), passwords, credentials, sessions.
+/// Names are compared lowercased with `-`, `_` and `.` removed; a harmless name that
+/// happens to match loses only its value in messages, never more.
+const SECRET_WORDS: [&str; 9] = [
+    "key",
     "token",
     "secret",
-    "password",
-    "accesskey",
-    "access_key",
+    "passw",
+    "pwd",
+    "sig",
+    "credential",
+    "auth",
+    "session",
 ];
-const SECRET_PARAMETERS_EXACT: [&str; 2] = ["sig", "key"];
+/// Whole families of signed-URL parameters (`X-Amz-*`, `X-Goog-*`): all of them redacted.
+const SECRET_FAMILIES: [&str; 2] = ["xamz", "xgoog"];
 
-/// `url` with the values of credential-bearing query parameters and any password replaced
-/// by `REDACTED`. Works on text that does not parse, too (it is used on error paths).
+/// `url` with the values of credential-bearing query (and fragment) parameters replaced by
+/// `REDACTED`, and the userinfo's password (or a lone user name, often a token) too.
+/// Works on text that does not parse, too (it is used on error paths).
 pub fn redact(url: &str) -> String {
     let (before_fragment, fragment) = match url.split_once('#') {
         Some((head, fragment)) => (head, Some(fragment)),
@@ -121,46 +128,89 @@ pub fn redact(url: &str) -> String {
         Some((base, query)) => (base, Some(query)),
         None => (before_fragment, None),
     };
-    let mut out = redact_password(base);
+    let mut out = redact_userinfo(base);
     if let Some(query) = query {
         out.push('?');
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, _)) if is_secret_parameter(name) => format!("{name}=REDACTED"),
-                _ => pair.to_owned(),
-            })
-            .collect();
-        out.push_str(&pairs.join("&"));
+        out.push_str(&redact_parameters(query));
     }
     if let Some(fragment) = fragment {
         out.push('#');
-        out.push_str(fragment);
+        out.push_str(&redact_parameters(fragment));
     }
     out
 }
 
-fn is_secret_parameter(name: &str) -> bool {
-    let name = percent_encoding::percent_decode_str(name)
-        .decode_utf8_lossy()
-        .to_ascii_lowercase();
-    SECRET_PARAMETERS_EXACT.contains(&name.as_str())
-        || SECRET_PARAMETERS.iter().any(|secret| name.contains(secret))
+/// `a=1&api_key=x` becomes `a=1&api_key=REDACTED`.
+fn redact_parameters(pairs: &str) -> String {
+    pairs
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if is_secret_parameter(name) => format!("{name}=REDACTED"),
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
-/// `scheme://user:password@host/...` keeps the user, loses the password.
-fn redact_password(base: &str) -> String {
+/// True for a query parameter whose value must never be printed.
+pub(crate) fn is_secret_parameter(name: &str) -> bool {
+    let name: String = percent_encoding::percent_decode_str(name)
+        .decode_utf8_lossy()
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_FAMILIES
+        .iter()
+        .any(|family| name.starts_with(family))
+        || SECRET_WORDS.iter().any(|word| name.contains(word))
+}
+
+/// `scheme://user:password@host/...` keeps the user and loses the password; a user name
+/// alone (`https://TOKEN@host/`, how tokens are often passed) is lost too.
+fn redact_userinfo(base: &str) -> String {
     let Some((scheme, rest)) = base.split_once("://") else {
         return base.to_owned();
     };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(authority_end);
     match authority.rsplit_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:REDACTED@{host}{path}")
-        }
-        _ => base.to_owned(),
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:REDACTED@{host}{path}"),
+            None => format!("{scheme}://REDACTED@{host}{path}"),
+        },
+        None => base.to_owned(),
+    }
+}
+
+/// True when `url` (parsed or not) carries a user name or password before its host.
+pub(crate) fn has_userinfo(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?', '#'])
+        .next()
+        .is_some_and(|authority| authority.contains('@'))
+}
+
+/// A destination argument, which for now must be a local path: `s3://` and `http(s)://`
+/// destinations are refused (exit 2) rather than taken as a folder named `s3:`.
+pub fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
+    // A name that is not UTF-8 has no scheme: it can only be a local path.
+    let Some(text) = text.to_str() else {
+        return Ok(PathBuf::from(text));
+    };
+    let uploads = || {
+        Error::InvalidInput(format!(
+            "'{}': uploads are not supported yet; parabyte downloads to a local path \
+             (the destination must be a file or directory on this machine)",
+            redact(text)
+        ))
+    };
+    match Location::parse(text) {
+        Ok(Location::Local(path)) => Ok(path),
+        Ok(Location::S3(_) | Location::Http(_)) => Err(uploads()),
+        // Any other scheme (gs://, ftp://) names a remote place too: the same answer.
+        Err(_) if text.contains("://") => Err(uploads()),
+        Err(error) => Err(error),
     }
 }
 
@@ -329,17 +379,83 @@ mod tests {
             ObjectUrl::Http(url.clone()).to_string(),
             redact(presigned),
         ] {
-            for secret in ["pw", "AKIA", "abc123", "tok", "s2", "az"] {
+            for secret in ["pw", "AKIA", "abc123", "tok", "s2", "az", "AWS4-HMAC"] {
                 assert!(!shown.contains(secret), "{secret} in {shown}");
             }
-            assert!(
-                shown.contains("X-Amz-Algorithm=AWS4-HMAC-SHA256"),
-                "{shown}"
-            );
             assert!(shown.contains("partNumber=1"), "{shown}");
             assert!(shown.contains("X-Amz-Signature=REDACTED"), "{shown}");
         }
         assert_eq!(redact("http://h/p"), "http://h/p");
+    }
+
+    #[test]
+    fn every_family_of_secret_parameter_is_redacted() {
+        let secret_names = [
+            "api_key",
+            "apikey",
+            "x-api-key",
+            "API-KEY",
+            "key",
+            "access_token",
+            "token",
+            "refresh_token",
+            "client_secret",
+            "password",
+            "passwd",
+            "pwd",
+            "sig",
+            "Signature",
+            "X-Goog-Signature",
+            "X-Goog-Credential",
+            "X-Amz-Date",
+            "x-amz-security-token",
+            "auth",
+            "Authorization",
+            "sessionid",
+            "credentials",
+            "api%5Fkey",
+        ];
+        for name in secret_names {
+            let shown = redact(&format!("https://h/f?a=1&{name}=hush&b=2#{name}=hush"));
+            assert_eq!(
+                shown,
+                format!("https://h/f?a=1&{name}=REDACTED&b=2#{name}=REDACTED"),
+                "{name}"
+            );
+        }
+        for plain in ["partNumber", "v", "prefix", "response-content-type", "page"] {
+            let text = format!("https://h/f?{plain}=shown");
+            assert_eq!(redact(&text), text, "{plain}");
+        }
+        assert_eq!(
+            redact("https://ghp_token@h/f"),
+            "https://REDACTED@h/f",
+            "a lone user name is often a token"
+        );
+    }
+
+    #[test]
+    fn remote_destinations_are_refused_until_uploads_exist() {
+        for remote in [
+            "s3://bucket/up/f.txt",
+            "s3://bucket",
+            "https://h/up?api_key=hush",
+            "http://h/",
+            "gs://bucket/k",
+        ] {
+            let error = local_destination(remote.as_ref()).unwrap_err().to_string();
+            assert!(error.contains("uploads are not supported yet"), "{error}");
+            assert!(!error.contains("hush"), "{error}");
+        }
+        for local in ["out", "./s3:", "dir/x://y", "-"] {
+            assert_eq!(
+                local_destination(local.as_ref()).unwrap(),
+                PathBuf::from(local)
+            );
+        }
+        assert!(has_userinfo("http://u:p@h:9000"));
+        assert!(has_userinfo("https://token@h/"));
+        assert!(!has_userinfo("http://h:9000/a@b?c=@"));
     }
 
     #[test]

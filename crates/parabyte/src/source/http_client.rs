@@ -1,5 +1,6 @@
 //! The shared HTTP client: pooled keep-alive HTTP/1.1 connections over rustls, with a
-//! counter on the connector so the summary can say how many connections were opened.
+//! counter on the connector so the summary can say how many connections were opened, and
+//! redirects followed here rather than by reqwest, so that no secret follows them.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -7,9 +8,27 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use reqwest::header::{
+    HeaderName, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE, LOCATION, RANGE,
+};
+use reqwest::{Request, Response, StatusCode, Url};
+
 use crate::config::StoreConfig;
-use crate::counters::Counters;
+use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
+
+/// Redirect hops followed for one request, as many as curl and browsers allow.
+pub(crate) const MAX_REDIRECTS: usize = 10;
+
+/// The only headers a redirect to another origin carries: what to fetch, never who asks.
+/// Authorization, cookies, `x-amz-security-token` and the other signing headers stay behind.
+const PORTABLE_HEADERS: [HeaderName; 5] = [
+    RANGE,
+    IF_MATCH,
+    IF_NONE_MATCH,
+    IF_UNMODIFIED_SINCE,
+    IF_MODIFIED_SINCE,
+];
 
 /// Build the client every request of a run goes through.
 pub(crate) fn build_client(
@@ -24,7 +43,11 @@ pub(crate) fn build_client(
         .tcp_nodelay(true)
         .connect_timeout(config.connect_timeout)
         .read_timeout(config.read_timeout)
-        .redirect(reqwest::redirect::Policy::limited(10))
+        // reqwest's redirects send a Referer (a presigned URL's signature) and keep every
+        // header but Authorization and cookies (so `x-amz-security-token` went along):
+        // `send_following` follows them instead.
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
         .no_proxy()
         .user_agent(concat!("parabyte/", env!("CARGO_PKG_VERSION")))
         .connector_layer(CountConnections { counters });
@@ -41,6 +64,77 @@ pub(crate) fn build_client(
     builder
         .build()
         .map_err(|e| Error::InvalidInput(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// Send a bodiless GET and follow its redirects. A hop to the same origin (scheme, host,
+/// port) is the same request sent again; a hop to another origin is a new request with
+/// only [`PORTABLE_HEADERS`]. No hop ever carries a Referer. Every request that went out
+/// is counted, and only those: one that got no connection was never sent.
+pub(crate) async fn send_following(
+    http: &reqwest::Client,
+    mut request: Request,
+    counters: &Counters,
+    kind: RequestKind,
+) -> std::result::Result<Response, reqwest::Error> {
+    for _ in 0..MAX_REDIRECTS {
+        // Bodiless requests always clone; the copy is what the next hop is made from.
+        let sent = request.try_clone();
+        let response = send_counted(http, request, counters, kind).await?;
+        match (sent, redirect_target(&response)) {
+            (Some(sent), Some(next)) => request = next_hop(sent, next),
+            _ => return Ok(response),
+        }
+    }
+    // Still redirected after the last hop: the caller reports the 3xx it got.
+    send_counted(http, request, counters, kind).await
+}
+
+async fn send_counted(
+    http: &reqwest::Client,
+    request: Request,
+    counters: &Counters,
+    kind: RequestKind,
+) -> std::result::Result<Response, reqwest::Error> {
+    let result = http.execute(request).await;
+    if !matches!(&result, Err(error) if error.is_connect() || error.is_builder()) {
+        counters.count_request(kind);
+    }
+    result
+}
+
+/// Where a redirect response points, when it is one parabyte follows: an http(s) URL
+/// (relative ones resolved against the response's own).
+fn redirect_target(response: &Response) -> Option<Url> {
+    let redirect = matches!(
+        response.status(),
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    );
+    if !redirect {
+        return None;
+    }
+    let location = response.headers().get(LOCATION)?.to_str().ok()?;
+    let next = response.url().join(location).ok()?;
+    matches!(next.scheme(), "http" | "https").then_some(next)
+}
+
+/// The request for the next hop: the same one to the same origin, a stripped one elsewhere.
+fn next_hop(sent: Request, next: Url) -> Request {
+    if next.origin() == sent.url().origin() {
+        let mut same = sent;
+        *same.url_mut() = next;
+        return same;
+    }
+    let mut elsewhere = Request::new(reqwest::Method::GET, next);
+    for name in PORTABLE_HEADERS {
+        if let Some(value) = sent.headers().get(&name) {
+            elsewhere.headers_mut().insert(name, value.clone());
+        }
+    }
+    elsewhere
 }
 
 /// Tower layer that counts successfully established connections.
@@ -127,4 +221,60 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderValue, AUTHORIZATION, COOKIE};
+
+    fn signed_get(url: &str) -> Request {
+        let mut request = Request::new(reqwest::Method::GET, Url::parse(url).unwrap());
+        let headers = request.headers_mut();
+        for (name, value) in [
+            ("authorization", "AWS4-HMAC-SHA256 Credential=AKIA/..."),
+            ("x-amz-security-token", "session"),
+            ("x-amz-date", "20261122T000000Z"),
+            ("x-amz-content-sha256", "UNSIGNED-PAYLOAD"),
+            ("cookie", "id=1"),
+            ("range", "bytes=0-9"),
+            ("if-match", "\"abc\""),
+        ] {
+            headers.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        request
+    }
+
+    #[test]
+    fn a_hop_to_another_origin_carries_only_what_to_fetch() {
+        for elsewhere in [
+            "http://other:9000/b/k",
+            "http://store:9001/b/k",
+            "https://store:9000/b/k",
+        ] {
+            let hop = next_hop(
+                signed_get("http://store:9000/b/k?X-Amz-Signature=s"),
+                Url::parse(elsewhere).unwrap(),
+            );
+            let mut names: Vec<&str> = hop.headers().keys().map(HeaderName::as_str).collect();
+            names.sort_unstable();
+            assert_eq!(names, ["if-match", "range"], "{elsewhere}");
+            assert_eq!(hop.url().as_str(), elsewhere);
+        }
+    }
+
+    #[test]
+    fn a_hop_to_the_same_origin_is_the_same_request() {
+        let hop = next_hop(
+            signed_get("http://store:9000/b/k"),
+            Url::parse("http://store:9000/b/k2").unwrap(),
+        );
+        assert!(hop.headers().contains_key(AUTHORIZATION));
+        assert!(hop.headers().contains_key(COOKIE));
+        assert!(hop.headers().contains_key("x-amz-security-token"));
+        assert_eq!(hop.url().path(), "/b/k2");
+    }
 }

@@ -13,11 +13,11 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
-use crate::source::http_client::{build_client, transport_error};
+use crate::source::http_client::{build_client, send_following, transport_error, MAX_REDIRECTS};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
 
-/// Any web server, reached through the run's pooled client (redirects followed, rustls
-/// with the system's roots plus `--ca-bundle`).
+/// Any web server, reached through the run's pooled client (redirects followed without
+/// credentials to other origins, rustls with the system's roots plus `--ca-bundle`).
 #[derive(Debug)]
 pub(crate) struct WebSource {
     http: reqwest::Client,
@@ -53,16 +53,19 @@ impl RangeSource for WebSource {
         if let Some((name, value)) = if_match.and_then(precondition) {
             request = request.header(name, value);
         }
-        self.counters.count_request(RequestKind::Get);
-        let response = request
-            .send()
+        let request = request
+            .build()
+            .map_err(|e| transport_error(&what, &e, &origin(object)))?;
+        // The URL as sent: a user name and password in it have become an Authorization header.
+        let sent_to = request.url().clone();
+        let response = send_following(&self.http, request, &self.counters, RequestKind::Get)
             .await
             .map_err(|e| transport_error(&what, &e, &origin(object)))?;
         let status = response.status();
         let Some(shape) = shape_of(status, response.headers(), range, &what)? else {
             return Err(classify(status, what));
         };
-        let moved_to = (response.url() != object.as_url())
+        let moved_to = (*response.url() != sent_to)
             .then(|| HttpUrl::try_from(response.url().clone()).ok())
             .flatten()
             .map(ObjectUrl::Http);
@@ -130,6 +133,14 @@ fn classify(status: StatusCode, what: String) -> Error {
                 "{detail}; a presigned URL may have expired, or the server wants credentials"
             ),
         },
+        code @ 300..=399 => Error::Http {
+            what,
+            status: code,
+            detail: format!(
+                "{detail}; a redirect not followed: more than {MAX_REDIRECTS} hops, or no \
+                 http(s) Location"
+            ),
+        },
         code => Error::Http {
             what,
             status: code,
@@ -187,5 +198,6 @@ mod tests {
         assert!(kind(403)
             .to_string()
             .contains("presigned URL may have expired"));
+        assert!(kind(302).to_string().contains("redirect not followed"));
     }
 }

@@ -173,9 +173,9 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         check: &ContentCheck,
         total: u64,
     ) -> Result<()> {
-        match check.finish(&sink, total).await? {
-            Check::Passed(method) => self.counters.count_verified(Some(method)),
-            Check::Unchecked => self.counters.count_verified(None),
+        let method = match check.finish(&sink, total).await? {
+            Check::Passed(method) => Some(method),
+            Check::Unchecked => None,
             Check::Failed(detail) => {
                 // Which part went wrong is unknown: nothing of it may be resumed.
                 sink.abandon();
@@ -184,8 +184,11 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                     detail,
                 });
             }
-        }
-        sink.commit().await
+        };
+        sink.commit().await?;
+        // Counted once the file has its name: an object that failed to arrive is not verified.
+        self.counters.count_verified(method);
+        Ok(())
     }
 
     /// No size known: the first ranged GET is the probe. Its headers give size and ETag, and

@@ -4,6 +4,7 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use crate::error::{Error, Result};
+use crate::location::{has_userinfo, redact};
 
 /// Everything but RFC 3986 unreserved characters is encoded (what SigV4 expects)...
 const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
@@ -34,9 +35,19 @@ impl Endpoint {
     /// A custom endpoint such as `http://127.0.0.1:7070`: always path-style, because
     /// S3-compatible servers rarely have wildcard DNS for buckets.
     pub(crate) fn custom(url: &str) -> Result<Endpoint> {
+        if has_userinfo(url) {
+            // Echoing even part of it could print a password into a CI log.
+            return Err(Error::InvalidInput(
+                "the endpoint URL (--endpoint-url or AWS_ENDPOINT_URL) carries a user name or \
+                 password, which parabyte neither sends nor prints; give only scheme, host and \
+                 port, and credentials through the AWS chain (AWS_ACCESS_KEY_ID, a profile)"
+                    .into(),
+            ));
+        }
         let invalid = |why: &str| {
             Error::InvalidInput(format!(
-                "endpoint URL '{url}' {why}; write it like http://127.0.0.1:9000 or https://s3.example.com"
+                "endpoint URL '{}' {why}; write it like http://127.0.0.1:9000 or https://s3.example.com",
+                redact(url)
             ))
         };
         let (scheme, rest) = url
@@ -150,5 +161,18 @@ mod tests {
     #[test]
     fn query_values_encode_slashes() {
         assert_eq!(encode_query_value("a/b c~"), "a%2Fb%20c~");
+    }
+
+    #[test]
+    fn userinfo_is_refused_without_being_echoed() {
+        for bad in [
+            "http://user:hush@127.0.0.1:9000",
+            "https://hush@s3.example.com",
+            "http://user:hush@host/path?x=1",
+        ] {
+            let error = Endpoint::custom(bad).unwrap_err().to_string();
+            assert!(error.contains("user name or password"), "{error}");
+            assert!(!error.contains("hush"), "{error}");
+        }
     }
 }

@@ -22,7 +22,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
-use crate::source::http_client::{build_client, describe, transport_error};
+use crate::source::http_client::{build_client, describe, send_following, transport_error};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
 use crate::validator::etag_md5;
 use endpoint::{encode_query_value, Endpoint};
@@ -107,6 +107,7 @@ impl S3Store {
     }
 
     /// Send a signed (or anonymous) bodiless GET and return the response, whatever its status.
+    /// A redirect to another origin is followed without the signature or session token.
     async fn get(
         &self,
         kind: RequestKind,
@@ -132,11 +133,11 @@ impl S3Store {
                 request = request.header(name, value);
             }
         }
-        self.counters.count_request(kind);
-        request
-            .send()
+        let failed = |e| transport_error(what, &e, &self.endpoint.describe());
+        let request = request.build().map_err(failed)?;
+        send_following(&self.http, request, &self.counters, kind)
             .await
-            .map_err(|e| transport_error(what, &e, &self.endpoint.describe()))
+            .map_err(failed)
     }
 
     /// One ListObjectsV2 page. The body is read as a stream; the moment its
