@@ -215,6 +215,15 @@ mod tests {
     }
 
     #[test]
+    fn a_416_to_a_range_from_0_is_an_empty_object() {
+        assert_eq!(shape(416, &[]).unwrap(), Some(Shape::Empty));
+        let empty = shape(416, &[(CONTENT_RANGE, "bytes */0")]);
+        assert_eq!(empty.unwrap(), Some(Shape::Empty));
+        let not_empty = shape(416, &[(CONTENT_RANGE, "bytes */10")]);
+        assert!(matches!(not_empty, Err(Error::Protocol { .. })));
+    }
+
+    #[test]
     fn a_200_with_a_partial_content_range_is_that_part() {
         // `rclone serve s3` answers a ranged GET so.
         let rclone = shape(

@@ -346,26 +346,39 @@ async fn the_content_check_sees_bytes_of_the_same_validator_that_differ() {
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
 
+/// Large enough to stream into a temporary file (small ones are written whole).
+const FILE_PART: u64 = 128 * 1024;
+
+/// An object of four parts of [`FILE_PART`] (the last one 5 bytes), and a config to fetch it.
+fn large_file_object(seed: u8) -> (Vec<u8>, TransferConfig) {
+    let config = TransferConfig {
+        part_size: FILE_PART,
+        ..config(0)
+    };
+    (data(seed, 3 * FILE_PART + 5), config)
+}
+
 #[tokio::test]
 async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetched_again() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("object.bin");
-    // Large enough to stream into a temporary file (small ones are written whole).
-    const PART: u64 = 128 * 1024;
-    const SIZE: u64 = 3 * PART + 5;
-    let config = |max_retries| TransferConfig {
-        part_size: PART,
-        ..config(max_retries)
+    let (object, config) = large_file_object(14);
+    let size = object.len() as u64;
+    let retry_once = TransferConfig {
+        retry: RetryPolicy {
+            max_retries: 1,
+            ..config.retry.clone()
+        },
+        ..config.clone()
     };
-    let object = data(14, SIZE);
     let known = Known {
-        size: SIZE,
+        size: size,
         validator: Some(etag("\"e1\"")),
     };
     let target = Target::File(path.clone());
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), retry_once);
     run.source
-        .script(When::at(2 * PART), Answer::default().fail(throttled));
+        .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
     let outcome = run
         .engine
         .download(&job(Some(known.clone()), target.clone()))
@@ -373,18 +386,18 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
     assert!(matches!(outcome, Err(Error::GaveUp { .. })), "{outcome:?}");
     assert_eq!(
         sink::interrupted_version(&path),
-        Some((SIZE, "\"e1\"".to_owned())),
+        Some((size, "\"e1\"".to_owned())),
         "the temporary file stays, marked with its version"
     );
 
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
     let outcome = run.engine.download(&job(None, target)).await;
-    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE - 2 * PART));
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size - 2 * FILE_PART));
     assert_eq!(
         run.source.seen(),
         [
-            seen(range(2 * PART, 3 * PART - 1), Some("\"e1\"")),
-            seen(range(3 * PART, SIZE - 1), Some("\"e1\"")),
+            seen(range(2 * FILE_PART, 3 * FILE_PART - 1), Some("\"e1\"")),
+            seen(range(3 * FILE_PART, size - 1), Some("\"e1\"")),
         ],
         "only the parts not recorded, pinned to the recorded version, no probe"
     );
@@ -395,14 +408,15 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
 async fn a_failure_that_no_later_run_can_get_past_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("object.bin");
-    let object = data(15, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let (object, config) = large_file_object(15);
+    let size = object.len() as u64;
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
     let shifted = Shape::Partial {
-        range: range(2 * PART, 3 * PART - 1),
-        total: SIZE + 1,
+        range: range(2 * FILE_PART, 3 * FILE_PART - 1),
+        total: size + 1,
     };
     run.source
-        .script(When::at(2 * PART), Answer::default().shape(shifted));
+        .script(When::at(2 * FILE_PART), Answer::default().shape(shifted));
     let outcome = run
         .engine
         .download(&job(None, Target::File(path.clone())))
