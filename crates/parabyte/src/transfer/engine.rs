@@ -22,7 +22,7 @@ use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::report::Reporter;
 use crate::retry::{with_retries, Retries};
-use crate::source::{RangeSource, Shape};
+use crate::source::{Fetched, RangeSource, Shape};
 use crate::transfer::check::ContentCheck;
 use crate::transfer::parts::{check_part, plan_parts, Pinned, SINGLE_STREAM};
 use crate::transfer::throttle::{RequestLimit, Slot};
@@ -49,7 +49,7 @@ pub(crate) struct Known {
 
 /// A response holding one of the global request slots until its body is consumed.
 struct InFlight {
-    fetched: crate::source::Fetched,
+    fetched: Fetched,
     _slot: Slot,
 }
 

@@ -137,6 +137,35 @@ async fn a_first_200_is_the_whole_object_in_one_request() {
 }
 
 #[tokio::test]
+async fn a_first_200_that_breaks_resumes_as_a_range_of_its_length() {
+    let object = data(17, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    run.source
+        .script(When::nth(1), Answer::default().whole().break_after(1500));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(
+        run.source.seen()[1],
+        seen(range(1500, SIZE - 1), Some("\"e1\""))
+    );
+}
+
+#[tokio::test]
+async fn a_first_200_without_a_length_is_as_long_as_its_body() {
+    let object = data(18, SIZE);
+    let run = run_with(FakeSource::new(&object, None), config(0));
+    let chunked = Answer::default()
+        .whole()
+        .shape(Shape::Whole { length: None });
+    run.source.script(When::nth(1), chunked);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.source.seen().len(), 1);
+}
+
+#[tokio::test]
 async fn a_first_416_is_an_empty_object() {
     let run = run_with(FakeSource::new(b"", Some("\"e0\"")), config(0));
     let (outcome, bytes) = download(&run, None).await;
@@ -372,7 +401,7 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
         ..config.clone()
     };
     let known = Known {
-        size: size,
+        size,
         validator: Some(etag("\"e1\"")),
     };
     let target = Target::File(path.clone());
