@@ -231,7 +231,7 @@ fn servers_that_ignore_if_match_are_caught_by_the_etag() {
     assert!(other.fired() >= 2, "both attempts saw the other version");
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("ETag went from"),
+        stderr(&output).contains("became ETag"),
         "{}",
         stderr(&output)
     );

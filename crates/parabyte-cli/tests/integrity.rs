@@ -1,11 +1,13 @@
 //! Content checks: bytes that arrive whole but wrong never get a final name. Large objects
 //! are checked by the MD5 their ETag stands for, small ones by the CRC the store sends;
-//! a body that breaks and resumes is still checked as one.
+//! a body that breaks and resumes is still checked as one. A file is one version whole: a
+//! later part of another version (or of none) is never stitched to the first, and a 200
+//! that carries a part is never taken for the whole object.
 
 mod common;
 
 use common::{files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, Fault, Rule, ServerKind};
+use parabyte_testkit::{payload, BlockingAdmin, Fault, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
 const LARGE: u64 = 5 * MIB + 99;
@@ -109,4 +111,82 @@ fn a_resumed_body_is_checked_by_combining_the_crcs_of_its_pieces() {
         (Some(1), Some(1))
     );
     assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(8, SMALL as usize));
+}
+
+#[test]
+fn a_later_part_without_an_etag_is_never_stitched_to_the_first() {
+    // Two parts: the probe's first MiB and 100 bytes more.
+    const SIZE: u64 = MIB + 100;
+    let bed = Bed::new(ServerKind::Versitygw, "mix-no-etag");
+    bed.admin
+        .put_generated(&bed.bucket, "v.bin", 1, SIZE)
+        .unwrap();
+    // The first answer's ETag looks like a multipart upload's, so no MD5 check can catch a
+    // mix: only the validators can.
+    let multipart_etag = bed.proxy.inject(
+        Rule::get().range_start(0).first(1),
+        Fault::rewrite_header("etag", |etag| etag.replace("\"", "") + "-2"),
+    );
+    let admin = BlockingAdmin::for_server(bed.server);
+    let bucket = bed.bucket.clone();
+    let replaced = bed.proxy.inject(
+        Rule::get().range_start(MIB).first(1),
+        Fault::hook(move |_, _| admin.put_generated(&bucket, "v.bin", 2, SIZE).unwrap()),
+    );
+    // Meanwhile a server that ignores If-Match serves the new version's bytes, without an ETag.
+    let new = payload(2, SIZE as usize);
+    let stale = bed.proxy.inject(
+        Rule::get().range_start(MIB).first(1),
+        Fault::serve_range(new.clone()),
+    );
+    let source = bed.url("v.bin");
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "1MiB",
+        "--threads",
+        "1",
+        &source,
+        "out.bin",
+    ]));
+    assert_eq!(
+        (multipart_etag.fired(), replaced.fired(), stale.fired()),
+        (1, 1, 1)
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        std::fs::read(bed.path("out.bin")).unwrap() == new,
+        "the new version whole, never the first part of the old one with the rest of the new"
+    );
+}
+
+/// `rclone serve s3`: every ranged GET answered 200, with the Content-Range of the part and
+/// only that part in the body; with or without an ETag.
+fn ranges_answered_200(name: &str, etag: bool) {
+    let bed = bed(name);
+    let status = bed.proxy.inject(Rule::get(), Fault::status(200));
+    if !etag {
+        bed.proxy.inject(Rule::get(), Fault::remove_header("etag"));
+    }
+    let output = copy(&bed, "large.bin", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written = std::fs::read(bed.path("out.bin")).unwrap();
+    assert_eq!(
+        written.len() as u64,
+        LARGE,
+        "never the first part saved as the whole"
+    );
+    assert!(written == payload(7, LARGE as usize));
+    assert!(status.fired() >= 6, "every part answered 200");
+}
+
+#[test]
+fn a_200_with_a_partial_content_range_is_that_part() {
+    ranges_answered_200("rclone-200", true);
+}
+
+#[test]
+fn a_200_with_a_partial_content_range_and_no_etag_is_that_part() {
+    ranges_answered_200("rclone-200-no-etag", false);
 }

@@ -20,6 +20,7 @@ use crate::report::{Failure, Reporter};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
+use crate::validator::Validator;
 
 /// Where downloaded bytes go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +172,7 @@ async fn plan_listing(
                 }),
                 known: Some(Known {
                     size: object.size,
-                    etag: object.etag,
+                    validator: object.etag.map(Validator::ETag),
                 }),
                 target: Target::Discard,
             };
@@ -268,7 +269,7 @@ pub(crate) async fn plan_items(
         let job = Job {
             known: item.size.map(|size| Known {
                 size,
-                etag: item.etag.clone(),
+                validator: item.etag.clone().map(Validator::ETag),
             }),
             target: Target::Discard,
             source: item.source.clone(),

@@ -18,6 +18,9 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// No wait is longer than this.
     pub max_delay: Duration,
+    /// No retry starts (or waits) past this much time since the first attempt; `None`: the
+    /// retries alone bound it.
+    pub max_elapsed: Option<Duration>,
 }
 
 impl Default for RetryPolicy {
@@ -26,6 +29,7 @@ impl Default for RetryPolicy {
             max_retries: 5,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(10),
+            max_elapsed: None,
         }
     }
 }
@@ -41,8 +45,59 @@ impl RetryPolicy {
     }
 }
 
+/// One request's (or one streamed range's) retries so far: the only place that decides
+/// whether a failure is waited out and tried again or given up, and that tells the whole
+/// story (attempts, elapsed time) when it is given up.
+#[derive(Debug)]
+pub(crate) struct Retries<'a> {
+    policy: &'a RetryPolicy,
+    counters: &'a Counters,
+    retries: u32,
+    started: Instant,
+}
+
+impl<'a> Retries<'a> {
+    pub(crate) fn new(policy: &'a RetryPolicy, counters: &'a Counters) -> Retries<'a> {
+        Retries {
+            policy,
+            counters,
+            retries: 0,
+            started: Instant::now(),
+        }
+    }
+
+    /// After a failed attempt: wait and return `Ok` when another one is due, else the error
+    /// to report.
+    pub(crate) async fn after(&mut self, error: Error) -> Result<()> {
+        if !error.is_retryable() {
+            return Err(error);
+        }
+        let delay = self.policy.delay(self.retries);
+        let out_of_time = self
+            .policy
+            .max_elapsed
+            .is_some_and(|budget| self.started.elapsed() + delay > budget);
+        if self.retries >= self.policy.max_retries || out_of_time {
+            // A first failure that was never retried speaks for itself, unless time ran out.
+            if self.retries == 0 && !out_of_time {
+                return Err(error);
+            }
+            return Err(Error::GaveUp {
+                attempts: self.retries + 1,
+                elapsed: self.started.elapsed(),
+                last: Box::new(error),
+            });
+        }
+        tokio::time::sleep(delay).await;
+        self.retries += 1;
+        self.counters.retries.fetch_add(1, Relaxed);
+        Ok(())
+    }
+}
+
 /// Run `request` until it succeeds, fails for good, or the retries run out. For requests
-/// whose whole answer arrives at once; streamed bodies resume in the engine instead.
+/// whose whole answer arrives at once; streamed bodies resume in the engine, with the same
+/// [`Retries`].
 pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     counters: &Counters,
@@ -52,29 +107,12 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T>>,
 {
-    let started = Instant::now();
-    let mut retries = 0;
+    let mut retries = Retries::new(policy, counters);
     loop {
         match request().await {
-            Err(error) if error.is_retryable() && retries < policy.max_retries => {
-                tokio::time::sleep(policy.delay(retries)).await;
-                retries += 1;
-                counters.retries.fetch_add(1, Relaxed);
-            }
-            other => return other.map_err(|error| give_up(error, retries, started)),
+            Err(error) => retries.after(error).await?,
+            success => return success,
         }
-    }
-}
-
-/// Wrap an error that outlived retries so its message says how hard we tried.
-pub(crate) fn give_up(error: Error, retries: u32, started: Instant) -> Error {
-    if retries == 0 || !error.is_retryable() {
-        return error;
-    }
-    Error::GaveUp {
-        attempts: retries + 1,
-        elapsed: started.elapsed(),
-        last: Box::new(error),
     }
 }
 
@@ -88,6 +126,7 @@ mod tests {
             max_retries: 10,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
+            max_elapsed: None,
         };
         for retry in 0..30 {
             let ceiling =
@@ -96,5 +135,65 @@ mod tests {
                 assert!(policy.delay(retry) <= ceiling);
             }
         }
+    }
+
+    fn quick(max_retries: u32, max_elapsed: Option<Duration>) -> RetryPolicy {
+        RetryPolicy {
+            max_retries,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+            max_elapsed,
+        }
+    }
+
+    fn throttled() -> Error {
+        Error::Throttled {
+            what: "GET x".into(),
+            detail: "503 SlowDown".into(),
+        }
+    }
+
+    /// Runs a request that always fails with `error`; how many attempts it got, and the end.
+    async fn run(policy: &RetryPolicy, error: fn() -> Error) -> (u32, Error) {
+        let counters = Counters::default();
+        let mut attempts = 0;
+        let end = with_retries(policy, &counters, || {
+            attempts += 1;
+            std::future::ready(Err::<(), _>(error()))
+        })
+        .await;
+        (attempts, end.unwrap_err())
+    }
+
+    #[tokio::test]
+    async fn retryable_failures_are_tried_again_then_given_up_with_the_story() {
+        let (attempts, error) = run(&quick(3, None), throttled).await;
+        assert_eq!(attempts, 4);
+        let Error::GaveUp { attempts, last, .. } = error else {
+            panic!("{error}");
+        };
+        assert_eq!(attempts, 4);
+        assert!(matches!(*last, Error::Throttled { .. }));
+    }
+
+    #[tokio::test]
+    async fn other_failures_are_not_tried_again() {
+        let not_found = || Error::NotFound {
+            what: "GET x".into(),
+            detail: "404".into(),
+        };
+        let (attempts, error) = run(&quick(3, None), not_found).await;
+        assert_eq!(attempts, 1);
+        assert!(error.is_not_found() && !matches!(error, Error::GaveUp { .. }));
+    }
+
+    #[tokio::test]
+    async fn the_time_budget_ends_retries_early() {
+        let (attempts, error) = run(&quick(1000, Some(Duration::ZERO)), throttled).await;
+        assert_eq!(attempts, 1, "no time left for a second attempt");
+        assert!(
+            error.to_string().contains("gave up after 1 attempts"),
+            "{error}"
+        );
     }
 }

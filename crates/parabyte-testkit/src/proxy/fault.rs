@@ -152,6 +152,13 @@ pub(super) enum Action {
         name: HeaderName,
         edit: HeaderEdit,
     },
+    /// Remove one header of the response.
+    RemoveHeader(HeaderName),
+    /// Answer with this status instead of the upstream's, keeping its headers and body.
+    Status(StatusCode),
+    /// Answer without asking upstream: the requested range of these bytes, as `206` with its
+    /// Content-Range and no ETag.
+    Serve(Bytes),
     /// Only the extra headers.
     SetHeadersOnly,
     Body(BodyFault),
@@ -247,6 +254,28 @@ impl Fault {
         })
     }
 
+    /// Removes a response header: `Fault::remove_header("etag")` for a server that sends
+    /// no ETag.
+    pub fn remove_header(name: &str) -> Fault {
+        Fault::new(Action::RemoveHeader(header_name(name)))
+    }
+
+    /// Replaces the response's status, keeping its headers and body: `Fault::status(200)` on
+    /// a ranged GET is `rclone serve s3`, which answers 200 with a partial Content-Range.
+    /// Panics if `status` is not a valid HTTP status.
+    pub fn status(status: u16) -> Fault {
+        let status = StatusCode::from_u16(status)
+            .unwrap_or_else(|_| panic!("{status} is not an HTTP status"));
+        Fault::new(Action::Status(status))
+    }
+
+    /// Answers without forwarding, with the requested range (`bytes=S-E` or `bytes=S-`) of
+    /// `object` as `206` and its Content-Range, and no ETag: a server that ignores If-Match
+    /// and serves another version. A request without a range gets all of it as `200`.
+    pub fn serve_range(object: impl Into<Bytes>) -> Fault {
+        Fault::new(Action::Serve(object.into()))
+    }
+
     /// Runs `hook(n, request)` before the request is forwarded, where `n` counts the requests
     /// the rule matched (from 1); the request waits for it (up to a minute). It runs on a
     /// thread of its own, so it may block, e.g. to replace the object with a
@@ -278,7 +307,7 @@ impl Fault {
     }
 
     fn is_reply(&self) -> bool {
-        matches!(self.action, Action::Reply { .. })
+        matches!(self.action, Action::Reply { .. } | Action::Serve(_))
     }
 
     fn is_body(&self) -> bool {
@@ -291,8 +320,10 @@ impl Fault {
         seen: &SeenRequest,
         request_id: &str,
     ) -> Option<Response<ProxyBody>> {
-        let Action::Reply { status, code } = &self.action else {
-            return None;
+        let (status, code) = match &self.action {
+            Action::Reply { status, code } => (status, code),
+            Action::Serve(object) => return Some(serve(object, seen)),
+            _ => return None,
         };
         let body = error_document(code, &seen.path, request_id);
         let response = Response::builder()
@@ -306,6 +337,22 @@ impl Fault {
             )
             .expect("the parts of an error reply are valid");
         Some(response)
+    }
+
+    /// Applies this fault's status and header changes; whether the response changed.
+    pub(super) fn edit_response<B>(&self, response: &mut Response<B>) -> bool {
+        match &self.action {
+            Action::Status(status) => {
+                *response.status_mut() = *status;
+                self.edit_headers(response.headers_mut());
+                true
+            }
+            Action::RemoveHeader(name) => {
+                let removed = response.headers_mut().remove(name).is_some();
+                self.edit_headers(response.headers_mut()) || removed
+            }
+            _ => self.edit_headers(response.headers_mut()),
+        }
     }
 
     /// Applies this fault's header changes; whether the response changed.
@@ -336,6 +383,9 @@ impl fmt::Debug for Action {
             Action::Hook(_) => f.write_str("Hook"),
             Action::DelayHeaders(delay) => write!(f, "DelayHeaders({delay:?})"),
             Action::EditHeader { name, .. } => write!(f, "EditHeader({name})"),
+            Action::RemoveHeader(name) => write!(f, "RemoveHeader({name})"),
+            Action::Status(status) => write!(f, "Status({status})"),
+            Action::Serve(object) => write!(f, "Serve({} bytes)", object.len()),
             Action::SetHeadersOnly => f.write_str("SetHeaders"),
             Action::Body(cut) => write!(f, "{cut:?}"),
             Action::FlipByte(at) => write!(f, "FlipByte({at})"),
@@ -463,6 +513,38 @@ impl Script {
         }
         due
     }
+}
+
+/// The requested range of `object`, as a server that keeps no ETag would answer it.
+fn serve(object: &Bytes, seen: &SeenRequest) -> Response<ProxyBody> {
+    let total = object.len() as u64;
+    let requested = seen
+        .range
+        .as_deref()
+        .and_then(|range| range.strip_prefix("bytes="))
+        .and_then(|range| range.split_once('-'))
+        .and_then(|(start, end)| {
+            let start: u64 = start.trim().parse().ok()?;
+            let end = match end.trim() {
+                "" => total.checked_sub(1)?,
+                end => end.parse::<u64>().ok()?.min(total.checked_sub(1)?),
+            };
+            (start <= end).then_some((start, end))
+        });
+    let builder = Response::builder();
+    let (builder, body) = match requested {
+        Some((start, end)) => (
+            builder
+                .status(StatusCode::PARTIAL_CONTENT)
+                .header("content-range", format!("bytes {start}-{end}/{total}")),
+            object.slice(start as usize..=end as usize),
+        ),
+        None => (builder.status(StatusCode::OK), object.clone()),
+    };
+    builder
+        .header(CONTENT_TYPE, "application/octet-stream")
+        .body(Full::new(body).map_err(|never| match never {}).boxed())
+        .expect("the parts of a served range are valid")
 }
 
 fn assert_bounded(pause: Duration) {
@@ -660,6 +742,46 @@ mod tests {
         assert!(!Fault::rewrite_header("etag", |v| v.to_owned()).edit_headers(&mut headers));
         assert!(Fault::set_header("etag", "\"x\"").edit_headers(&mut headers));
         assert_eq!(headers["etag"], "\"x\"");
+    }
+
+    #[test]
+    fn statuses_and_headers_can_be_changed_or_removed() {
+        let mut response = Response::builder()
+            .status(StatusCode::PARTIAL_CONTENT)
+            .header("etag", "\"e\"")
+            .header("content-range", "bytes 0-9/100")
+            .body(())
+            .unwrap();
+        assert!(Fault::status(200).edit_response(&mut response));
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()["content-range"], "bytes 0-9/100");
+        assert!(Fault::remove_header("etag").edit_response(&mut response));
+        assert!(!response.headers().contains_key("etag"));
+        assert!(!Fault::remove_header("etag").edit_response(&mut response));
+    }
+
+    #[test]
+    fn served_ranges_are_the_requested_bytes_without_an_etag() {
+        let fault = Fault::serve_range(Bytes::from_static(b"0123456789"));
+        let answer = |range: Option<&str>| {
+            let response = fault.reply(&get("/b/k", range), "x").unwrap();
+            let status = response.status();
+            let headers = response.headers().clone();
+            let body = futures::executor::block_on(response.into_body().collect())
+                .unwrap()
+                .to_bytes();
+            (status, headers, body)
+        };
+        let (status, headers, body) = answer(Some("bytes=2-4"));
+        assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+        assert_eq!(headers["content-range"], "bytes 2-4/10");
+        assert!(!headers.contains_key("etag"));
+        assert_eq!(&body[..], b"234");
+        let (_, headers, body) = answer(Some("bytes=8-"));
+        assert_eq!(headers["content-range"], "bytes 8-9/10");
+        assert_eq!(&body[..], b"89");
+        let (status, _, body) = answer(None);
+        assert_eq!((status, &body[..]), (StatusCode::OK, &b"0123456789"[..]));
     }
 
     #[test]

@@ -378,10 +378,13 @@ impl Forwarder {
             }
         }
         for due in &faults {
-            let changed = due.armed.fault.edit_headers(response.headers_mut());
+            let changed = due.armed.fault.edit_response(&mut response);
             let only_headers = matches!(
                 due.armed.fault.action,
-                Action::EditHeader { .. } | Action::SetHeadersOnly
+                Action::EditHeader { .. }
+                    | Action::SetHeadersOnly
+                    | Action::RemoveHeader(_)
+                    | Action::Status(_)
             );
             if changed && only_headers {
                 due.armed.fire();

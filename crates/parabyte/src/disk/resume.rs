@@ -14,7 +14,7 @@ use std::path::Path;
 use xattr::FileExt as _;
 
 use crate::ranges::{ByteRange, Coverage};
-use crate::validator::same_etag;
+use crate::validator::Validator;
 
 /// On a finished file: `ETAG\nSIZE\nMTIME_NS`.
 const VERSION_ATTR: &str = "user.parabyte.version";
@@ -24,8 +24,8 @@ const JOURNAL_ATTR: &str = "user.parabyte.journal";
 const JOURNAL_LIMIT: usize = 3500;
 
 /// True when `path` holds exactly this version from an earlier run: a regular file of this
-/// size, marked with this ETag, and not modified since it was marked.
-pub(crate) fn already_complete(path: &Path, etag: &str, size: u64) -> bool {
+/// size, marked with this version, and not modified since it was marked.
+pub(crate) fn already_complete(path: &Path, version: &Validator, size: u64) -> bool {
     let Ok(metadata) = fs::symlink_metadata(path) else {
         return false;
     };
@@ -43,7 +43,7 @@ pub(crate) fn already_complete(path: &Path, etag: &str, size: u64) -> bool {
         && metadata.len() == size
         && marked_size == size.to_string()
         && marked_mtime == mtime_ns(&metadata).to_string()
-        && same_etag(marked_etag, etag)
+        && Validator::from_stored(marked_etag).matches(version)
 }
 
 /// Mark a complete temporary file with the version it holds, before it takes its name.
@@ -152,11 +152,15 @@ mod tests {
         std::fs::write(&path, b"hello").unwrap();
         let file = File::open(&path).unwrap();
         mark_complete(&file, "\"abc\"", 5).unwrap();
-        assert!(already_complete(&path, "abc", 5));
-        assert!(!already_complete(&path, "\"abd\"", 5));
-        assert!(!already_complete(&path, "\"abc\"", 6));
+        let etag = |tag: &str| Validator::ETag(tag.to_owned());
+        assert!(already_complete(&path, &etag("abc"), 5));
+        assert!(!already_complete(&path, &etag("\"abd\""), 5));
+        assert!(!already_complete(&path, &etag("\"abc\""), 6));
         std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&path, b"HELLO").unwrap();
-        assert!(!already_complete(&path, "\"abc\"", 5), "edited since");
+        assert!(
+            !already_complete(&path, &etag("\"abc\""), 5),
+            "edited since"
+        );
     }
 }

@@ -8,12 +8,10 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use md5::{Digest as _, Md5};
 
-use crate::checksum::OrderedMd5;
 use crate::disk::resume::{self, mark_complete, Journal};
 use crate::error::{Error, Result};
 use crate::ranges::{ByteRange, Coverage};
@@ -21,6 +19,9 @@ use crate::ranges::{ByteRange, Coverage};
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
 pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
+
+/// Reads bytes written at an offset, exactly as many as the buffer holds.
+pub(crate) type ReadAt<'a> = dyn Fn(u64, &mut [u8]) -> io::Result<()> + 'a;
 
 /// Where one object's bytes are meant to end up.
 #[derive(Debug, Clone)]
@@ -94,32 +95,12 @@ impl Sink {
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
-                let md5 = sink.md5.clone();
                 blocking(move || {
                     file.write_all_at(&data, offset)
-                        .map_err(|e| Error::io("cannot write", &path, e))?;
-                    if let Some(md5) = md5.get() {
-                        md5.written(offset, data.len() as u64);
-                        md5.catch_up(&|at, buffer| file.read_exact_at(buffer, at))
-                            .map_err(|e| Error::io("cannot read back", &path, e))?;
-                    }
-                    Ok(())
+                        .map_err(|e| Error::io("cannot write", &path, e))
                 })
                 .await
             }
-        }
-    }
-
-    /// Start computing the MD5 of what is written; call before the first write.
-    pub(crate) fn track_md5(&self) {
-        if let Sink::File(sink) = self {
-            sink.md5.get_or_init(|| {
-                let md5 = OrderedMd5::default();
-                for (start, end) in sink.restored.stretches() {
-                    md5.written(start, end - start);
-                }
-                md5
-            });
         }
     }
 
@@ -153,26 +134,23 @@ impl Sink {
         }
     }
 
-    /// The MD5 of the `total` bytes written, when they were kept (not when discarding).
-    pub(crate) async fn md5(&self, total: u64) -> Option<Result<[u8; 16]>> {
-        let of_buffer = |buffer: &Mutex<Vec<u8>>| {
-            let data = buffer.lock().expect("sink buffer poisoned");
-            Some(Ok(Md5::digest(&data[..]).into()))
-        };
+    /// Run `work` with a reader of the bytes written so far (`read(offset, buffer)` fills
+    /// `buffer` exactly), off the async threads when they are in a file. `None` when the
+    /// bytes are not kept (discarding).
+    pub(crate) async fn read_back<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&ReadAt<'_>) -> io::Result<T> + Send + 'static,
+    ) -> Option<Result<T>> {
         match self {
             Sink::Discard => None,
-            Sink::Buffered { data, .. } => of_buffer(data),
-            Sink::Memory(data) => of_buffer(data),
+            Sink::Buffered { data, .. } => Some(read_buffer(data, work)),
+            Sink::Memory(data) => Some(read_buffer(data, work)),
             Sink::File(sink) => {
-                let md5 = sink.md5.clone();
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
                 Some(
                     blocking(move || {
-                        let md5 = md5.get().ok_or_else(|| {
-                            Error::io("MD5 was not tracked for", &path, io::Error::other("bug"))
-                        })?;
-                        md5.finish(total, &|at, buffer| file.read_exact_at(buffer, at))
+                        work(&|at, buffer| file.read_exact_at(buffer, at))
                             .map_err(|e| Error::io("cannot read back", &path, e))
                     })
                     .await,
@@ -194,6 +172,22 @@ impl Sink {
     }
 }
 
+fn read_buffer<T>(
+    buffer: &Mutex<Vec<u8>>,
+    work: impl FnOnce(&ReadAt<'_>) -> io::Result<T>,
+) -> Result<T> {
+    let data = buffer.lock().expect("sink buffer poisoned");
+    let read = |at: u64, into: &mut [u8]| {
+        let bytes = usize::try_from(at)
+            .ok()
+            .and_then(|start| data.get(start..start.checked_add(into.len())?))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        into.copy_from_slice(bytes);
+        Ok(())
+    };
+    work(&read).map_err(|e| Error::io("cannot read back", "the memory buffer", e))
+}
+
 fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
     let mut buffer = buffer.lock().expect("sink buffer poisoned");
     let end = offset as usize + data.len();
@@ -208,7 +202,6 @@ fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
 #[derive(Debug)]
 pub(crate) struct FileSink {
     file: Arc<File>,
-    md5: Arc<OnceLock<OrderedMd5>>,
     temp: PathBuf,
     path: PathBuf,
     /// The version being written, to mark the finished file with: (size, ETag).
@@ -240,7 +233,6 @@ impl FileSink {
             .map(|(size, etag)| Mutex::new(Journal::new(etag, *size)));
         let sink = FileSink {
             file: Arc::new(file),
-            md5: Arc::default(),
             temp,
             path,
             version,
@@ -271,7 +263,6 @@ impl FileSink {
         let journal = Journal::restore(&file, etag, size)?;
         Some(FileSink {
             file: Arc::new(file),
-            md5: Arc::default(),
             temp: temp.to_owned(),
             path: path.to_owned(),
             restored: journal.written().clone(),

@@ -11,13 +11,14 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use futures::{Stream, TryStreamExt};
-use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_RANGE};
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE};
 use reqwest::StatusCode;
 
 use crate::checksum::FullChecksum;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
+use crate::validator::Validator;
 use http_client::describe;
 pub(crate) use sources::Sources;
 
@@ -27,9 +28,11 @@ pub(crate) type Body = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
 /// What a GET answered about the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
-    /// 206: this range of an object of `total` bytes.
+    /// 206, or a 200 whose Content-Range names a part (`rclone serve s3` answers so): this
+    /// range of an object of `total` bytes.
     Partial { range: ByteRange, total: u64 },
-    /// 200: the whole object (the server ignored Range, or none was sent).
+    /// 200 without a Content-Range, or with one that names the whole object: the whole
+    /// object (the server ignored Range, or none was sent). No length when it is chunked.
     Whole { length: Option<u64> },
     /// 416 to a range starting at 0: the object is empty.
     Empty,
@@ -38,9 +41,8 @@ pub(crate) enum Shape {
 /// A response whose headers have arrived; the body is still on the wire.
 pub(crate) struct Fetched {
     pub shape: Shape,
-    /// The version validator: the ETag, or for a web server without a strong ETag its
-    /// Last-Modified date. Later ranges are pinned to it.
-    pub etag: Option<String>,
+    /// The version this response is of. Later ranges are pinned to it.
+    pub validator: Option<Validator>,
     /// The object answered from another address (a redirect): later ranges go there.
     pub moved_to: Option<ObjectUrl>,
     /// The whole object's CRC, when the store sent one with this response.
@@ -55,47 +57,74 @@ pub(crate) trait RangeSource: Send + Sync + 'static {
     /// How this source names an object.
     type Object: Sync;
 
-    /// GET `range` of `object` (the whole object when `None`), pinned to `if_match` (a
-    /// validator from an earlier response) when given.
+    /// GET `range` of `object` (the whole object when `None`), pinned to the version
+    /// `pinned` names (with its [`Validator::precondition`]) when given.
     fn fetch(
         &self,
         object: &Self::Object,
         range: Option<ByteRange>,
-        if_match: Option<&str>,
+        pinned: Option<&Validator>,
     ) -> impl Future<Output = Result<Fetched>> + Send;
 }
 
 /// What a GET's status and headers say about the object, for the statuses that carry it:
 /// 206, 200, and 416 to a range from byte 0 (an empty object). `Ok(None)` for any other
-/// status, which the source classifies in its own terms.
+/// status, which the source classifies in its own terms. Status, Content-Range and
+/// Content-Length must agree before a byte is taken: a body is never the whole object when
+/// the headers say it is a part.
 pub(crate) fn shape_of(
     status: StatusCode,
     headers: &HeaderMap,
     range: Option<ByteRange>,
     what: &str,
 ) -> Result<Option<Shape>> {
+    let protocol = |detail: String| Error::Protocol {
+        what: what.to_owned(),
+        detail,
+    };
     let shape = match status {
-        StatusCode::PARTIAL_CONTENT => {
-            let (range, total) = content_range(headers).ok_or_else(|| Error::Protocol {
-                what: what.to_owned(),
-                detail: "206 without a valid Content-Range".into(),
-            })?;
-            Shape::Partial { range, total }
+        StatusCode::PARTIAL_CONTENT | StatusCode::OK => {
+            let length = header_u64(headers, CONTENT_LENGTH.as_str());
+            let span = match headers.get(CONTENT_RANGE) {
+                None if status == StatusCode::OK => None,
+                None => return Err(protocol("206 without a Content-Range".into())),
+                Some(value) => Some(content_range(value).ok_or_else(|| {
+                    protocol(format!(
+                        "{} with an invalid Content-Range {value:?}",
+                        status.as_u16()
+                    ))
+                })?),
+            };
+            match span {
+                // No Content-Length (chunked): the length is known only when the body ends.
+                None => Shape::Whole { length },
+                Some((part, total)) => {
+                    let part_length = part.end - part.start + 1;
+                    if length.is_some_and(|length| length != part_length) {
+                        return Err(protocol(format!(
+                            "Content-Length {} disagrees with Content-Range {part} of {total}",
+                            length.unwrap_or_default()
+                        )));
+                    }
+                    if part_length == total {
+                        Shape::Whole {
+                            length: Some(total),
+                        }
+                    } else {
+                        Shape::Partial { range: part, total }
+                    }
+                }
+            }
         }
-        // No Content-Length (chunked): the length is known only when the body ends.
-        StatusCode::OK => Shape::Whole {
-            length: header_u64(headers, CONTENT_LENGTH.as_str()),
-        },
         // S3 answers a range on an empty object with 416: that is an empty file, not an
         // error. Some servers add `Content-Range: bytes */0`, some send nothing.
         StatusCode::RANGE_NOT_SATISFIABLE if range.is_some_and(|r| r.start == 0) => {
             match unsatisfied_length(headers) {
                 None | Some(0) => Shape::Empty,
                 Some(length) => {
-                    return Err(Error::Protocol {
-                        what: what.to_owned(),
-                        detail: format!("416 for a range starting at 0 of a {length}-byte object"),
-                    })
+                    return Err(protocol(format!(
+                        "416 for a range starting at 0 of a {length}-byte object"
+                    )))
                 }
             }
         }
@@ -120,8 +149,8 @@ pub(crate) fn body_of(response: reqwest::Response, what: String) -> Body {
 }
 
 /// `Content-Range: bytes START-END/TOTAL`.
-fn content_range(headers: &HeaderMap) -> Option<(ByteRange, u64)> {
-    let value = headers.get(CONTENT_RANGE)?.to_str().ok()?;
+fn content_range(value: &HeaderValue) -> Option<(ByteRange, u64)> {
+    let value = value.to_str().ok()?;
     let (span, total) = value.strip_prefix("bytes ")?.split_once('/')?;
     let (start, end) = span.split_once('-')?;
     let range = ByteRange {
@@ -145,41 +174,96 @@ fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
+    use reqwest::header::HeaderName;
 
-    fn headers(name: reqwest::header::HeaderName, value: &str) -> HeaderMap {
+    fn headers(pairs: &[(HeaderName, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
-        map.insert(name, HeaderValue::from_str(value).unwrap());
+        for (name, value) in pairs {
+            map.insert(name.clone(), HeaderValue::from_str(value).unwrap());
+        }
         map
+    }
+
+    fn range(start: u64, end: u64) -> ByteRange {
+        ByteRange { start, end }
     }
 
     #[test]
     fn content_range_gives_range_and_total() {
-        let parsed = content_range(&headers(CONTENT_RANGE, "bytes 0-8388607/1073741824"));
+        let parse = |text: &str| content_range(&HeaderValue::from_str(text).unwrap());
         assert_eq!(
-            parsed,
-            Some((
-                ByteRange {
-                    start: 0,
-                    end: 8_388_607
-                },
-                1 << 30
-            ))
+            parse("bytes 0-8388607/1073741824"),
+            Some((range(0, 8_388_607), 1 << 30))
         );
-        assert_eq!(content_range(&headers(CONTENT_RANGE, "bytes 5-4/10")), None);
-        assert_eq!(
-            content_range(&headers(CONTENT_RANGE, "bytes 0-10/10")),
-            None
-        );
-        assert_eq!(content_range(&headers(CONTENT_RANGE, "bytes 0-1/*")), None);
+        assert_eq!(parse("bytes 5-4/10"), None);
+        assert_eq!(parse("bytes 0-10/10"), None);
+        assert_eq!(parse("bytes 0-1/*"), None);
     }
 
     #[test]
     fn an_unsatisfied_range_may_carry_the_length() {
         assert_eq!(
-            unsatisfied_length(&headers(CONTENT_RANGE, "bytes */0")),
+            unsatisfied_length(&headers(&[(CONTENT_RANGE, "bytes */0")])),
             Some(0)
         );
         assert_eq!(unsatisfied_length(&HeaderMap::new()), None);
+    }
+
+    fn shape(status: u16, pairs: &[(HeaderName, &str)]) -> Result<Option<Shape>> {
+        let status = StatusCode::from_u16(status).unwrap();
+        shape_of(status, &headers(pairs), Some(range(0, 99)), "GET x")
+    }
+
+    #[test]
+    fn a_416_to_a_range_from_0_is_an_empty_object() {
+        assert_eq!(shape(416, &[]).unwrap(), Some(Shape::Empty));
+        let empty = shape(416, &[(CONTENT_RANGE, "bytes */0")]);
+        assert_eq!(empty.unwrap(), Some(Shape::Empty));
+        let not_empty = shape(416, &[(CONTENT_RANGE, "bytes */10")]);
+        assert!(matches!(not_empty, Err(Error::Protocol { .. })));
+    }
+
+    #[test]
+    fn a_200_with_a_partial_content_range_is_that_part() {
+        // `rclone serve s3` answers a ranged GET so.
+        let rclone = shape(
+            200,
+            &[(CONTENT_RANGE, "bytes 0-99/1000"), (CONTENT_LENGTH, "100")],
+        );
+        assert_eq!(
+            rclone.unwrap(),
+            Some(Shape::Partial {
+                range: range(0, 99),
+                total: 1000
+            })
+        );
+        let whole = shape(200, &[(CONTENT_RANGE, "bytes 0-99/100")]);
+        assert_eq!(whole.unwrap(), Some(Shape::Whole { length: Some(100) }));
+        let plain = shape(200, &[(CONTENT_LENGTH, "7")]);
+        assert_eq!(plain.unwrap(), Some(Shape::Whole { length: Some(7) }));
+    }
+
+    #[test]
+    fn status_range_and_length_must_agree() {
+        let disagree = [
+            shape(206, &[(CONTENT_LENGTH, "100")]),
+            shape(
+                206,
+                &[(CONTENT_RANGE, "bytes 0-99/1000"), (CONTENT_LENGTH, "99")],
+            ),
+            shape(
+                200,
+                &[(CONTENT_RANGE, "bytes 0-99/1000"), (CONTENT_LENGTH, "1000")],
+            ),
+            shape(200, &[(CONTENT_RANGE, "bytes 0-99/*")]),
+            shape(206, &[(CONTENT_RANGE, "bytes */1000")]),
+        ];
+        for answer in disagree {
+            assert!(
+                matches!(answer, Err(Error::Protocol { .. })),
+                "{:?}",
+                answer.map(|_| ())
+            );
+        }
     }
 }

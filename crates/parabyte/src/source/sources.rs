@@ -8,6 +8,7 @@ use super::{Fetched, RangeSource};
 use crate::error::Result;
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
+use crate::validator::Validator;
 
 /// Every source a run can read from; each object goes to the one its URL names.
 #[derive(Debug)]
@@ -23,11 +24,11 @@ impl RangeSource for Sources {
         &self,
         object: &ObjectUrl,
         range: Option<ByteRange>,
-        if_match: Option<&str>,
+        pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         match object {
-            ObjectUrl::S3(url) => self.s3.fetch(url, range, if_match).await,
-            ObjectUrl::Http(url) => self.web.fetch(url, range, if_match).await,
+            ObjectUrl::S3(url) => self.s3.fetch(url, range, pinned).await,
+            ObjectUrl::Http(url) => self.web.fetch(url, range, pinned).await,
         }
     }
 }

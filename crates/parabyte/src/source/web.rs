@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use reqwest::header::{HeaderMap, ETAG, IF_MATCH, IF_UNMODIFIED_SINCE, LAST_MODIFIED, RANGE};
+use reqwest::header::{HeaderMap, ETAG, LAST_MODIFIED, RANGE};
 use reqwest::StatusCode;
 
 use crate::config::StoreConfig;
@@ -15,6 +15,7 @@ use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
 use crate::source::http_client::{build_client, send_following, transport_error, MAX_REDIRECTS};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
+use crate::validator::Validator;
 
 /// Any web server, reached through the run's pooled client (redirects followed without
 /// credentials to other origins, rustls with the system's roots plus `--ca-bundle`).
@@ -40,7 +41,7 @@ impl RangeSource for WebSource {
         &self,
         object: &HttpUrl,
         range: Option<ByteRange>,
-        if_match: Option<&str>,
+        pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         let what = match range {
             Some(range) => format!("GET {object} {range}"),
@@ -50,8 +51,8 @@ impl RangeSource for WebSource {
         if let Some(range) = range {
             request = request.header(RANGE, range.to_string());
         }
-        if let Some((name, value)) = if_match.and_then(precondition) {
-            request = request.header(name, value);
+        if let Some(precondition) = pinned.and_then(Validator::precondition) {
+            request = request.header(precondition.name, precondition.value);
         }
         let request = request
             .build()
@@ -71,7 +72,7 @@ impl RangeSource for WebSource {
             .map(ObjectUrl::Http);
         Ok(Fetched {
             shape,
-            etag: validator(response.headers()),
+            validator: validator(response.headers()),
             // A web server's ETag is opaque (nginx's is time and size), never a content
             // MD5, and it sends no S3 checksums: only the sizes are checked.
             checksum: None,
@@ -84,30 +85,13 @@ impl RangeSource for WebSource {
 
 /// What pins this version: a strong ETag, else the Last-Modified date. A weak ETag cannot be
 /// used with `If-Match` (it compares strongly), so it does not count.
-fn validator(headers: &HeaderMap) -> Option<String> {
+fn validator(headers: &HeaderMap) -> Option<Validator> {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    header(ETAG)
-        .filter(|etag| !etag.starts_with("W/"))
-        .or_else(|| header(LAST_MODIFIED))
-        .map(str::to_owned)
-}
-
-/// The header that makes a server refuse (412) anything but the version `validator` names:
-/// `If-Unmodified-Since` for a date, `If-Match` for an ETag (quoted if it came bare, from a
-/// manifest). Weak ETags never match strongly, so they send nothing.
-fn precondition(validator: &str) -> Option<(reqwest::header::HeaderName, String)> {
-    if httpdate::parse_http_date(validator).is_ok() {
-        return Some((IF_UNMODIFIED_SINCE, validator.to_owned()));
+    let strong_etag = header(ETAG).filter(|etag| !etag.starts_with("W/"));
+    match strong_etag {
+        Some(etag) => Some(Validator::ETag(etag.to_owned())),
+        None => header(LAST_MODIFIED).map(|date| Validator::LastModified(date.to_owned())),
     }
-    if validator.starts_with("W/") {
-        return None;
-    }
-    let quoted = if validator.starts_with('"') {
-        validator.to_owned()
-    } else {
-        format!("\"{validator}\"")
-    };
-    Some((IF_MATCH, quoted))
 }
 
 /// `scheme://host:port`: where a failed connection was going, without path or query.
@@ -167,24 +151,16 @@ mod tests {
     #[test]
     fn a_strong_etag_pins_else_the_date() {
         let both = headers(&[(ETAG, "\"abc-12\""), (LAST_MODIFIED, DATE)]);
-        assert_eq!(validator(&both).as_deref(), Some("\"abc-12\""));
+        assert_eq!(
+            validator(&both),
+            Some(Validator::ETag("\"abc-12\"".to_owned()))
+        );
         let weak = headers(&[(ETAG, "W/\"abc\""), (LAST_MODIFIED, DATE)]);
-        assert_eq!(validator(&weak).as_deref(), Some(DATE));
+        assert_eq!(
+            validator(&weak),
+            Some(Validator::LastModified(DATE.to_owned()))
+        );
         assert_eq!(validator(&headers(&[(ETAG, "W/\"abc\"")])), None);
-    }
-
-    #[test]
-    fn validators_become_the_matching_precondition() {
-        assert_eq!(
-            precondition("\"abc\""),
-            Some((IF_MATCH, "\"abc\"".to_owned()))
-        );
-        assert_eq!(precondition("abc"), Some((IF_MATCH, "\"abc\"".to_owned())));
-        assert_eq!(
-            precondition(DATE),
-            Some((IF_UNMODIFIED_SINCE, DATE.to_owned()))
-        );
-        assert_eq!(precondition("W/\"abc\""), None);
     }
 
     #[test]

@@ -100,7 +100,7 @@ impl RequestLimit {
     }
 
     #[cfg(test)]
-    fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.state.lock().expect("request limit poisoned").limit
     }
 }

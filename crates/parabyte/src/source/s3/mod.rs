@@ -24,7 +24,7 @@ use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::{build_client, describe, send_following, transport_error};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
-use crate::validator::etag_md5;
+use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 use xml::ListError;
@@ -279,7 +279,7 @@ impl RangeSource for S3Store {
         &self,
         object: &S3Url,
         range: Option<ByteRange>,
-        if_match: Option<&str>,
+        pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         let range_header = range.map(|r| r.to_string());
         let what = match &range_header {
@@ -291,8 +291,9 @@ impl RangeSource for S3Store {
         if let Some(range) = &range_header {
             headers.push(("range", range));
         }
-        if let Some(etag) = if_match {
-            headers.push(("if-match", etag));
+        let precondition = pinned.and_then(Validator::precondition);
+        if let Some(precondition) = &precondition {
+            headers.push((precondition.name, &precondition.value));
         }
         let response = self
             .get(
@@ -307,19 +308,19 @@ impl RangeSource for S3Store {
         let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {
             return Err(error_from_response(response, &what, &object.bucket).await);
         };
-        let etag = response
+        let validator = response
             .headers()
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+            .map(|etag| Validator::ETag(etag.to_owned()));
         let checksum = full_checksum(response.headers());
-        let content_md5 = etag
-            .as_deref()
+        let content_md5 = validator
+            .as_ref()
             .filter(|_| !encrypted_by_key(response.headers()))
-            .and_then(etag_md5);
+            .and_then(Validator::md5);
         Ok(Fetched {
             shape,
-            etag,
+            validator,
             checksum,
             content_md5,
             moved_to: None,

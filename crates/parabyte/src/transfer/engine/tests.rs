@@ -1,0 +1,484 @@
+//! The engine's decisions, through the scripted fake source: every test names a behaviour
+//! and fails when it breaks.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use md5::{Digest as _, Md5};
+
+use super::*;
+use crate::location::S3Url;
+use crate::report::Silent;
+use crate::retry::RetryPolicy;
+use crate::transfer::fake::{Answer, FakeSource, Seen, When};
+
+/// The part size, and the largest object fetched in one request: tiny, so that the tests
+/// run in milliseconds.
+const PART: u64 = 1024;
+/// Four parts, the last one 5 bytes.
+const SIZE: u64 = 3 * PART + 5;
+
+fn data(seed: u8, size: u64) -> Vec<u8> {
+    (0..size)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+fn range(start: u64, end: u64) -> ByteRange {
+    ByteRange { start, end }
+}
+
+fn etag(tag: &str) -> Validator {
+    Validator::ETag(tag.to_owned())
+}
+
+fn md5_etag(data: &[u8]) -> String {
+    format!("\"{}\"", hex::encode(Md5::digest(data)))
+}
+
+fn config(max_retries: u32) -> TransferConfig {
+    TransferConfig {
+        threads: 1,
+        part_size: PART,
+        max_requests: 8,
+        retry: RetryPolicy {
+            max_retries,
+            base_delay: Duration::ZERO,
+            max_delay: Duration::ZERO,
+            max_elapsed: None,
+        },
+        ..TransferConfig::default()
+    }
+}
+
+struct Run {
+    engine: Engine<FakeSource>,
+    source: Arc<FakeSource>,
+    counters: Arc<Counters>,
+}
+
+fn run_with(source: FakeSource, config: TransferConfig) -> Run {
+    let source = Arc::new(source);
+    let counters = Arc::new(Counters::default());
+    let single_stream = config.part_size;
+    let mut engine = Engine::new(source.clone(), config, counters.clone(), Arc::new(Silent));
+    engine.single_stream = single_stream;
+    Run {
+        engine,
+        source,
+        counters,
+    }
+}
+
+fn job(known: Option<Known>, target: Target) -> Job {
+    Job {
+        source: ObjectUrl::S3(S3Url {
+            bucket: "b".into(),
+            key: "k".into(),
+        }),
+        known,
+        target,
+    }
+}
+
+/// Downloads into memory; the outcome and the bytes.
+async fn download(run: &Run, known: Option<Known>) -> (Result<Finished>, Vec<u8>) {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let outcome = run
+        .engine
+        .download(&job(known, Target::Memory(buffer.clone())))
+        .await;
+    let bytes = std::mem::take(&mut *buffer.lock().unwrap());
+    (outcome, bytes)
+}
+
+fn seen(range: ByteRange, pinned: Option<&str>) -> Seen {
+    Seen {
+        range: Some(range),
+        pinned: pinned.map(etag),
+    }
+}
+
+fn throttled() -> Error {
+    Error::Throttled {
+        what: "GET fake".into(),
+        detail: "503 SlowDown".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_first_206_gives_size_and_version_and_the_rest_is_pinned_to_it() {
+    let object = data(1, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(
+        run.source.seen(),
+        [
+            seen(range(0, PART - 1), None),
+            seen(range(PART, 2 * PART - 1), Some("\"e1\"")),
+            seen(range(2 * PART, 3 * PART - 1), Some("\"e1\"")),
+            seen(range(3 * PART, SIZE - 1), Some("\"e1\"")),
+        ],
+        "the probe is the first part; the rest is pinned to its version"
+    );
+}
+
+#[tokio::test]
+async fn a_first_200_is_the_whole_object_in_one_request() {
+    let object = data(2, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    run.source.script(When::nth(1), Answer::default().whole());
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.source.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn a_first_200_that_breaks_resumes_as_a_range_of_its_length() {
+    let object = data(17, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    run.source
+        .script(When::nth(1), Answer::default().whole().break_after(1500));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(
+        run.source.seen()[1],
+        seen(range(1500, SIZE - 1), Some("\"e1\""))
+    );
+}
+
+#[tokio::test]
+async fn a_first_200_without_a_length_is_as_long_as_its_body() {
+    let object = data(18, SIZE);
+    let run = run_with(FakeSource::new(&object, None), config(0));
+    let chunked = Answer::default()
+        .whole()
+        .shape(Shape::Whole { length: None });
+    run.source.script(When::nth(1), chunked);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.source.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn a_first_416_is_an_empty_object() {
+    let run = run_with(FakeSource::new(b"", Some("\"e0\"")), config(0));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(0));
+    assert!(bytes.is_empty());
+    assert_eq!(run.source.seen(), [seen(range(0, PART - 1), None)]);
+}
+
+#[tokio::test]
+async fn a_broken_body_resumes_at_the_exact_byte_with_the_same_pin() {
+    let object = data(3, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    run.source
+        .script(When::at_nth(PART, 1), Answer::default().break_after(1000));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    let requests = run.source.seen();
+    assert_eq!(
+        requests[1..3],
+        [
+            seen(range(PART, 2 * PART - 1), Some("\"e1\"")),
+            seen(range(PART + 1000, 2 * PART - 1), Some("\"e1\"")),
+        ]
+    );
+    assert_eq!(run.counters.retries.load(Relaxed), 1);
+}
+
+#[tokio::test]
+async fn an_object_changed_between_parts_is_fetched_again_on_its_new_version() {
+    let (old, new) = (data(4, SIZE), data(5, SIZE + 7));
+    let run = run_with(FakeSource::new(&old, Some("\"e1\"")), config(0));
+    run.source.script(
+        When::at_nth(PART, 1),
+        Answer::default().replace(&new, Some("\"e2\"")),
+    );
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE + 7));
+    assert!(bytes == new, "the new version whole, nothing of the old");
+    let requests = run.source.seen();
+    assert_eq!(
+        requests[..3],
+        [
+            seen(range(0, PART - 1), None),
+            seen(range(PART, 2 * PART - 1), Some("\"e1\"")),
+            seen(range(0, PART - 1), None),
+        ],
+        "a 412 on a later part starts again with a probe"
+    );
+    assert_eq!(requests[3], seen(range(PART, 2 * PART - 1), Some("\"e2\"")));
+}
+
+#[tokio::test]
+async fn an_object_that_changes_twice_fails() {
+    let object = data(6, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    run.source.script(
+        When::at_nth(PART, 1),
+        Answer::default().replace(&object, Some("\"e2\"")),
+    );
+    run.source.script(
+        When::at_nth(PART, 2),
+        Answer::default().replace(&object, Some("\"e3\"")),
+    );
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Changed { .. })), "{outcome:?}");
+    assert_eq!(run.source.seen().len(), 4, "two attempts of two requests");
+}
+
+/// A server that ignores If-Match and serves another version of a later part.
+async fn mixed_versions(later_validator: Option<&str>) -> (Run, Result<Finished>, Vec<u8>) {
+    let (old, new) = (data(7, SIZE), data(8, SIZE));
+    let run = run_with(FakeSource::new(&old, Some("\"e1\"")), config(0));
+    run.source.script(
+        When::at_nth(PART, 1),
+        Answer::default()
+            .replace(&new, later_validator)
+            .ignore_pin(),
+    );
+    let (outcome, bytes) = download(&run, None).await;
+    (run, outcome, bytes)
+}
+
+#[tokio::test]
+async fn a_later_part_without_a_validator_is_another_version() {
+    let (run, outcome, bytes) = mixed_versions(None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == data(8, SIZE), "never a file of two versions");
+    assert_eq!(run.source.seen()[2], seen(range(0, PART - 1), None));
+}
+
+#[tokio::test]
+async fn a_later_part_with_another_validator_is_another_version() {
+    let (_, outcome, bytes) = mixed_versions(Some("\"e2\"")).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == data(8, SIZE), "never a file of two versions");
+}
+
+#[tokio::test]
+async fn a_first_part_that_is_not_the_range_asked_for_fails() {
+    let run = run_with(FakeSource::new(&data(9, SIZE), Some("\"e1\"")), config(0));
+    let shifted = Shape::Partial {
+        range: range(5, PART + 4),
+        total: SIZE,
+    };
+    run.source
+        .script(When::nth(1), Answer::default().shape(shifted));
+    let (outcome, _) = download(&run, None).await;
+    let error = outcome.unwrap_err();
+    assert!(error.to_string().contains("asked for bytes=0-"), "{error}");
+}
+
+#[tokio::test]
+async fn later_parts_must_agree_on_range_total_and_whole_answers() {
+    let known = Known {
+        size: SIZE,
+        validator: Some(etag("\"e1\"")),
+    };
+    let shape = |shape| Answer::default().shape(shape);
+    let disagree = [
+        (
+            shape(Shape::Partial {
+                range: range(PART, 2 * PART - 2),
+                total: SIZE,
+            }),
+            "asked for bytes=1024-2047, got bytes=1024-2046",
+        ),
+        (
+            shape(Shape::Partial {
+                range: range(PART, 2 * PART - 1),
+                total: SIZE + 1,
+            }),
+            "size went from",
+        ),
+        (
+            shape(Shape::Whole { length: Some(SIZE) }),
+            "ignored the Range header",
+        ),
+        (
+            Answer::default().validator(None),
+            "a later part came without a validator",
+        ),
+        (
+            Answer::default().validator(Some("\"e2\"")),
+            "ETag \"e1\" became ETag \"e2\"",
+        ),
+    ];
+    for (answer, message) in disagree {
+        let run = run_with(FakeSource::new(&data(10, SIZE), Some("\"e1\"")), config(0));
+        run.source.script(When::at(PART), answer.clone());
+        let (outcome, _) = download(&run, Some(known.clone())).await;
+        let error = outcome.unwrap_err();
+        assert!(error.to_string().contains(message), "{answer:?}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
+    let object = data(11, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    run.source.script(When::every(), Answer::default().whole());
+    let small = &object[..1000];
+    let run_small = run_with(FakeSource::new(small, Some("\"e1\"")), config(0));
+    run_small
+        .source
+        .script(When::every(), Answer::default().whole());
+    let known = Known {
+        size: 1000,
+        validator: Some(etag("\"e1\"")),
+    };
+    let (outcome, bytes) = download(&run_small, Some(known)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(1000));
+    assert!(bytes == small);
+    // A whole answer of another length is another version: started again with a probe.
+    let wrong = Known {
+        size: 999,
+        validator: Some(etag("\"e1\"")),
+    };
+    let (outcome, bytes) = download(&run, Some(wrong)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(
+        run.source.seen(),
+        [
+            seen(range(0, 998), Some("\"e1\"")),
+            seen(range(0, PART - 1), None)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_content_check_sees_bytes_of_the_same_validator_that_differ() {
+    let object = data(12, SIZE);
+    let tag = md5_etag(&object);
+    let run = run_with(FakeSource::new(&object, Some(&tag)), config(0));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.counters.snapshot().verified.md5, 1);
+
+    let run = run_with(FakeSource::new(&object, Some(&tag)), config(0));
+    run.source.script(
+        When::at_nth(2 * PART, 1),
+        Answer::default().replace(&data(13, SIZE), Some(&tag)),
+    );
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+/// Large enough to stream into a temporary file (small ones are written whole).
+const FILE_PART: u64 = 128 * 1024;
+
+/// An object of four parts of [`FILE_PART`] (the last one 5 bytes), and a config to fetch it.
+fn large_file_object(seed: u8) -> (Vec<u8>, TransferConfig) {
+    let config = TransferConfig {
+        part_size: FILE_PART,
+        ..config(0)
+    };
+    (data(seed, 3 * FILE_PART + 5), config)
+}
+
+#[tokio::test]
+async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetched_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("object.bin");
+    let (object, config) = large_file_object(14);
+    let size = object.len() as u64;
+    let retry_once = TransferConfig {
+        retry: RetryPolicy {
+            max_retries: 1,
+            ..config.retry.clone()
+        },
+        ..config.clone()
+    };
+    let known = Known {
+        size,
+        validator: Some(etag("\"e1\"")),
+    };
+    let target = Target::File(path.clone());
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), retry_once);
+    run.source
+        .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
+    let outcome = run
+        .engine
+        .download(&job(Some(known.clone()), target.clone()))
+        .await;
+    assert!(matches!(outcome, Err(Error::GaveUp { .. })), "{outcome:?}");
+    assert_eq!(
+        sink::interrupted_version(&path),
+        Some((size, "\"e1\"".to_owned())),
+        "the temporary file stays, marked with its version"
+    );
+
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let outcome = run.engine.download(&job(None, target)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size - 2 * FILE_PART));
+    assert_eq!(
+        run.source.seen(),
+        [
+            seen(range(2 * FILE_PART, 3 * FILE_PART - 1), Some("\"e1\"")),
+            seen(range(3 * FILE_PART, size - 1), Some("\"e1\"")),
+        ],
+        "only the parts not recorded, pinned to the recorded version, no probe"
+    );
+    assert!(std::fs::read(&path).unwrap() == object);
+}
+
+#[tokio::test]
+async fn a_failure_that_no_later_run_can_get_past_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("object.bin");
+    let (object, config) = large_file_object(15);
+    let size = object.len() as u64;
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let shifted = Shape::Partial {
+        range: range(2 * FILE_PART, 3 * FILE_PART - 1),
+        total: size + 1,
+    };
+    run.source
+        .script(When::at(2 * FILE_PART), Answer::default().shape(shifted));
+    let outcome = run
+        .engine
+        .download(&job(None, Target::File(path.clone())))
+        .await;
+    assert!(matches!(outcome, Err(Error::Changed { .. })), "{outcome:?}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[tokio::test]
+async fn throttling_cuts_the_request_limit_and_successes_grow_it_back() {
+    // 40 parts of 64 bytes.
+    let object = data(16, 40 * 64);
+    let config = TransferConfig {
+        part_size: 64,
+        threads: 8,
+        ..config(0)
+    };
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    run.source
+        .script(When::nth(2), Answer::default().fail(throttled));
+    let known = Known {
+        size: object.len() as u64,
+        validator: Some(etag("\"e1\"")),
+    };
+    let (outcome, _) = download(&run, Some(known.clone())).await;
+    assert!(
+        matches!(outcome, Err(Error::Throttled { .. })),
+        "{outcome:?}"
+    );
+    let cut = run.engine.request_limit.limit();
+    assert!(cut < 8, "cut to {cut}");
+    let (outcome, bytes) = download(&run, Some(known)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(object.len() as u64));
+    assert!(bytes == object);
+    assert_eq!(run.engine.request_limit.limit(), 8, "grown back");
+}
