@@ -99,9 +99,14 @@ pub struct TransferArgs {
     /// Objects downloaded at the same time.
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
     pub workers: usize,
-    /// Ranged requests in flight for one large object.
-    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().threads)]
-    pub threads: usize,
+    /// Ranged requests in flight for one large object (once called --threads).
+    #[arg(
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = TransferConfig::default().ranges_per_object
+    )]
+    pub ranges_per_object: usize,
     /// Size of each ranged request: bytes or e.g. 8MiB, 16M.
     #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = size)]
     pub part_size: u64,
@@ -162,7 +167,7 @@ pub struct StoreArgs {
     #[arg(long, value_name = "FILE", env = "AWS_CA_BUNDLE")]
     pub ca_bundle: Option<PathBuf>,
     /// Seconds to wait for a connection or for the next byte before retrying.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = StoreConfig::default().read_timeout.as_secs_f64())]
     pub timeout: f64,
 }
 
@@ -202,7 +207,7 @@ impl TransferArgs {
     pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
         TransferConfig {
             workers: self.workers,
-            threads: self.threads,
+            ranges_per_object: self.ranges_per_object,
             part_size: self.part_size,
             max_requests: self.max_requests,
             list_parallelism: listing.list_parallelism,

@@ -27,7 +27,8 @@ pub struct StoreOptions {
     pub no_sign_request: bool,
     pub path_style: bool,
     pub ca_bundle: Option<PathBuf>,
-    pub timeout: f64,
+    /// `None` keeps the core's default.
+    pub timeout: Option<f64>,
 }
 
 impl StoreOptions {
@@ -45,7 +46,7 @@ impl StoreOptions {
             )),
         };
         let defaults = StoreConfig::from_env();
-        Ok(StoreConfig {
+        let config = StoreConfig {
             region: self.region,
             endpoint_url: self.endpoint_url,
             profile: self.profile,
@@ -54,8 +55,11 @@ impl StoreOptions {
             credentials,
             ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
             ..defaults
-        }
-        .with_timeout_seconds(self.timeout))
+        };
+        Ok(match self.timeout {
+            Some(seconds) => config.with_timeout_seconds(seconds),
+            None => config,
+        })
     }
 }
 
@@ -63,7 +67,7 @@ impl StoreOptions {
 #[derive(Debug)]
 pub struct TransferOptions {
     pub workers: Option<usize>,
-    pub threads: Option<usize>,
+    pub ranges_per_object: Option<usize>,
     pub part_size: Option<Size>,
     pub max_requests: Option<usize>,
     pub retries: Option<u32>,
@@ -84,7 +88,7 @@ impl TransferOptions {
         };
         Ok(TransferConfig {
             workers: self.workers.unwrap_or(defaults.workers),
-            threads: self.threads.unwrap_or(defaults.threads),
+            ranges_per_object: self.ranges_per_object.unwrap_or(defaults.ranges_per_object),
             part_size,
             max_requests: self.max_requests.unwrap_or(defaults.max_requests),
             list_parallelism: self.list_parallelism.unwrap_or(defaults.list_parallelism),

@@ -124,7 +124,7 @@ impl From<parabyte::Summary> for Summary {
                 .into_iter()
                 .map(|failure| Failure {
                     source: failure.source,
-                    error: failure.error,
+                    error: failure.error.to_string(),
                 })
                 .collect(),
         }

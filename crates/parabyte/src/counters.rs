@@ -10,9 +10,13 @@ use crate::checksum::{Method, Verified};
 /// Requests sent, by kind, as the engine sent them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RequestCounts {
+    /// Object GETs, ranged or whole.
     pub get: u64,
+    /// ListObjectsV2 pages.
     pub list: u64,
+    /// HEAD requests.
     pub head: u64,
+    /// PUT requests.
     pub put: u64,
 }
 

@@ -21,11 +21,24 @@ pub enum Location {
 /// `s3://bucket/key`, with the key exactly as stored (no URL decoding, as in the AWS CLI).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Url {
+    /// The bucket name.
     pub bucket: String,
+    /// The key, or the prefix when empty or ending in `/`.
     pub key: String,
 }
 
 impl S3Url {
+    /// Parse `s3://bucket/key` or `s3://bucket/prefix/`; anything else is refused with a hint.
+    pub fn parse(text: &str) -> Result<S3Url> {
+        match Location::parse(text)? {
+            Location::S3(url) => Ok(url),
+            Location::Http(_) | Location::Local(_) => Err(Error::InvalidInput(format!(
+                "'{}' is not an S3 URL; write s3://bucket/key or s3://bucket/prefix/",
+                redact(text)
+            ))),
+        }
+    }
+
     /// True when the URL names a prefix rather than one object.
     pub fn is_prefix(&self) -> bool {
         self.key.is_empty() || self.key.ends_with('/')
@@ -168,7 +181,9 @@ fn redact_password(base: &str) -> String {
 /// may mix both (a manifest can).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ObjectUrl {
+    /// `s3://bucket/key`.
     S3(S3Url),
+    /// `http(s)://host/path`.
     Http(HttpUrl),
 }
 
