@@ -44,6 +44,10 @@ def test_bad_input_is_a_value_error(client: parabyte.Client, tmp_path: Path):
         parabyte.Client(part_size="eight megs")
     with pytest.raises(parabyte.InvalidInputError, match="together"):
         parabyte.Client(access_key_id="only-half")
+    with pytest.raises(parabyte.InvalidInputError, match="not both"):
+        parabyte.Client(ranges_per_object=4, threads=4)
+    with pytest.raises(parabyte.InvalidInputError, match="--ranges-per-object"):
+        parabyte.Client(threads=0)
 
 
 def test_failed_objects_are_raised_when_asked(
