@@ -14,7 +14,8 @@ use crate::buffer::Buffer;
 use crate::errors::{to_py, InvalidInputError};
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Size, StoreOptions, TransferOptions};
-use crate::run::{runtime, transfer_async, transfer_sync, wait, Transfer};
+use crate::run::{transfer_async, transfer_sync, wait, Transfer};
+use crate::runtime::runtime;
 use crate::summary::Summary;
 
 /// One object for `download_many`: where it is, optionally where it goes, and its size and

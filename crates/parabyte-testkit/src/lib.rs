@@ -43,6 +43,7 @@ mod admin;
 mod blocking;
 mod data;
 mod error;
+mod kind;
 mod names;
 mod nginx;
 mod process;
@@ -54,10 +55,11 @@ pub use admin::{AdminClient, S3Request, S3Response};
 pub use blocking::BlockingAdmin;
 pub use data::{payload, payload_at};
 pub use error::{Error, Result};
+pub use kind::ServerKind;
 pub use names::{encode_key, unique_bucket_name};
 pub use nginx::{Serving, WebServer};
 pub use proxy::{
     AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
     MAX_FAULT_PAUSE,
 };
-pub use server::{shared, shared_tls, ServerKind, TestServer, ACCESS_KEY, REGION, SECRET_KEY};
+pub use server::{shared, shared_tls, TestServer, ACCESS_KEY, REGION, SECRET_KEY};
