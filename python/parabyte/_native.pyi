@@ -215,6 +215,10 @@ class Failure:
 
     source: str
     error: str
+    @property
+    def exception(self) -> Exception:
+        """The error as the `parabyte.Error` subclass a single download would raise
+        (`NotFoundError` is also a `FileNotFoundError`)."""
 
 class Summary:
     """What one transfer did."""
