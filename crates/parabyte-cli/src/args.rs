@@ -99,7 +99,7 @@ pub struct TransferArgs {
     /// Objects downloaded at the same time.
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
     pub workers: usize,
-    /// Ranged requests in flight for one large object (once called --threads).
+    /// Ranged requests in flight for one large object.
     #[arg(
         long,
         visible_alias = "threads",
