@@ -1,7 +1,9 @@
 //! Command-line flags. They fill the library's config structs and nothing else, so the CLI
 //! and the Python binding share one meaning for every option.
 
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use clap::{Args, Parser, Subcommand};
 use parabyte::{parse_size, RetryPolicy, StoreConfig, TransferConfig};
@@ -108,8 +110,8 @@ pub struct TransferArgs {
     )]
     pub ranges_per_object: usize,
     /// Size of each ranged request: bytes or e.g. 8MiB, 16M.
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = size)]
-    pub part_size: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(TransferConfig::default().part_size))]
+    pub part_size: Size,
     /// Requests in flight across all objects (bounds connections and memory).
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().max_requests)]
     pub max_requests: usize,
@@ -182,8 +184,30 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
-fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
+/// A size in bytes as `--part-size` takes it (`8MiB`, `16M`, bytes), shown in `--help` the
+/// way users write it, so the default lives only in `TransferConfig::default()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl FromStr for Size {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Size, String> {
+        parse_size(text).map(Size).map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+        match units
+            .iter()
+            .find(|(unit, _)| self.0 >= *unit && self.0 % unit == 0)
+        {
+            Some((unit, name)) => write!(f, "{}{name}", self.0 / unit),
+            None => write!(f, "{}", self.0),
+        }
+    }
 }
 
 impl StoreArgs {
@@ -208,7 +232,7 @@ impl TransferArgs {
         TransferConfig {
             workers: self.workers,
             ranges_per_object: self.ranges_per_object,
-            part_size: self.part_size,
+            part_size: self.part_size.0,
             max_requests: self.max_requests,
             list_parallelism: listing.list_parallelism,
             list_page_size: listing.list_page_size,
@@ -218,6 +242,19 @@ impl TransferArgs {
             },
             verify_content: !self.no_verify,
             skip_unchanged: !self.force,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_show_as_users_write_them_and_parse_back() {
+        for (bytes, shown) in [(8 << 20, "8MiB"), (512 << 10, "512KiB"), (1536, "1536")] {
+            assert_eq!(Size(bytes).to_string(), shown);
+            assert_eq!(shown.parse::<Size>(), Ok(Size(bytes)));
         }
     }
 }
