@@ -257,4 +257,16 @@ mod tests {
             assert_eq!(shown.parse::<Size>(), Ok(Size(bytes)));
         }
     }
+
+    #[test]
+    fn threads_is_still_accepted_for_ranges_per_object() {
+        for flag in ["--ranges-per-object", "--threads"] {
+            let cli =
+                Cli::try_parse_from(["parabyte", "cp", flag, "3", "s3://b/k", "out"]).unwrap();
+            let Command::Cp(args) = cli.command else {
+                panic!("cp parses as cp");
+            };
+            assert_eq!(args.transfer.ranges_per_object, 3, "{flag}");
+        }
+    }
 }
