@@ -27,8 +27,9 @@ class Client:
         no_sign_request: bool = False,
         path_style: bool = False,
         ca_bundle: _Path | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
         workers: int | None = None,
+        ranges_per_object: int | None = None,
         threads: int | None = None,
         part_size: int | str | None = None,
         max_requests: int | None = None,
@@ -47,9 +48,10 @@ class Client:
             no_sign_request: anonymous requests, for public buckets.
             path_style: https://host/bucket/key addressing on AWS too.
             ca_bundle: a PEM file of extra certificate authorities (default AWS_CA_BUNDLE).
-            timeout: seconds to wait for a connection or the next byte.
+            timeout: seconds to wait for a connection or the next byte (30).
             workers: objects in flight (64).
-            threads: ranged requests in flight per object (16).
+            ranges_per_object: ranged requests in flight per object (16).
+            threads: the old name of ranges_per_object, still accepted.
             part_size: bytes per ranged GET, an int or "8MiB", "16M" (8 MiB).
             max_requests: requests in flight overall (128).
             retries: retries of a failed request (5).
@@ -74,8 +76,8 @@ class Client:
     ) -> Summary:
         """Download `s3://bucket/key` or `https://host/path` to a file (or into a directory
         that exists or ends in "/"), or everything under `s3://bucket/prefix/` (or any S3
-        source with `recursive`) into a directory. `destination=None` fetches and keeps
-        nothing.
+        source with `recursive`) into a directory; a local file or directory is copied the
+        same careful way. `destination=None` fetches and keeps nothing.
 
         A single object that fails raises (`NotFoundError` is a `FileNotFoundError`); under a
         prefix, objects that fail are listed in the summary and the others arrive.
@@ -212,6 +214,10 @@ class Failure:
 
     source: str
     error: str
+    @property
+    def exception(self) -> Exception:
+        """The error as the `parabyte.Error` subclass a single download would raise
+        (`NotFoundError` is also a `FileNotFoundError`)."""
 
 class Summary:
     """What one transfer did."""

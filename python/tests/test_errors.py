@@ -48,6 +48,10 @@ def test_bad_input_is_a_value_error(client: parabyte.Client, tmp_path: Path):
     for timeout in [float("inf"), 1e30, float("nan"), -1.0, 0.0]:
         with pytest.raises(parabyte.InvalidInputError, match="timeout"):
             parabyte.Client(timeout=timeout)
+    with pytest.raises(parabyte.InvalidInputError, match="not both"):
+        parabyte.Client(ranges_per_object=4, threads=4)
+    with pytest.raises(parabyte.InvalidInputError, match="--ranges-per-object"):
+        parabyte.Client(threads=0)
 
 
 def test_failed_objects_are_raised_when_asked(
@@ -61,10 +65,10 @@ def test_failed_objects_are_raised_when_asked(
     summary = client.download_many(items, tmp_path / "out")
     assert (summary.objects, summary.failed) == (1, 2)
     assert not summary.ok
-    assert {failure.source for failure in summary.failures} == {
-        store.url("small/00004.bin"),
-        store.url("small/gone.bin"),
-    }
+    kinds = {failure.source: failure.exception for failure in summary.failures}
+    assert kinds.keys() == {store.url("small/00004.bin"), store.url("small/gone.bin")}
+    assert isinstance(kinds[store.url("small/00004.bin")], parabyte.InvalidInputError)
+    assert isinstance(kinds[store.url("small/gone.bin")], FileNotFoundError)
     with pytest.raises(parabyte.TransferFailedError, match="2 of 3 objects failed") as raised:
         summary.raise_for_failures()
     assert raised.value.summary is summary

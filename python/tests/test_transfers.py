@@ -8,6 +8,8 @@ import itertools
 import threading
 from pathlib import Path
 
+import pytest
+
 import parabyte
 from conftest import LARGE_SIZE, SMALL_COUNT, SMALL_SIZE, Store
 
@@ -82,6 +84,7 @@ def test_get_bytes_hands_over_one_buffer(client: parabyte.Client, store: Store):
 
 
 def test_get_bytes_in_parallel_ranges(store: Store):
+    # `threads` is the old name of `ranges_per_object`, still accepted.
     small_parts = parabyte.Client(**store.client_options(), part_size="1MiB", threads=4)
     buffer = small_parts.get_bytes(store.url("large/big.bin"))
     assert memoryview(buffer) == store.stored("large/big.bin")
@@ -122,7 +125,7 @@ def test_options_are_the_cli_flags(store: Store):
     client = parabyte.Client(
         **store.client_options(),
         workers=2,
-        threads=2,
+        ranges_per_object=2,
         part_size=1 << 20,
         max_requests=4,
         retries=1,
@@ -137,7 +140,7 @@ def test_options_are_the_cli_flags(store: Store):
 
 def test_a_presigned_url_arrives_in_parallel_ranges(store: Store, tmp_path: Path):
     # No credentials: the signature is in the URL, which must never show in the summary.
-    anonymous = parabyte.Client(part_size="1MiB", threads=4)
+    anonymous = parabyte.Client(part_size="1MiB", ranges_per_object=4)
     summary = anonymous.download(store.presigned_url, tmp_path / "from-url.bin")
     assert (tmp_path / "from-url.bin").read_bytes() == store.stored("large/big.bin")
     assert summary.requests.get == LARGE_SIZE // (1 << 20)
@@ -172,3 +175,15 @@ def test_a_finished_download_is_skipped_unless_forced(store: Store, tmp_path: Pa
     forced = parabyte.Client(**store.client_options(), force=True)
     fetched = forced.download(store.url("small/a/"), tmp_path)
     assert (fetched.objects, fetched.skipped) == (first.objects, 0)
+
+
+def test_a_local_tree_is_copied_through_the_same_entry_point(tmp_path: Path):
+    source = tmp_path / "source"
+    (source / "sub").mkdir(parents=True)
+    (source / "a.bin").write_bytes(b"a" * 100)
+    (source / "sub" / "b.bin").write_bytes(b"b" * 200)
+    summary = parabyte.Client().download(str(source), tmp_path / "copy")
+    assert (summary.objects, summary.bytes, summary.failed) == (2, 300, 0)
+    assert (tmp_path / "copy" / "sub" / "b.bin").read_bytes() == b"b" * 200
+    with pytest.raises(parabyte.InvalidInputError, match="needs a destination"):
+        parabyte.Client().download(str(source), None)

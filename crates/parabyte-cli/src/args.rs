@@ -1,7 +1,9 @@
 //! Command-line flags. They fill the library's config structs and nothing else, so the CLI
 //! and the Python binding share one meaning for every option.
 
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -101,11 +103,16 @@ pub struct TransferArgs {
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
     pub workers: usize,
     /// Ranged requests in flight for one large object.
-    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().threads)]
-    pub threads: usize,
+    #[arg(
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = TransferConfig::default().ranges_per_object
+    )]
+    pub ranges_per_object: usize,
     /// Size of each ranged request: bytes or e.g. 8MiB, 16M.
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = size)]
-    pub part_size: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(TransferConfig::default().part_size))]
+    pub part_size: Size,
     /// Requests in flight across all objects (bounds connections and memory).
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().max_requests)]
     pub max_requests: usize,
@@ -163,8 +170,9 @@ pub struct StoreArgs {
     #[arg(long, value_name = "FILE", env = "AWS_CA_BUNDLE")]
     pub ca_bundle: Option<PathBuf>,
     /// Seconds to wait for a connection or for the next byte before retrying.
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = timeout, allow_negative_numbers = true)]
-    pub timeout: Duration,
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true,
+          default_value_t = Seconds(StoreConfig::default().read_timeout))]
+    pub timeout: Seconds,
 }
 
 #[derive(Debug, Args)]
@@ -178,16 +186,55 @@ pub struct OutputArgs {
     pub quiet: bool,
 }
 
-fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
+/// A size in bytes as `--part-size` takes it (`8MiB`, `16M`, bytes), shown in `--help` the
+/// way users write it, so the default lives only in `TransferConfig::default()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl FromStr for Size {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Size, String> {
+        parse_size(text).map(Size).map_err(|e| e.to_string())
+    }
 }
 
-fn timeout(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| "not a number of seconds (e.g. 30 or 0.5)".to_owned())?;
-    parse_timeout_seconds(seconds).map_err(|e| e.to_string())
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+        match units
+            .iter()
+            .find(|(unit, _)| self.0 >= *unit && self.0 % unit == 0)
+        {
+            Some((unit, name)) => write!(f, "{}{name}", self.0 / unit),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+/// `--timeout` in seconds: above 0 and at most a day (`inf`, `NaN` or `1e30` are usage
+/// errors, not a panic), shown in `--help` from `StoreConfig::default()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seconds(pub Duration);
+
+impl FromStr for Seconds {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Seconds, String> {
+        let seconds: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| "not a number of seconds (e.g. 30 or 0.5)".to_owned())?;
+        parse_timeout_seconds(seconds)
+            .map(Seconds)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.as_secs_f64())
+    }
 }
 
 impl StoreArgs {
@@ -203,7 +250,7 @@ impl StoreArgs {
             ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle.clone()),
             ..defaults
         }
-        .with_timeout(self.timeout)
+        .with_timeout(self.timeout.0)
     }
 }
 
@@ -211,8 +258,8 @@ impl TransferArgs {
     pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
         TransferConfig {
             workers: self.workers,
-            threads: self.threads,
-            part_size: self.part_size,
+            ranges_per_object: self.ranges_per_object,
+            part_size: self.part_size.0,
             max_requests: self.max_requests,
             list_parallelism: listing.list_parallelism,
             list_page_size: listing.list_page_size,
@@ -222,6 +269,31 @@ impl TransferArgs {
             },
             verify_content: !self.no_verify,
             skip_unchanged: !self.force,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_show_as_users_write_them_and_parse_back() {
+        for (bytes, shown) in [(8 << 20, "8MiB"), (512 << 10, "512KiB"), (1536, "1536")] {
+            assert_eq!(Size(bytes).to_string(), shown);
+            assert_eq!(shown.parse::<Size>(), Ok(Size(bytes)));
+        }
+    }
+
+    #[test]
+    fn threads_is_still_accepted_for_ranges_per_object() {
+        for flag in ["--ranges-per-object", "--threads"] {
+            let cli =
+                Cli::try_parse_from(["parabyte", "cp", flag, "3", "s3://b/k", "out"]).unwrap();
+            let Command::Cp(args) = cli.command else {
+                panic!("cp parses as cp");
+            };
+            assert_eq!(args.transfer.ranges_per_object, 3, "{flag}");
         }
     }
 }

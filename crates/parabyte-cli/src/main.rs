@@ -13,8 +13,7 @@ use std::time::Duration;
 use clap::Parser;
 use futures::StreamExt;
 use parabyte::{
-    copy_local, Client, CopyRequest, Destination, Error, Failure, HttpUrl, Item, Listed, Location,
-    Manifest, ObjectUrl, Reporter, S3Url, Silent, Summary,
+    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
@@ -34,10 +33,10 @@ fn main() -> ExitCode {
         tokio::select! {
             status = run(cli.command) => status,
             signal = interrupted() => {
-                eprintln!(
+                tell(format_args!(
                     "interrupted: finished objects are in place; parts of unfinished large objects \
                      are kept hidden (.NAME.parabyte-part) and resume when the same command runs again"
-                );
+                ));
                 ExitCode::from(128 + signal)
             }
         }
@@ -74,33 +73,9 @@ fn tell(line: std::fmt::Arguments) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-fn s3_url(text: &str) -> Result<S3Url, Error> {
-    match Location::parse(text)? {
-        Location::S3(url) => Ok(url),
-        Location::Http(_) | Location::Local(_) => Err(Error::InvalidInput(format!(
-            "'{}' is not an S3 URL; this needs s3://bucket/key or s3://bucket/prefix/",
-            parabyte::redact(text)
-        ))),
-    }
-}
-
-/// What one `cp` asks the library for.
-enum Work {
-    Request(CopyRequest),
-    Items {
-        items: Vec<Item>,
-        destination: Destination,
-        /// Manifest lines that are not items: failures of their own.
-        bad_lines: Vec<Failure>,
-    },
-    /// A local file or tree to another local path.
-    Local {
-        source: PathBuf,
-        destination: PathBuf,
-    },
-}
-
-fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
+/// The library's request for one `cp`: which argument is the source and which the
+/// destination. What the source is, the library decides.
+fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
     let destination_arg = match &args.manifest {
         // `cp --manifest FILE DEST`: the one positional argument is the destination.
         Some(_) if args.destination.is_some() => return Err(Error::InvalidInput(
@@ -110,70 +85,26 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
         Some(_) => args.source.as_ref().map(PathBuf::from),
         None => args.destination.clone(),
     };
-    let destination_arg = destination_arg
-        .map(|path| parabyte::local_destination(path.as_os_str()))
-        .transpose()?;
     let destination = match (destination_arg, args.discard) {
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
-    if let Some(path) = &args.manifest {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-            op: "cannot read manifest",
-            path: path.clone(),
-            source: e,
-        })?;
-        let manifest = Manifest::parse(&text);
-        let bad_lines = manifest
-            .errors
-            .iter()
-            .map(|error| Failure {
-                source: format!("{}:{}", path.display(), error.line),
-                error: error.message.clone(),
-            })
-            .collect();
-        return Ok(Work::Items {
-            items: manifest.items,
-            destination,
-            bad_lines,
-        });
-    }
-    let source = args.source.as_deref().unwrap_or_default();
-    match Location::parse(source)? {
-        Location::S3(source) => Ok(Work::Request(CopyRequest {
-            source,
+    match &args.manifest {
+        Some(path) => Ok(CopyRequest {
+            source: Source::Manifest(path.clone()),
             destination,
             recursive: args.recursive,
-        })),
-        Location::Http(url) if args.recursive => Err(Error::InvalidInput(format!(
-            "--recursive needs an s3:// prefix; {url} is one file"
-        ))),
-        Location::Http(url) => Ok(single_url(url, destination)),
-        Location::Local(source) => match destination {
-            Destination::Path(destination) => Ok(Work::Local {
-                source,
-                destination,
-            }),
-            Destination::Discard => Err(Error::InvalidInput(
-                "--discard measures a store or a web server; a local source needs a destination"
-                    .into(),
-            )),
-        },
-    }
-}
-
-/// One URL to DEST, or into DEST when it is a directory (exists as one or ends in '/').
-fn single_url(url: HttpUrl, destination: Destination) -> Work {
-    let (item, destination) = Item::to_path(ObjectUrl::Http(url), destination);
-    Work::Items {
-        items: vec![item],
-        destination,
-        bad_lines: Vec::new(),
+        }),
+        None => CopyRequest::parse(
+            args.source.as_deref().unwrap_or_default(),
+            destination,
+            args.recursive,
+        ),
     }
 }
 
 async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
-    let work = plan_copy(&args)?;
+    let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
     let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
@@ -181,34 +112,12 @@ async fn copy(args: CpArgs) -> Result<ExitCode, Error> {
         Some(bar) => bar.clone(),
         None => Arc::new(Silent),
     };
-    let (summary, bad_lines) = match work {
-        Work::Request(request) => {
-            let client = Client::connect(&args.store.to_config(), transfer).await?;
-            (client.copy(&request, reporter).await, Vec::new())
-        }
-        Work::Items {
-            items,
-            destination,
-            bad_lines,
-        } => {
-            let client = Client::connect(&args.store.to_config(), transfer).await?;
-            let summary = client.copy_items(items, &destination, reporter).await;
-            (summary, bad_lines)
-        }
-        Work::Local {
-            source,
-            destination,
-        } => {
-            let summary = copy_local(&source, &destination, &transfer, reporter).await;
-            (summary, Vec::new())
-        }
-    };
+    let client = Client::connect(&args.store.to_config(), transfer).await?;
+    let summary = client.copy(&request, reporter).await;
     if let Some(bar) = &progress {
         bar.finish();
     }
-    let mut summary = summary?;
-    summary.failed += bad_lines.len() as u64;
-    summary.failures.splice(0..0, bad_lines);
+    let summary = summary?;
     if args.output.json {
         print_json(&summary);
     }
@@ -293,7 +202,7 @@ fn human_bytes(bytes: f64) -> String {
 }
 
 async fn list(args: LsArgs) -> Result<ExitCode, Error> {
-    let url = s3_url(&args.url)?;
+    let url = S3Url::parse(&args.url)?;
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut entries = std::pin::pin!(client.list(&url, args.recursive));
     let mut out = std::io::stdout().lock();

@@ -4,10 +4,11 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{files_under, run, stderr, summary, Bed};
+use common::{files_under, run, stderr, summary, wait_for, wait_for_exit, Bed};
 use parabyte_testkit::{payload, AfterStall, Fault, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
@@ -105,6 +106,23 @@ fn a_large_object_that_failed_resumes_from_its_finished_parts() {
 }
 
 const INTERRUPTED_SIZE: u64 = 6 * MIB;
+/// Far above what any awaited event needs, far below the 60 s stall.
+const EVENT_LIMIT: Duration = Duration::from_secs(20);
+
+/// Bytes the journal on a temporary file vouches for (`ETAG\nSIZE\nSTART-END,...`, ends
+/// exclusive): what a later run will not fetch again. 0 while there is no journal.
+fn journaled_bytes(temp: &Path) -> u64 {
+    let Ok(Some(journal)) = xattr::get(temp, "user.parabyte.journal") else {
+        return 0;
+    };
+    let journal = String::from_utf8_lossy(&journal);
+    let ranges = journal.splitn(3, '\n').nth(2).unwrap_or_default();
+    ranges
+        .split(',')
+        .filter_map(|stretch| stretch.split_once('-'))
+        .map(|(start, end)| end.parse::<u64>().unwrap() - start.parse::<u64>().unwrap())
+        .sum()
+}
 
 /// `set/big` (6 MiB) downloaded by `cp SOURCE DEST` in 1 MiB parts, interrupted with
 /// SIGINT while the part at 2 MiB hangs and the five others are in.
@@ -123,15 +141,13 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while bed.proxy.counts().get < 6 {
-        assert!(Instant::now() < deadline, "the parts never went out");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let temp = bed.path("out/.big.parabyte-part");
+    wait_for("the five other parts journaled", EVENT_LIMIT, || {
+        journaled_bytes(&temp) == INTERRUPTED_SIZE - MIB
+    });
     // SAFETY: kill only sends a signal to the child we spawned.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(wait_for_exit(&mut child, EVENT_LIMIT).code(), Some(130));
     assert_eq!(files_under(&bed.path("out")), vec![".big.parabyte-part"]);
     bed.proxy.clear_faults();
     bed.proxy.reset();

@@ -37,7 +37,7 @@ fn out_of_range_numbers_are_usage_errors_naming_the_flag() {
     for flag in [
         "--workers",
         "--max-requests",
-        "--threads",
+        "--ranges-per-object",
         "--list-parallelism",
     ] {
         cases.push((format!("{flag}={huge}"), flag));

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use tokio::task::AbortHandle;
 
-use crate::run::runtime;
+use crate::runtime::runtime;
 
 /// False once Python is exiting: runtime threads then leave Python alone.
 static GATE: RwLock<bool> = RwLock::new(true);

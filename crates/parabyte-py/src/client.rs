@@ -6,15 +6,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use parabyte::{CopyRequest, Destination, Location, ObjectUrl, S3Url};
+use parabyte::{CopyRequest, Destination, Location, ObjectUrl, S3Url, Source};
 use pyo3::prelude::*;
 
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
-use crate::errors::{to_py, FirstError, InvalidInputError};
+use crate::errors::{to_py, InvalidInputError};
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Size, StoreOptions, TransferOptions};
-use crate::run::{runtime, transfer_async, transfer_sync, wait, Transfer};
+use crate::run::{transfer_async, transfer_sync, wait, Transfer};
+use crate::runtime::runtime;
 use crate::summary::Summary;
 
 /// One object for `download_many`: where it is, optionally where it goes, and its size and
@@ -103,8 +104,9 @@ impl Client {
         no_sign_request = false,
         path_style = false,
         ca_bundle = None,
-        timeout = 30.0,
+        timeout = None,
         workers = None,
+        ranges_per_object = None,
         threads = None,
         part_size = None,
         max_requests = None,
@@ -125,8 +127,9 @@ impl Client {
         no_sign_request: bool,
         path_style: bool,
         ca_bundle: Option<PathBuf>,
-        timeout: f64,
+        timeout: Option<f64>,
         workers: Option<usize>,
+        ranges_per_object: Option<usize>,
         threads: Option<usize>,
         part_size: Option<Size>,
         max_requests: Option<usize>,
@@ -149,9 +152,18 @@ impl Client {
             timeout,
         }
         .into_config()?;
+        // `threads` is the old name of `ranges_per_object`, still accepted.
+        let ranges_per_object = match (ranges_per_object, threads) {
+            (Some(_), Some(_)) => {
+                return Err(InvalidInputError::new_err(
+                    "give ranges_per_object or its old name threads, not both",
+                ))
+            }
+            (given, old_name) => given.or(old_name),
+        };
         let transfer = TransferOptions {
             workers,
-            threads,
+            ranges_per_object,
             part_size,
             max_requests,
             retries,
@@ -182,8 +194,8 @@ impl Client {
         recursive: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
-        let transfer = self.copy(source, destination, recursive)?;
-        transfer_sync(py, transfer, progress)
+        let request = CopyRequest::parse(source, destination_of(destination), recursive);
+        transfer_sync(py, self.copy(request.map_err(to_py)?), progress)
     }
 
     /// `download` as an awaitable.
@@ -196,8 +208,8 @@ impl Client {
         recursive: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let transfer = self.copy(source, destination, recursive)?;
-        transfer_async(py, transfer, progress)
+        let request = CopyRequest::parse(source, destination_of(destination), recursive);
+        transfer_async(py, self.copy(request.map_err(to_py)?), progress)
     }
 
     /// Download many objects into `destination`; items with a known size cost no probe.
@@ -243,7 +255,7 @@ impl Client {
     /// level with "folders". Iterate with `for` or `async for`.
     #[pyo3(signature = (prefix, *, recursive = true))]
     fn list(&self, prefix: &str, recursive: bool) -> PyResult<ListIterator> {
-        let url = s3_url(prefix)?;
+        let url = S3Url::parse(prefix).map_err(to_py)?;
         // The listing spawns its first worker as soon as it is created.
         let _runtime = runtime().enter();
         Ok(ListIterator::new(
@@ -258,27 +270,23 @@ impl Client {
 }
 
 impl Client {
-    /// `download` of one URL: an item of `copy_items`, its failure raised as one object's is.
-    fn copy_url(&self, url: ObjectUrl, destination: Destination) -> Transfer<Summary> {
-        let (item, destination) = parabyte::Item::to_path(url, destination);
+    /// The core's one entry point for a request; a request naming one object raises that
+    /// object's failure, as its own typed exception.
+    fn copy(&self, request: CopyRequest) -> Transfer<Summary> {
         let client = self.inner.clone();
         Box::new(move |reporter| {
             async move {
-                let first_error = Arc::new(FirstError::new(reporter));
-                let summary = client
-                    .copy_items(vec![item], &destination, first_error.clone())
-                    .await
-                    .map_err(to_py)?;
-                match first_error.take() {
-                    Some(error) => Err(error),
-                    None => Ok(Summary::from(summary)),
+                let summary = client.copy(&request, reporter).await.map_err(to_py)?;
+                match summary.failures.first() {
+                    Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
+                    _ => Ok(Summary::from(summary)),
                 }
             }
             .boxed()
         })
     }
 
-    /// The core's `copy_items` for `download_many`; any iterable of items will do.
+    /// `download_many`'s request; any iterable of items will do.
     fn copy_items(
         &self,
         items: &Bound<'_, PyAny>,
@@ -288,14 +296,10 @@ impl Client {
             .try_iter()?
             .map(|item| item?.extract::<ItemLike>()?.into_core())
             .collect::<PyResult<Vec<_>>>()?;
-        let destination = destination.map_or(Destination::Discard, Destination::Path);
-        let client = self.inner.clone();
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.copy_items(items, &destination, reporter).await;
-                summary.map(Summary::from).map_err(to_py)
-            }
-            .boxed()
+        Ok(self.copy(CopyRequest {
+            source: Source::Items(items),
+            destination: destination_of(destination),
+            recursive: false,
         }))
     }
 
@@ -307,46 +311,11 @@ impl Client {
             Ok(Buffer::from(bytes))
         })
     }
+}
 
-    /// The core's `copy` for `download`; `destination=None` fetches and keeps nothing.
-    fn copy(
-        &self,
-        source: &str,
-        destination: Option<PathBuf>,
-        recursive: bool,
-    ) -> PyResult<Transfer<Summary>> {
-        let destination = destination.map_or(Destination::Discard, Destination::Path);
-        let source = match object_url(source)? {
-            ObjectUrl::S3(url) => url,
-            ObjectUrl::Http(url) if recursive => {
-                return Err(InvalidInputError::new_err(format!(
-                    "recursive=True needs an s3:// prefix; {url} is one file"
-                )))
-            }
-            url @ ObjectUrl::Http(_) => return Ok(self.copy_url(url, destination)),
-        };
-        let request = CopyRequest {
-            source,
-            destination,
-            recursive,
-        };
-        let single_object = !(recursive || request.source.is_prefix());
-        let client = self.inner.clone();
-        Ok(Box::new(move |reporter| {
-            async move {
-                let first_error = Arc::new(FirstError::new(reporter));
-                let summary = client
-                    .copy(&request, first_error.clone())
-                    .await
-                    .map_err(to_py)?;
-                match first_error.take() {
-                    Some(error) if single_object => Err(error),
-                    _ => Ok(Summary::from(summary)),
-                }
-            }
-            .boxed()
-        }))
-    }
+/// `destination=None` fetches and keeps nothing.
+fn destination_of(destination: Option<PathBuf>) -> Destination {
+    destination.map_or(Destination::Discard, Destination::Path)
 }
 
 /// Parse a source with the core's `Location` rules; a local path cannot be a source.
@@ -356,16 +325,6 @@ fn object_url(text: &str) -> PyResult<ObjectUrl> {
         Location::Http(url) => Ok(ObjectUrl::Http(url)),
         Location::Local(_) => Err(InvalidInputError::new_err(format!(
             "'{text}' is not a URL; write s3://bucket/key, s3://bucket/prefix/ or https://host/path"
-        ))),
-    }
-}
-
-/// A prefix to list: only S3 has them.
-fn s3_url(text: &str) -> PyResult<S3Url> {
-    match object_url(text)? {
-        ObjectUrl::S3(url) => Ok(url),
-        ObjectUrl::Http(url) => Err(InvalidInputError::new_err(format!(
-            "{url} cannot be listed; write s3://bucket/prefix/"
         ))),
     }
 }

@@ -20,6 +20,7 @@ mod listing;
 mod options;
 mod progress;
 mod run;
+mod runtime;
 mod summary;
 
 use pyo3::prelude::*;

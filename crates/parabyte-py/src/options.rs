@@ -27,7 +27,8 @@ pub struct StoreOptions {
     pub no_sign_request: bool,
     pub path_style: bool,
     pub ca_bundle: Option<PathBuf>,
-    pub timeout: f64,
+    /// `None` keeps the core's default.
+    pub timeout: Option<f64>,
 }
 
 impl StoreOptions {
@@ -44,9 +45,13 @@ impl StoreOptions {
                 "pass access_key_id and secret_access_key together (session_token only with them)",
             )),
         };
-        let timeout = parabyte::parse_timeout_seconds(self.timeout).map_err(to_py)?;
+        let timeout = self
+            .timeout
+            .map(parabyte::parse_timeout_seconds)
+            .transpose()
+            .map_err(to_py)?;
         let defaults = StoreConfig::from_env();
-        Ok(StoreConfig {
+        let config = StoreConfig {
             region: self.region,
             endpoint_url: self.endpoint_url,
             profile: self.profile,
@@ -55,8 +60,11 @@ impl StoreOptions {
             credentials,
             ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
             ..defaults
-        }
-        .with_timeout(timeout))
+        };
+        Ok(match timeout {
+            Some(timeout) => config.with_timeout(timeout),
+            None => config,
+        })
     }
 }
 
@@ -64,7 +72,7 @@ impl StoreOptions {
 #[derive(Debug)]
 pub struct TransferOptions {
     pub workers: Option<usize>,
-    pub threads: Option<usize>,
+    pub ranges_per_object: Option<usize>,
     pub part_size: Option<Size>,
     pub max_requests: Option<usize>,
     pub retries: Option<u32>,
@@ -85,7 +93,7 @@ impl TransferOptions {
         };
         Ok(TransferConfig {
             workers: self.workers.unwrap_or(defaults.workers),
-            threads: self.threads.unwrap_or(defaults.threads),
+            ranges_per_object: self.ranges_per_object.unwrap_or(defaults.ranges_per_object),
             part_size,
             max_requests: self.max_requests.unwrap_or(defaults.max_requests),
             list_parallelism: self.list_parallelism.unwrap_or(defaults.list_parallelism),

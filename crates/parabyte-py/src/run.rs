@@ -1,8 +1,9 @@
 //! Running core futures for Python on the one shared tokio runtime: from a sync call (wait
-//! without the GIL, wake to handle Ctrl-C and progress) or as an asyncio awaitable.
+//! without the GIL, wake to handle Ctrl-C and progress) or as an asyncio awaitable with
+//! progress.
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -12,24 +13,13 @@ use pyo3::prelude::*;
 use crate::awaitable::{attach_from_runtime, awaitable};
 use crate::errors::task_failed;
 use crate::progress::{Callback, Tally};
+use crate::runtime::runtime;
 
 /// How often a waiting sync call looks at Python's signals and calls the progress callback.
 const TICK: Duration = Duration::from_millis(100);
 
 /// A transfer not yet started: given the reporter to use, the future that runs it.
 pub type Transfer<T> = Box<dyn FnOnce(Arc<dyn Reporter>) -> BoxFuture<'static, PyResult<T>> + Send>;
-
-/// The runtime every call shares, sync or async, from any thread.
-pub fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .thread_name("parabyte")
-            .enable_all()
-            .build()
-            .expect("cannot start the parabyte runtime")
-    })
-}
 
 /// Run `future` to completion from a sync call. The GIL is released while it runs; every
 /// `TICK` the thread takes the GIL back to run Python's signal handlers and `on_tick`. If

@@ -1,8 +1,11 @@
 //! What one transfer did, as Python sees it: the core's `Summary` with plain fields.
 
+use std::sync::Arc;
+
+use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
 
-use crate::errors::TransferFailedError;
+use crate::errors::{to_py, TransferFailedError};
 
 /// Requests sent, by kind (downloads send no other kinds).
 #[pyclass(frozen, get_all, module = "parabyte")]
@@ -42,17 +45,28 @@ impl Verified {
 }
 
 /// One object that did not arrive, and why.
-#[pyclass(frozen, get_all, module = "parabyte")]
+#[pyclass(frozen, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Failure {
     /// The source URL, e.g. `s3://bucket/key`.
+    #[pyo3(get)]
     pub source: String,
     /// The full error message.
+    #[pyo3(get)]
     pub error: String,
+    /// The error as the exception a single download would raise; shared by the copies
+    /// `Summary.failures` hands out, so each read gives the same exception object.
+    exception: Arc<PyErr>,
 }
 
 #[pymethods]
 impl Failure {
+    /// The error as its `parabyte.Error` subclass (`NotFoundError` is a `FileNotFoundError`).
+    #[getter]
+    fn exception<'py>(&self, py: Python<'py>) -> Bound<'py, PyBaseException> {
+        self.exception.value(py).clone()
+    }
+
     fn __repr__(&self) -> String {
         format!("Failure(source={:?}, error={:?})", self.source, self.error)
     }
@@ -117,7 +131,8 @@ impl From<parabyte::Summary> for Summary {
                 .into_iter()
                 .map(|failure| Failure {
                     source: failure.source,
-                    error: failure.error,
+                    error: failure.error.to_string(),
+                    exception: Arc::new(to_py(&failure.error)),
                 })
                 .collect(),
         }

@@ -26,7 +26,6 @@ use sha2::{Digest, Sha256};
 use crate::data::payload_at;
 use crate::error::{Error, Result};
 use crate::names::{encode_key, encode_query};
-use crate::server::TestServer;
 use crate::tls;
 
 /// How many PUTs [`AdminClient::fill`] keeps in flight.
@@ -86,24 +85,8 @@ impl AdminClient {
         )
     }
 
-    /// A client for `server` with its credentials, trusting its private CA if it has one.
-    pub fn for_server(server: &TestServer) -> AdminClient {
-        let client = AdminClient::new(
-            &server.endpoint(),
-            server.access_key(),
-            server.secret_key(),
-            server.region(),
-        );
-        match server.ca_pem() {
-            Some(ca_pem) => client
-                .with_ca_pem(ca_pem.as_bytes())
-                .expect("the test kit's own CA certificate parses"),
-            None => client,
-        }
-    }
-
     /// The same client trusting exactly the CA certificates in `ca_pem` (one or a bundle,
-    /// e.g. the contents of [`TestServer::ca_pem_path`]) for HTTPS, instead of the system's.
+    /// e.g. the contents of [`crate::TestServer::ca_pem_path`]) for HTTPS, instead of the system's.
     pub fn with_ca_pem(&self, ca_pem: &[u8]) -> Result<AdminClient> {
         Ok(AdminClient::build(
             &self.endpoint,

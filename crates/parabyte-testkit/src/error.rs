@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use crate::server::ServerKind;
+use crate::kind::ServerKind;
 
 /// Everything that can go wrong while setting up a test: each variant says what to do next.
 #[derive(Debug, thiserror::Error)]

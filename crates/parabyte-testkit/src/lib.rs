@@ -63,6 +63,7 @@ mod blocking;
 mod data;
 mod error;
 mod hostile;
+mod kind;
 mod names;
 mod nginx;
 mod process;
@@ -75,10 +76,11 @@ pub use blocking::BlockingAdmin;
 pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use hostile::{HostileServer, ListPage, Received, Reply};
+pub use kind::ServerKind;
 pub use names::{encode_key, unique_bucket_name};
 pub use nginx::{Serving, WebServer};
 pub use proxy::{
     AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
     MAX_FAULT_PAUSE,
 };
-pub use server::{shared, shared_tls, ServerKind, TestServer, ACCESS_KEY, REGION, SECRET_KEY};
+pub use server::{shared, shared_tls, TestServer, ACCESS_KEY, REGION, SECRET_KEY};

@@ -1,10 +1,8 @@
 //! Real S3-compatible servers on loopback, each in its own temporary directory.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -12,6 +10,7 @@ use tempfile::TempDir;
 
 use crate::admin::AdminClient;
 use crate::error::{Error, Result};
+use crate::kind::ServerKind;
 use crate::process::{find_binary, ServerProcess};
 use crate::tls::ServerCerts;
 
@@ -32,46 +31,22 @@ const DIR_PREFIX: &str = "parabyte-testkit-";
 /// In each server directory: the owning process id, then the server's stray files.
 const OWNER_FILE: &str = "owner";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ServerKind {
-    /// Versity S3 Gateway over a POSIX directory.
-    Versitygw,
-    /// SeaweedFS in `weed mini` all-in-one mode.
-    SeaweedFs,
-}
-
-impl ServerKind {
-    pub const ALL: [ServerKind; 2] = [ServerKind::Versitygw, ServerKind::SeaweedFs];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Versitygw => "versitygw",
-            ServerKind::SeaweedFs => "seaweedfs",
+// Here rather than in admin.rs, so that the S3 client knows nothing of the servers.
+impl AdminClient {
+    /// A client for `server` with its credentials, trusting its private CA if it has one.
+    pub fn for_server(server: &TestServer) -> AdminClient {
+        let client = AdminClient::new(
+            &server.endpoint(),
+            server.access_key(),
+            server.secret_key(),
+            server.region(),
+        );
+        match server.ca_pem() {
+            Some(ca_pem) => client
+                .with_ca_pem(ca_pem.as_bytes())
+                .expect("the test kit's own CA certificate parses"),
+            None => client,
         }
-    }
-
-    fn binary(self) -> &'static str {
-        match self {
-            ServerKind::Versitygw => "versitygw",
-            ServerKind::SeaweedFs => "weed",
-        }
-    }
-}
-
-impl fmt::Display for ServerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ServerKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ServerKind::ALL
-            .into_iter()
-            .find(|kind| kind.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown server {s:?}: expected versitygw or seaweedfs"))
     }
 }
 

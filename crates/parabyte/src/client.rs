@@ -12,27 +12,33 @@ use tokio::task::JoinSet;
 
 use crate::config::{StoreConfig, TransferConfig};
 use crate::counters::Counters;
+use crate::disk::local::copy_local;
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
-use crate::plan::{list_prefix, plan, plan_items, CopyRequest, Destination, Item, Planned};
+use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
 use crate::report::{Failure, Reporter, Silent, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::{Engine, Finished, Job};
+use crate::transfer::throttle::RequestLimit;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
 
-/// A connection to a store with transfer settings; cheap to share between downloads.
+/// A connection to a store with transfer settings; cheap to share between calls and
+/// threads, which all draw on its one request limit.
 #[derive(Debug)]
 pub struct Client {
-    store: Arc<S3Store>,
     /// The store and the web: what the engine fetches from.
     sources: Arc<Sources>,
     transfer: TransferConfig,
+    /// Requests in flight across every call on this client, from any thread.
+    request_limit: Arc<RequestLimit>,
+    /// Chunks of local copies in flight across every call on this client.
+    local_chunk_slots: Arc<Semaphore>,
     counters: Arc<Counters>,
 }
 
@@ -41,49 +47,63 @@ impl Client {
     pub async fn connect(store: &StoreConfig, transfer: TransferConfig) -> Result<Client> {
         transfer.validate()?;
         let counters = Arc::new(Counters::default());
-        let s3 = Arc::new(S3Store::connect(store, counters.clone()).await?);
         let sources = Arc::new(Sources {
-            s3: s3.clone(),
+            s3: Arc::new(S3Store::connect(store, counters.clone()).await?),
             web: WebSource::new(store, counters.clone())?,
         });
         Ok(Client {
-            store: s3,
             sources,
+            request_limit: RequestLimit::new(transfer.max_requests),
+            local_chunk_slots: Arc::new(Semaphore::new(transfer.max_requests)),
             transfer,
             counters,
         })
     }
 
-    /// Download an object or everything under a prefix. Per-object failures are in the
-    /// summary; an `Err` means nothing more could be done (bad bucket, bad credentials).
+    /// Copy what `request` names: an S3 object or prefix, a URL, a batch, a manifest or a
+    /// local tree. Per-object failures are in the summary; an `Err` means nothing more
+    /// could be done (bad bucket, bad credentials, unusable request).
     pub async fn copy(
         &self,
         request: &CopyRequest,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
-        let planner = plan(
-            self.store.clone(),
-            self.counters.clone(),
-            self.transfer.clone(),
-            request.clone(),
-            reporter.clone(),
-        );
-        let listed = format!("s3://{}/{}", request.source.bucket, list_prefix(request));
-        self.run(planner, listed, reporter).await
-    }
-
-    /// Download a batch of objects into `destination`. Items with a size (and ETag) cost
-    /// exactly one GET per part; items that cannot be placed fail alone.
-    pub async fn copy_items(
-        &self,
-        items: Vec<Item>,
-        destination: &Destination,
-        reporter: Arc<dyn Reporter>,
-    ) -> Result<Summary> {
-        let destination = destination.clone();
-        let planner_reporter = reporter.clone();
-        let planner = move |queue| plan_items(items, destination, queue, planner_reporter);
-        self.run(planner, String::new(), reporter).await
+        match decide(request).await? {
+            Work::Store(copy) => {
+                let listed = format!("s3://{}/{}", copy.source.bucket, list_prefix(&copy));
+                let planner = plan(
+                    self.sources.s3.clone(),
+                    self.counters.clone(),
+                    self.transfer.clone(),
+                    copy,
+                    reporter.clone(),
+                );
+                self.run(planner, listed, reporter).await
+            }
+            Work::Items {
+                items,
+                destination,
+                refused,
+            } => {
+                let planner_reporter = reporter.clone();
+                let planner = move |queue: mpsc::Sender<Planned>| async move {
+                    for failure in refused {
+                        if queue.send(Planned::Refused(failure)).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    plan_items(items, destination, queue, planner_reporter).await
+                };
+                self.run(planner, String::new(), reporter).await
+            }
+            Work::Local {
+                source,
+                destination,
+            } => {
+                let slots = self.local_chunk_slots.clone();
+                copy_local(&source, &destination, &self.transfer, slots, reporter).await
+            }
+        }
     }
 
     /// One object's bytes in memory, fetched as parallel ranges into a single buffer.
@@ -103,6 +123,7 @@ impl Client {
         Engine::new(
             self.sources.clone(),
             self.transfer.clone(),
+            self.request_limit.clone(),
             self.counters.clone(),
             reporter,
         )
@@ -136,8 +157,8 @@ impl Client {
                 return Err(error);
             }
             outcome.failures.push(Failure {
-                source: listed,
-                error: format!("listing stopped, later keys were not downloaded: {error}"),
+                source: format!("{listed} (listing stopped, later keys were not downloaded)"),
+                error,
             });
         }
         Ok(Summary::new(
@@ -166,7 +187,7 @@ impl Client {
             page_size: self.transfer.list_page_size,
         };
         list(
-            self.store.clone(),
+            self.sources.s3.clone(),
             self.counters.clone(),
             self.transfer.retry.clone(),
             spec,
@@ -212,10 +233,7 @@ async fn drive(
         Err(error) if error.is_fatal() => Err(error),
         Err(error) => {
             reporter.object_finished(&source, Err(&error));
-            outcome.failures.push(Failure {
-                source,
-                error: error.to_string(),
-            });
+            outcome.failures.push(Failure { source, error });
             Ok(())
         }
     };

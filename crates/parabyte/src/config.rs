@@ -7,8 +7,13 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::retry::RetryPolicy;
 
+/// Waiting for a connection to open, unless `--timeout` asks for less.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Silence on an open connection before the request is retried (`--timeout`, `timeout=`).
+const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How to reach and authenticate against the store.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StoreConfig {
     /// Region to sign for; `None` asks the AWS chain (`AWS_REGION`, profile), then us-east-1.
     pub region: Option<String>,
@@ -33,8 +38,11 @@ pub struct StoreConfig {
 /// An access key pair given explicitly (and an optional session token).
 #[derive(Clone, Default)]
 pub struct Keys {
+    /// `AWS_ACCESS_KEY_ID`'s counterpart.
     pub access_key_id: String,
+    /// `AWS_SECRET_ACCESS_KEY`'s counterpart; never printed.
     pub secret_access_key: String,
+    /// `AWS_SESSION_TOKEN`'s counterpart, for temporary credentials; never printed.
     pub session_token: Option<String>,
 }
 
@@ -52,13 +60,28 @@ impl std::fmt::Debug for Keys {
     }
 }
 
+impl Default for StoreConfig {
+    /// Everything from the AWS chain, and the default timeouts.
+    fn default() -> Self {
+        StoreConfig {
+            region: None,
+            endpoint_url: None,
+            profile: None,
+            path_style: false,
+            no_sign_request: false,
+            credentials: None,
+            ca_bundle: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+        }
+    }
+}
+
 impl StoreConfig {
     /// Defaults plus what the AWS environment variables say that aws-config does not read itself.
     pub fn from_env() -> Self {
         StoreConfig {
             ca_bundle: std::env::var_os("AWS_CA_BUNDLE").map(PathBuf::from),
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(30),
             ..StoreConfig::default()
         }
     }
@@ -95,8 +118,8 @@ pub fn parse_timeout_seconds(seconds: f64) -> Result<Duration> {
 pub struct TransferConfig {
     /// Objects downloaded at the same time.
     pub workers: usize,
-    /// Ranged requests in flight for one object.
-    pub threads: usize,
+    /// Ranged requests in flight for one object (`--ranges-per-object`, once `--threads`).
+    pub ranges_per_object: usize,
     /// Size of each ranged GET.
     pub part_size: u64,
     /// Requests in flight across all objects; bounds sockets and buffered bytes together.
@@ -119,11 +142,11 @@ impl Default for TransferConfig {
     fn default() -> Self {
         // 64 objects in flight hides a 20 ms round trip for small files; 16 ranges of 8 MiB
         // saturate several per-connection caps for large ones; 128 requests in flight with a
-        // 256 KiB write buffer each caps buffered body bytes at 32 MiB; 16 listing workers
+        // 128 KiB write buffer each caps buffered body bytes at 16 MiB; 16 listing workers
         // turn a 100-page listing into a handful of round trips.
         TransferConfig {
             workers: 64,
-            threads: 16,
+            ranges_per_object: 16,
             part_size: 8 * 1024 * 1024,
             max_requests: 128,
             list_parallelism: 16,
@@ -143,7 +166,7 @@ impl TransferConfig {
     pub fn validate(&self) -> Result<()> {
         let positive = [
             ("workers", self.workers),
-            ("threads", self.threads),
+            ("ranges-per-object", self.ranges_per_object),
             ("max-requests", self.max_requests),
             ("list-parallelism", self.list_parallelism),
             ("list-page-size", self.list_page_size),

@@ -11,7 +11,9 @@ use crate::checksum::{Method, Verified};
 /// one that never got a connection is not counted. Downloads send no other kinds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RequestCounts {
+    /// Object GETs, ranged or whole.
     pub get: u64,
+    /// ListObjectsV2 pages.
     pub list: u64,
 }
 

@@ -14,21 +14,41 @@ pub enum Error {
 
     /// The object or key does not exist.
     #[error("{what}: not found ({detail}); check the spelling of the bucket, key, prefix or URL")]
-    NotFound { what: String, detail: String },
+    NotFound {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The bucket itself does not exist: nothing can be fetched from it.
     #[error(
         "bucket '{bucket}' does not exist ({detail}); check the name and --endpoint-url/--region"
     )]
-    NoSuchBucket { bucket: String, detail: String },
+    NoSuchBucket {
+        /// The bucket named in the request.
+        bucket: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The store refused access to this object or bucket.
     #[error("{what}: access denied ({detail}); check the credentials' permissions or try --no-sign-request for a public bucket")]
-    PermissionDenied { what: String, detail: String },
+    PermissionDenied {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The credentials were rejected as a whole (unknown key, bad secret, expired token).
     #[error("{what}: credentials rejected ({detail}); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, --profile, or refresh your session")]
-    BadCredentials { what: String, detail: String },
+    BadCredentials {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// No credentials could be found in the standard chain.
     #[error("no AWS credentials found ({0}); set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, or pass --no-sign-request for a public bucket")]
@@ -36,53 +56,97 @@ pub enum Error {
 
     /// The object changed while it was being downloaded (its ETag or size moved).
     #[error("{what}: the object changed during the download ({detail}); run the command again to fetch the new version")]
-    Changed { what: String, detail: String },
+    Changed {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The bytes received are not the object's: a checksum or the MD5 in the ETag disagrees.
     #[error("{what}: content check failed: {detail}; nothing was saved, run the command again to fetch it anew")]
-    Corrupt { what: String, detail: String },
+    Corrupt {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The store asked us to slow down.
     #[error("{what}: the store is throttling requests ({detail})")]
-    Throttled { what: String, detail: String },
+    Throttled {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// Any other HTTP failure status.
     #[error("{what}: HTTP {status} ({detail})")]
     Http {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
         what: String,
+        /// The HTTP status code.
         status: u16,
+        /// What the server or the system said.
         detail: String,
     },
 
     /// The server's certificate is not trusted: retrying cannot help.
     #[error("{what}: TLS certificate not trusted ({detail}); if the store uses a private CA, pass its certificate with --ca-bundle or AWS_CA_BUNDLE")]
-    UntrustedCertificate { what: String, detail: String },
+    UntrustedCertificate {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The connection failed, reset, or timed out.
     #[error("{what}: network error: {detail}")]
-    Network { what: String, detail: String },
+    Network {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// The server answered something that breaks the protocol (bad Content-Range, short body).
     #[error("{what}: unexpected response: {detail}")]
-    Protocol { what: String, detail: String },
+    Protocol {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the server or the system said.
+        detail: String,
+    },
 
     /// A key that cannot be written safely under the destination directory.
     #[error("key '{key}' cannot be saved as a file: {reason}; download it on its own with an explicit destination file")]
-    UnsafeKey { key: String, reason: String },
+    UnsafeKey {
+        /// The key as listed.
+        key: String,
+        /// Why the key cannot be a path.
+        reason: String,
+    },
 
     /// A key and a "folder" of the same name: a file and a directory cannot share a path.
     #[error("key '{key}' collides with key '{other}': one needs '{path}' to be a file, the other a directory; download one of them to another destination")]
     Collision {
+        /// The key as listed.
         key: String,
+        /// The key that wants the same path as a directory (or a file).
         other: String,
+        /// The path both keys need.
         path: String,
     },
 
     /// A local file operation failed.
     #[error("{op} '{}': {source}", path.display())]
     Io {
+        /// What was being done, e.g. "cannot create".
         op: &'static str,
+        /// The file or directory it was done to.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
@@ -90,8 +154,11 @@ pub enum Error {
     /// A retryable failure kept happening until the retry budget ran out.
     #[error("{last} (gave up after {attempts} attempts in {:.1}s)", elapsed.as_secs_f64())]
     GaveUp {
+        /// Requests sent, the first included.
         attempts: u32,
+        /// Time from the first attempt to giving up.
         elapsed: Duration,
+        /// The last failure.
         last: Box<Error>,
     },
 }

@@ -8,22 +8,26 @@
 //! only when complete. Broken bodies resume from the byte where they stopped.
 //!
 //! The same engine reads plain web servers and presigned URLs ([`HttpUrl`], pinned with
-//! `If-Match` or `If-Unmodified-Since`), batches that mix both ([`Item`], [`Manifest`]),
-//! and [`copy_local`] copies local trees the same careful way.
+//! `If-Match` or `If-Unmodified-Since`) and batches that mix both ([`Item`], [`Manifest`]),
+//! and copies local trees the same careful way. [`Client::copy`] is the one entry point:
+//! it takes a [`CopyRequest`] and decides which of these it is; the CLI and the Python
+//! binding only parse arguments into one and render the [`Summary`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use parabyte::{Client, CopyRequest, Destination, Location, StoreConfig, TransferConfig};
+//! use parabyte::{Client, CopyRequest, Destination, StoreConfig, TransferConfig};
 //!
 //! # async fn example() -> parabyte::Result<()> {
 //! let client = Client::connect(&StoreConfig::from_env(), TransferConfig::default()).await?;
-//! let Location::S3(source) = Location::parse("s3://bucket/datasets/")? else { unreachable!() };
-//! let request = CopyRequest { source, destination: Destination::Path("./data".into()), recursive: true };
+//! let destination = Destination::Path("./data".into());
+//! let request = CopyRequest::parse("s3://bucket/datasets/", destination, false)?;
 //! let summary = client.copy(&request, Arc::new(parabyte::Silent)).await?;
 //! println!("{} objects, {} bytes, {} GET requests", summary.objects, summary.bytes, summary.requests.get);
 //! # Ok(())
 //! # }
 //! ```
+
+#![warn(missing_docs)]
 
 mod checksum;
 mod client;
@@ -45,11 +49,10 @@ mod validator;
 pub use client::Client;
 pub use config::{parse_size, parse_timeout_seconds, Keys, StoreConfig, TransferConfig};
 pub use counters::RequestCounts;
-pub use disk::local::copy_local;
 pub use error::{Error, Result};
-pub use location::{local_destination, redact, HttpUrl, Location, ObjectUrl, S3Url};
-pub use manifest::{Manifest, ManifestError};
-pub use plan::{CopyRequest, Destination, Item};
+pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
+pub use manifest::{Item, Manifest, ManifestError};
+pub use plan::{CopyRequest, Destination, Source};
 pub use report::{Failure, Reporter, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
 pub use source::s3::listing::Listed;

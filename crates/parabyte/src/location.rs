@@ -21,11 +21,24 @@ pub enum Location {
 /// `s3://bucket/key`, with the key exactly as stored (no URL decoding, as in the AWS CLI).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Url {
+    /// The bucket name.
     pub bucket: String,
+    /// The key, or the prefix when empty or ending in `/`.
     pub key: String,
 }
 
 impl S3Url {
+    /// Parse `s3://bucket/key` or `s3://bucket/prefix/`; anything else is refused with a hint.
+    pub fn parse(text: &str) -> Result<S3Url> {
+        match Location::parse(text)? {
+            Location::S3(url) => Ok(url),
+            Location::Http(_) | Location::Local(_) => Err(Error::InvalidInput(format!(
+                "'{}' is not an S3 URL; write s3://bucket/key or s3://bucket/prefix/",
+                redact(text)
+            ))),
+        }
+    }
+
     /// True when the URL names a prefix rather than one object.
     pub fn is_prefix(&self) -> bool {
         self.key.is_empty() || self.key.ends_with('/')
@@ -193,7 +206,7 @@ pub(crate) fn has_userinfo(url: &str) -> bool {
 
 /// A destination argument, which for now must be a local path: `s3://` and `http(s)://`
 /// destinations are refused (exit 2) rather than taken as a folder named `s3:`.
-pub fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
+pub(crate) fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
     // A name that is not UTF-8 has no scheme: it can only be a local path.
     let Some(text) = text.to_str() else {
         return Ok(PathBuf::from(text));
@@ -218,7 +231,9 @@ pub fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
 /// may mix both (a manifest can).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ObjectUrl {
+    /// `s3://bucket/key`.
     S3(S3Url),
+    /// `http(s)://host/path`.
     Http(HttpUrl),
 }
 

@@ -15,7 +15,8 @@ use crate::counters::Counters;
 use crate::disk::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
-use crate::location::{ObjectUrl, S3Url};
+use crate::location::{local_destination, Location, ObjectUrl, S3Url};
+use crate::manifest::{Item, Manifest};
 use crate::report::{Failure, Reporter};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
@@ -32,52 +33,164 @@ pub enum Destination {
     Discard,
 }
 
-/// A download to run.
+/// What a copy reads from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// An S3 object, or a prefix when the key is empty or ends in `/`; an `http(s)://` URL;
+    /// or a local file or directory (whose contents are copied).
+    Location(Location),
+    /// A batch of objects, each with what is already known of it (a list from Python).
+    Items(Vec<Item>),
+    /// A manifest file (see [`crate::Manifest`]); each bad line is a failure of its own.
+    Manifest(PathBuf),
+}
+
+/// A copy to run: what [`crate::Client::copy`] takes, from the CLI and Python alike.
 #[derive(Debug, Clone)]
 pub struct CopyRequest {
-    pub source: S3Url,
+    /// Where the bytes come from.
+    pub source: Source,
+    /// Where they go: a directory for a prefix, a batch or a tree.
     pub destination: Destination,
-    /// Take everything under the source as a prefix, even without a trailing `/`.
+    /// Take an S3 source as a prefix, even without a trailing `/`.
     pub recursive: bool,
 }
 
-/// One object of a batch (a manifest, a list from Python), with what is already known of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    /// An S3 key or an http(s) URL; one batch may mix them.
-    pub source: ObjectUrl,
-    /// Absolute: used as it is. Relative: under the destination directory, which it may not
-    /// leave. `None`: the last segment of the key or URL path, under the destination directory.
-    pub destination: Option<PathBuf>,
-    /// A known size plans every range up front and sends no probe request.
-    pub size: Option<u64>,
-    /// Pins the version when the size is known too; a different version is fetched whole.
-    pub etag: Option<String>,
+impl CopyRequest {
+    /// A request for `source` as users write it: `s3://bucket/key`, `s3://bucket/prefix/`,
+    /// `http(s)://host/path` or a local path.
+    pub fn parse(source: &str, destination: Destination, recursive: bool) -> Result<CopyRequest> {
+        Ok(CopyRequest {
+            source: Source::Location(Location::parse(source)?),
+            destination,
+            recursive,
+        })
+    }
+
+    /// True when the request names exactly one remote object (not a prefix, a batch or a
+    /// local tree): its failure is the whole request's, which Python raises.
+    pub fn names_one_object(&self) -> bool {
+        match &self.source {
+            Source::Location(Location::S3(url)) => !(self.recursive || url.is_prefix()),
+            Source::Location(Location::Http(_)) => true,
+            Source::Location(Location::Local(_)) | Source::Items(_) | Source::Manifest(_) => false,
+        }
+    }
 }
 
-impl Item {
-    /// One source to `destination` as `cp` reads it: into the directory when it is one
-    /// (exists as one or ends in '/'), else to that file name. Returns the item and the
-    /// directory to hand `copy_items`.
-    pub fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
-        let mut item = Item {
-            source,
-            destination: None,
-            size: None,
-            etag: None,
-        };
-        let destination = match destination {
-            Destination::Path(path)
-                if !(path.is_dir() || path.to_string_lossy().ends_with('/')) =>
-            {
-                item.destination = path.file_name().map(PathBuf::from);
-                let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-                Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
-            }
-            other => other,
-        };
-        (item, destination)
+/// A request decided: which of the three ways it runs.
+#[derive(Debug)]
+pub(crate) enum Work {
+    /// One S3 object, or a listing's worth.
+    Store(StoreCopy),
+    /// A batch; `refused` are manifest lines that are not items, failures of their own.
+    Items {
+        items: Vec<Item>,
+        destination: Destination,
+        refused: Vec<Failure>,
+    },
+    /// A local file or tree to another local path.
+    Local {
+        source: PathBuf,
+        destination: PathBuf,
+    },
+}
+
+/// An S3 object or prefix to a destination.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreCopy {
+    pub source: S3Url,
+    pub destination: Destination,
+    pub recursive: bool,
+}
+
+/// Decide how a request runs: the one place that tells S3 from web from local from manifest.
+pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
+    if let Destination::Path(path) = &request.destination {
+        local_destination(path.as_os_str())?;
     }
+    let destination = request.destination.clone();
+    let location = match &request.source {
+        Source::Location(location) => location,
+        Source::Items(items) => {
+            return Ok(Work::Items {
+                items: items.clone(),
+                destination,
+                refused: Vec::new(),
+            })
+        }
+        Source::Manifest(path) => return read_manifest(path, destination).await,
+    };
+    match location {
+        Location::S3(source) => Ok(Work::Store(StoreCopy {
+            source: source.clone(),
+            destination,
+            recursive: request.recursive,
+        })),
+        Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
+            "a recursive copy needs an s3:// prefix; {url} is one file"
+        ))),
+        Location::Http(url) => {
+            let (item, destination) = to_path(ObjectUrl::Http(url.clone()), destination);
+            Ok(Work::Items {
+                items: vec![item],
+                destination,
+                refused: Vec::new(),
+            })
+        }
+        Location::Local(source) => match destination {
+            Destination::Path(destination) => Ok(Work::Local {
+                source: source.clone(),
+                destination,
+            }),
+            Destination::Discard => Err(Error::InvalidInput(
+                "discarding measures a store or a web server; a local source needs a destination"
+                    .into(),
+            )),
+        },
+    }
+}
+
+/// A manifest's items, and its bad lines as failures named `FILE:LINE`.
+async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
+    let text = tokio::fs::read_to_string(path)
+        .await
+        .map_err(|e| Error::io("cannot read manifest", path, e))?;
+    let manifest = Manifest::parse(&text);
+    let refused = manifest
+        .errors
+        .into_iter()
+        .map(|error| Failure {
+            source: format!("{}:{}", path.display(), error.line),
+            error: Error::InvalidInput(error.message),
+        })
+        .collect();
+    Ok(Work::Items {
+        items: manifest.items,
+        destination,
+        refused,
+    })
+}
+
+/// One source to `destination` as `cp` reads it: into the directory when it is one (exists
+/// as one or ends in '/'), else to that file name. Returns the item and the directory the
+/// batch goes into.
+fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
+    let mut item = Item {
+        source,
+        destination: None,
+        size: None,
+        etag: None,
+    };
+    let destination = match destination {
+        Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
+            item.destination = path.file_name().map(PathBuf::from);
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+        }
+        other => other,
+    };
+    (item, destination)
 }
 
 /// One planned item: an object to fetch, or one that cannot be.
@@ -88,7 +201,7 @@ pub(crate) enum Planned {
 }
 
 /// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`.
-pub(crate) fn list_prefix(request: &CopyRequest) -> String {
+pub(crate) fn list_prefix(request: &StoreCopy) -> String {
     let key = &request.source.key;
     if key.is_empty() || key.ends_with('/') {
         key.clone()
@@ -102,7 +215,7 @@ pub(crate) fn plan(
     store: Arc<S3Store>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
-    request: CopyRequest,
+    request: StoreCopy,
     reporter: Arc<dyn Reporter>,
 ) -> impl FnOnce(mpsc::Sender<Planned>) -> BoxFuture<'static, Result<()>> {
     move |queue| plan_request(store, counters, transfer, request, queue, reporter).boxed()
@@ -113,7 +226,7 @@ async fn plan_request(
     store: Arc<S3Store>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
-    request: CopyRequest,
+    request: StoreCopy,
     queue: mpsc::Sender<Planned>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
@@ -148,7 +261,7 @@ async fn plan_request(
 /// known not to collide with a "folder" of the same name, and queue them in listing order.
 async fn plan_listing(
     listing: impl Stream<Item = Result<Vec<Listed>>>,
-    request: &CopyRequest,
+    request: &StoreCopy,
     prefix: &str,
     queue: &mpsc::Sender<Planned>,
     reporter: &dyn Reporter,
@@ -338,7 +451,7 @@ fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
 fn refuse(job: &Job, error: Error) -> Planned {
     Planned::Refused(Failure {
         source: job.source.to_string(),
-        error: error.to_string(),
+        error,
     })
 }
 
@@ -371,7 +484,7 @@ mod tests {
 
     /// Plan a synthetic listing under `prefix/` into `/dest`; returns (key -> path) and failures.
     async fn plan_keys(pages: Vec<Vec<Listed>>) -> (Vec<(String, PathBuf)>, Vec<Failure>) {
-        let request = CopyRequest {
+        let request = StoreCopy {
             source: S3Url {
                 bucket: "b".into(),
                 key: "prefix/".into(),
@@ -432,11 +545,8 @@ mod tests {
                 "s3://b/prefix/z/./y"
             ]
         );
-        assert!(
-            failures[0].error.contains("'..' path segment"),
-            "{}",
-            failures[0].error
-        );
+        let first = failures[0].error.to_string();
+        assert!(first.contains("'..' path segment"), "{first}");
     }
 
     #[tokio::test]
@@ -450,12 +560,9 @@ mod tests {
         assert_eq!(keys, vec!["s3://b/prefix/a.txt.bak", "s3://b/prefix/c"]);
         assert_eq!(failures.len(), 2);
         for failure in &failures {
-            assert!(
-                failure.error.contains("collides with key 'prefix/a.txt"),
-                "{}",
-                failure.error
-            );
-            assert!(failure.error.contains("'a.txt'"), "{}", failure.error);
+            let error = failure.error.to_string();
+            assert!(error.contains("collides with key 'prefix/a.txt"), "{error}");
+            assert!(error.contains("'a.txt'"), "{error}");
         }
     }
 

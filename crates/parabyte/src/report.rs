@@ -7,6 +7,7 @@ use serde::Serialize;
 
 pub use crate::checksum::Verified;
 use crate::counters::{RequestCounts, Snapshot};
+use crate::error::Error;
 
 /// Receives progress as it happens. Called from many tasks at once: keep it cheap.
 pub trait Reporter: Send + Sync {
@@ -19,7 +20,7 @@ pub trait Reporter: Send + Sync {
     /// Bytes that need no fetching: files and parts an earlier run completed.
     fn bytes_skipped(&self, _bytes: u64) {}
     /// An object finished, well or badly.
-    fn object_finished(&self, _key: &str, _outcome: Result<u64, &crate::Error>) {}
+    fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {}
 }
 
 /// A reporter that ignores everything.
@@ -28,16 +29,17 @@ pub struct Silent;
 impl Reporter for Silent {}
 
 /// One object that did not arrive, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Failure {
     /// The source, e.g. `s3://bucket/key`.
     pub source: String,
-    /// The full error message.
-    pub error: String,
+    /// What went wrong, with its kind; JSON carries its full message.
+    #[serde(serialize_with = "as_message")]
+    pub error: Error,
 }
 
 /// What one transfer did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Summary {
     /// Objects written (or fetched, when discarding).
     pub objects: u64,
@@ -101,6 +103,10 @@ impl Summary {
             failures,
         }
     }
+}
+
+fn as_message<S: serde::Serializer>(error: &Error, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(error)
 }
 
 fn as_optional_seconds<S: serde::Serializer>(

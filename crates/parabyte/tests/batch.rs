@@ -1,4 +1,4 @@
-//! `Client::copy_items` (a batch with sizes known up front, as a manifest or Python's
+//! `Client::copy` of `Source::Items` (a batch with sizes known up front, as a manifest or Python's
 //! `download_many` gives it) and `Client::get_bytes`, against a real server.
 
 mod common;
@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use common::store_config;
 use futures::TryStreamExt;
-use parabyte::{Client, Destination, Item, Listed, S3Url, Silent, TransferConfig};
+use parabyte::{
+    Client, CopyRequest, Destination, Item, Listed, S3Url, Silent, Source, TransferConfig,
+};
 use parabyte_testkit::{payload, shared, unique_bucket_name, AdminClient, ServerKind};
 
 const PART: u64 = 1 << 20;
@@ -78,9 +80,12 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let summary = client
-        .copy_items(
-            items,
-            &Destination::Path(dir.path().into()),
+        .copy(
+            &CopyRequest {
+                source: Source::Items(items),
+                destination: Destination::Path(dir.path().into()),
+                recursive: false,
+            },
             Arc::new(Silent),
         )
         .await
@@ -121,15 +126,22 @@ async fn bad_items_fail_alone() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let summary = client
-        .copy_items(
-            items,
-            &Destination::Path(dir.path().into()),
+        .copy(
+            &CopyRequest {
+                source: Source::Items(items),
+                destination: Destination::Path(dir.path().into()),
+                recursive: false,
+            },
             Arc::new(Silent),
         )
         .await
         .unwrap();
     assert_eq!((summary.objects, summary.failed), (2, 3), "{summary:?}");
-    let errors: Vec<&str> = summary.failures.iter().map(|f| f.error.as_str()).collect();
+    let errors: Vec<String> = summary
+        .failures
+        .iter()
+        .map(|f| f.error.to_string())
+        .collect();
     assert!(errors[0].contains("'..'"), "{errors:?}");
     assert!(
         errors[1].contains("same destination as s3://"),
@@ -161,9 +173,12 @@ async fn a_stale_etag_fetches_the_version_that_is_there() {
     }];
     let dir = tempfile::tempdir().unwrap();
     let summary = client
-        .copy_items(
-            items,
-            &Destination::Path(dir.path().into()),
+        .copy(
+            &CopyRequest {
+                source: Source::Items(items),
+                destination: Destination::Path(dir.path().into()),
+                recursive: false,
+            },
             Arc::new(Silent),
         )
         .await

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use common::store_config;
 use futures::TryStreamExt;
-use parabyte::{Client, CopyRequest, Destination, Listed, Reporter, S3Url, TransferConfig};
+use parabyte::{
+    Client, CopyRequest, Destination, Listed, Location, Reporter, S3Url, Source, TransferConfig,
+};
 use parabyte_testkit::{payload, shared, unique_bucket_name, AdminClient, ServerKind};
 
 #[derive(Default)]
@@ -58,10 +60,10 @@ async fn copy_and_list(kind: ServerKind) {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder::default());
     let request = CopyRequest {
-        source: S3Url {
+        source: Source::Location(Location::S3(S3Url {
             bucket: bucket.clone(),
             key: "set/".into(),
-        },
+        })),
         destination: Destination::Path(dir.path().to_owned()),
         recursive: false,
     };
@@ -146,10 +148,10 @@ async fn a_client_is_reused_and_each_summary_counts_its_own_requests() {
         .await
         .unwrap();
     let request = CopyRequest {
-        source: S3Url {
+        source: Source::Location(Location::S3(S3Url {
             bucket,
             key: "k".into(),
-        },
+        })),
         destination: Destination::Discard,
         recursive: false,
     };

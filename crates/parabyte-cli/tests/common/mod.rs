@@ -119,3 +119,35 @@ pub fn files_under(dir: &Path) -> Vec<String> {
     found.sort();
     found
 }
+
+/// Wait for `event` (a file appearing, bytes seen by the proxy, a fault reached), checking
+/// every few milliseconds; panics naming it if it has not happened within `limit`, a bound
+/// far above what the event needs, so only a broken program reaches it.
+pub fn wait_for(what: &str, limit: std::time::Duration, mut event: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !event() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Wait for a child process to end; kills it and panics if it has not ended within `limit`.
+pub fn wait_for_exit(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the process did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

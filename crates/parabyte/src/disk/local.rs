@@ -43,11 +43,13 @@ enum Found {
 /// Copy `source` (a file, or a directory whose contents go into `destination`) to
 /// `destination`. A file goes to `destination`, or into it when it is a directory (exists as
 /// one or ends in `/`). Per-file failures are in the summary; an `Err` means nothing could
-/// be copied (no such source, destination inside the source).
-pub async fn copy_local(
+/// be copied (no such source, destination inside the source). `chunk_slots` bounds the
+/// chunks copied at once; the client shares one set among all its calls.
+pub(crate) async fn copy_local(
     source: &Path,
     destination: &Path,
     transfer: &TransferConfig,
+    chunk_slots: Arc<Semaphore>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<Summary> {
     transfer.validate()?;
@@ -62,7 +64,6 @@ pub async fn copy_local(
         let entry = single_file(source, &metadata, destination);
         tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     };
-    let chunk_slots = Arc::new(Semaphore::new(transfer.max_requests));
     let first_started = OnceLock::new();
     // Only failures are kept: memory stays flat however many files there are.
     let (objects, bytes, failures) = receiver_stream(walk)
@@ -91,10 +92,7 @@ pub async fn copy_local(
                 match result {
                     Ok(size) => (objects + 1, bytes + size, failures),
                     Err(error) => {
-                        failures.push(Failure {
-                            source,
-                            error: error.to_string(),
-                        });
+                        failures.push(Failure { source, error });
                         (objects, bytes, failures)
                     }
                 }
@@ -288,7 +286,7 @@ async fn copy_file(
         .step_by(transfer.part_size as usize)
         .map(|start| (start, transfer.part_size.min(size - start)));
     futures::stream::iter(chunks.map(Ok))
-        .try_for_each_concurrent(transfer.threads, |(offset, length)| {
+        .try_for_each_concurrent(transfer.ranges_per_object, |(offset, length)| {
             let (source, target) = (source.clone(), sink.file().clone());
             let from = from.to_owned();
             async move {

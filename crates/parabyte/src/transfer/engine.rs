@@ -85,14 +85,17 @@ pub(crate) struct Engine<S> {
 }
 
 impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
+    /// `request_limit` is shared by every engine of one client, so calls from many threads
+    /// stay under one cap and what throttling taught it carries over between calls.
     pub(crate) fn new(
         source: Arc<S>,
         config: TransferConfig,
+        request_limit: Arc<RequestLimit>,
         counters: Arc<Counters>,
         reporter: Arc<dyn Reporter>,
     ) -> Self {
         Engine {
-            request_limit: RequestLimit::new(config.max_requests),
+            request_limit,
             source,
             config,
             counters,
@@ -338,7 +341,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let failure = Mutex::new(None);
         futures::stream::iter(parts)
             .filter(|_| std::future::ready(failure.lock().expect("failure poisoned").is_none()))
-            .for_each_concurrent(self.config.threads, |part| {
+            .for_each_concurrent(self.config.ranges_per_object, |part| {
                 let failure = &failure;
                 async move {
                     if let Err(error) = self.fetch_range(object, part, None).await {

@@ -90,7 +90,15 @@ pub(crate) fn list(
         widest: Mutex::new(Vec::new()),
     });
     let (output, first) = mpsc::channel(PAGES_AHEAD);
-    tokio::spawn(run_worker(listing, None, None, output, None, None, None));
+    let whole = Part {
+        start_after: None,
+        stop: None,
+        output,
+        successor: None,
+        report_first: None,
+        slot: None,
+    };
+    tokio::spawn(run_worker(listing, whole));
     futures::stream::unfold(Some(first), |current| async move {
         let mut current = current?;
         loop {
@@ -123,25 +131,35 @@ enum Ended {
     Abandoned,
 }
 
-async fn run_worker(
-    listing: Arc<Listing>,
+/// One part of the key space, handed to a new worker.
+struct Part {
+    /// Where the part starts: after this key, or at the first key.
     start_after: Option<String>,
+    /// The first key of the next part, if there is one.
     stop: Option<String>,
+    /// Where the part's pages go.
     output: mpsc::Sender<Chunk>,
+    /// The next part, handed on when this one reaches it.
     successor: Option<mpsc::Receiver<Chunk>>,
+    /// Set for a part made by a split: where to report its first key.
     report_first: Option<oneshot::Sender<Option<String>>>,
-    _slot: Option<OwnedSemaphorePermit>,
-) {
+    /// A place among the parallel listing workers, held while the part is listed (the
+    /// first part needs none).
+    slot: Option<OwnedSemaphorePermit>,
+}
+
+async fn run_worker(listing: Arc<Listing>, part: Part) {
+    let _slot = part.slot;
     let mut worker = Worker {
         listing,
-        stop,
-        output,
-        successor,
-        report_first,
+        stop: part.stop,
+        output: part.output,
+        successor: part.successor,
+        report_first: part.report_first,
         pending: None,
         empty_above: None,
     };
-    let last = match worker.list_part(start_after).await {
+    let last = match worker.list_part(part.start_after).await {
         Ok(Ended::AtNextPart) => worker.successor.take().map(Chunk::Then),
         // Parts after this one could only repeat what it listed: they are dropped unread.
         Ok(Ended::AtLastKey | Ended::Abandoned) => None,
@@ -280,15 +298,15 @@ impl Worker {
         let previous_stop = self.stop.take();
         let (output, receiver) = mpsc::channel(PAGES_AHEAD);
         let successor = self.successor.replace(receiver);
-        tokio::spawn(run_worker(
-            self.listing.clone(),
-            Some(guess.clone()),
-            previous_stop.clone(),
+        let upper = Part {
+            start_after: Some(guess.clone()),
+            stop: previous_stop.clone(),
             output,
             successor,
-            Some(report),
-            Some(slot),
-        ));
+            report_first: Some(report),
+            slot: Some(slot),
+        };
+        tokio::spawn(run_worker(self.listing.clone(), upper));
         self.pending = Some(PendingSplit {
             guess,
             first_key,

@@ -38,7 +38,7 @@ fn md5_etag(data: &[u8]) -> String {
 
 fn config(max_retries: u32) -> TransferConfig {
     TransferConfig {
-        threads: 1,
+        ranges_per_object: 1,
         part_size: PART,
         max_requests: 8,
         retry: RetryPolicy {
@@ -61,7 +61,14 @@ fn run_with(source: FakeSource, config: TransferConfig) -> Run {
     let source = Arc::new(source);
     let counters = Arc::new(Counters::default());
     let single_stream = config.part_size;
-    let mut engine = Engine::new(source.clone(), config, counters.clone(), Arc::new(Silent));
+    let request_limit = RequestLimit::new(config.max_requests);
+    let mut engine = Engine::new(
+        source.clone(),
+        config,
+        request_limit,
+        counters.clone(),
+        Arc::new(Silent),
+    );
     engine.single_stream = single_stream;
     Run {
         engine,
@@ -460,7 +467,7 @@ async fn throttling_cuts_the_request_limit_and_successes_grow_it_back() {
     let object = data(16, 40 * 64);
     let config = TransferConfig {
         part_size: 64,
-        threads: 8,
+        ranges_per_object: 8,
         ..config(0)
     };
     let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
