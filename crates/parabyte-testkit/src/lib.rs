@@ -19,11 +19,19 @@
 //! - [`WebServer`] runs nginx (Debian's package) on loopback over a directory of files, served
 //!   with Range, ETag and Last-Modified, without an ETag, without Range support, or chunked
 //!   ([`Serving`]), with optional redirects (to a presigned URL, say).
+//! - [`HostileServer`] is a scripted misbehaving S3 endpoint (path-style, no signature check) or
+//!   web server: a closure turns each [`Received`] request into a [`Reply`] (any status and
+//!   headers, true or lying; [`Reply::object`] serves Range requests; [`Reply::redirect`] to
+//!   another instance shows what a redirect target receives). It records every request as it
+//!   came on the wire (method, raw target, all headers). [`ListPage`] writes ListObjectsV2
+//!   pages, truncated with or without a token, and [`ListPage::generated`] streams a page of
+//!   any size without holding it.
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
 //!
 //! ```no_run
 //! use parabyte_testkit::{
-//!     payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, Fault, Rule, ServerKind,
+//!     payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, Fault, HostileServer,
+//!     ListPage, Reply, Rule, ServerKind,
 //! };
 //!
 //! let server = shared(ServerKind::Versitygw);
@@ -37,12 +45,24 @@
 //! // ... run the client under test against proxy.endpoint() with server.access_key() ...
 //! assert_eq!(throttled.fired(), 2);
 //! assert_eq!(proxy.counts().get, 102);
+//!
+//! // A store whose listing says "more pages" but gives no token to ask for them:
+//! let store = HostileServer::start(|request| {
+//!     if request.is_listing() {
+//!         ListPage::new("p/").object("p/a", 3).truncated(None).reply(request)
+//!     } else {
+//!         Reply::object(request, b"abc", Some("\"e\""))
+//!     }
+//! });
+//! // ... run the client under test against store.endpoint() ...
+//! assert!(store.requests().iter().all(|seen| seen.target.starts_with("/bucket")));
 //! ```
 
 mod admin;
 mod blocking;
 mod data;
 mod error;
+mod hostile;
 mod names;
 mod nginx;
 mod process;
@@ -54,6 +74,7 @@ pub use admin::{AdminClient, S3Request, S3Response};
 pub use blocking::BlockingAdmin;
 pub use data::{payload, payload_at};
 pub use error::{Error, Result};
+pub use hostile::{HostileServer, ListPage, Received, Reply};
 pub use names::{encode_key, unique_bucket_name};
 pub use nginx::{Serving, WebServer};
 pub use proxy::{
