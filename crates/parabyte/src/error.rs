@@ -66,6 +66,20 @@ pub enum Error {
     #[error("{what}: unexpected response: {detail}")]
     Protocol { what: String, detail: String },
 
+    /// A listing the store broke off or garbled; the keys it listed before are downloaded or
+    /// reported, the keys after are unknown.
+    #[error("listing s3://{bucket}/{prefix} cannot go on: {detail}; keys after this point were not listed")]
+    BadListing {
+        bucket: String,
+        prefix: String,
+        detail: String,
+    },
+
+    /// A key with a `.` or `..` path segment: URL libraries remove those segments (encoded
+    /// or not) before a request is sent, so the request would name another object.
+    #[error("key '{key}' cannot be requested: it has a '{segment}' path segment, which URL normalisation removes before sending, so another object would be fetched instead")]
+    UnrequestableKey { key: String, segment: String },
+
     /// A key that cannot be written safely under the destination directory.
     #[error("key '{key}' cannot be saved as a file: {reason}; download it on its own with an explicit destination file")]
     UnsafeKey { key: String, reason: String },

@@ -5,6 +5,7 @@
 //! bounded channels that the consumer reads part after part, so the result is exactly the
 //! sequential listing, and a slow consumer stalls the listing instead of filling memory.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
@@ -140,6 +141,7 @@ async fn run_worker(
         report_first,
         pending: None,
         empty_above: None,
+        tokens_followed: HashSet::new(),
     };
     let last = match worker.list_part(start_after).await {
         Ok(Ended::AtNextPart) => worker.successor.take().map(Chunk::Then),
@@ -171,6 +173,8 @@ struct Worker {
     pending: Option<PendingSplit>,
     /// A guess above which a split found nothing: later guesses aim below it.
     empty_above: Option<String>,
+    /// Every continuation token this part was given: one given twice would loop forever.
+    tokens_followed: HashSet<String>,
 }
 
 impl Worker {
@@ -187,12 +191,17 @@ impl Worker {
                     next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
                 }
             }
-            let page = fetch.finish().await?;
+            let mut page = fetch.finish().await?;
+            let broken = self.check(&mut page);
             let more = page.next_token.clone();
             let (entries, reached_stop) = self.entries_before_stop(page).await;
             let last_key = entries.last().map(|entry| entry.key().to_owned());
             if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
                 return Ok(Ended::Abandoned);
+            }
+            // The page's good keys went out first: every key the store listed is seen.
+            if let Some(error) = broken {
+                return Err(error);
             }
             if reached_stop {
                 return Ok(Ended::AtNextPart); // a prefetched page is dropped unread
@@ -208,6 +217,47 @@ impl Worker {
             }
         }
         Ok(Ended::AtLastKey)
+    }
+
+    /// Why this page must end the listing, if it must: keys outside the prefix (taken out of
+    /// the page), or a page that would lose keys silently or loop forever.
+    fn check(&mut self, page: &mut ListPage) -> Option<Error> {
+        let prefix = self.listing.spec.prefix.as_str();
+        let outside = page
+            .objects
+            .iter()
+            .map(|object| &object.key)
+            .chain(&page.common_prefixes)
+            .find(|key| !key.starts_with(prefix))
+            .cloned();
+        if let Some(key) = outside {
+            page.objects.retain(|object| object.key.starts_with(prefix));
+            page.common_prefixes
+                .retain(|common| common.starts_with(prefix));
+            return Some(self.broken(format!(
+                "the store returned key '{}', which is not under the prefix",
+                key.escape_debug()
+            )));
+        }
+        match &page.next_token {
+            None if page.is_truncated => Some(self.broken(
+                "the store says more keys follow (IsTruncated) but sent no continuation token"
+                    .to_owned(),
+            )),
+            Some(token) if !self.tokens_followed.insert(token.clone()) => Some(self.broken(format!(
+                "the store sent continuation token '{}' a second time; following it would list the same keys forever",
+                token.escape_debug()
+            ))),
+            _ => None,
+        }
+    }
+
+    fn broken(&self, detail: String) -> Error {
+        Error::BadListing {
+            bucket: self.listing.spec.bucket.clone(),
+            prefix: self.listing.spec.prefix.clone(),
+            detail,
+        }
     }
 
     /// The page's entries up to this part's stop key, merged in key order; true when the
@@ -490,6 +540,7 @@ mod tests {
             objects: vec![object("a"), object("c"), object("e")],
             common_prefixes: vec!["b/".into(), "d/".into(), "f/".into()],
             next_token: None,
+            is_truncated: false,
         };
         let keys: Vec<String> = merge_in_key_order(page)
             .iter()

@@ -116,7 +116,7 @@ impl S3Store {
         extra_headers: &[(&str, &str)],
         what: &str,
     ) -> Result<reqwest::Response> {
-        let target = self.endpoint.target(bucket, key, query);
+        let target = self.endpoint.target(bucket, key, query)?;
         let mut request = self.http.get(&target.url).header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);

@@ -30,6 +30,8 @@ pub(crate) struct ListPage {
     pub common_prefixes: Vec<String>,
     /// Present when more pages follow.
     pub next_token: Option<String>,
+    /// The store's `IsTruncated`: more keys follow this page.
+    pub is_truncated: bool,
 }
 
 /// Which element's text we are collecting.
@@ -42,6 +44,7 @@ enum Field {
     StorageClass,
     Prefix,
     NextToken,
+    IsTruncated,
     EncodingType,
     Code,
     Message,
@@ -120,6 +123,7 @@ fn parse_list_result(body: &[u8]) -> Result<ListPage, String> {
                     "StorageClass" if in_contents => Field::StorageClass,
                     "Prefix" if in_prefixes => Field::Prefix,
                     "NextContinuationToken" => Field::NextToken,
+                    "IsTruncated" => Field::IsTruncated,
                     "EncodingType" => Field::EncodingType,
                     _ => Field::Other,
                 };
@@ -144,6 +148,7 @@ fn parse_list_result(body: &[u8]) -> Result<ListPage, String> {
                     Field::StorageClass => entry.storage_class = Some(taken),
                     Field::Prefix => page.common_prefixes.push(taken),
                     Field::NextToken if !taken.is_empty() => page.next_token = Some(taken),
+                    Field::IsTruncated => page.is_truncated = taken.trim() == "true",
                     Field::EncodingType => url_encoded = taken.eq_ignore_ascii_case("url"),
                     _ => {}
                 }
@@ -263,6 +268,7 @@ mod tests {
     fn a_page_keeps_what_downloads_need() {
         let page = parse_list_page(PAGE.as_bytes()).unwrap();
         assert_eq!(page.next_token.as_deref(), Some("tok/en+1=="));
+        assert!(page.is_truncated);
         assert_eq!(page.objects.len(), 2);
         let first = &page.objects[0];
         assert_eq!(first.key, "p/a b+c%ü.txt");
@@ -288,6 +294,7 @@ mod tests {
         )
         .unwrap();
         assert!(page.next_token.is_none());
+        assert!(!page.is_truncated);
         assert!(page.objects.is_empty());
     }
 
