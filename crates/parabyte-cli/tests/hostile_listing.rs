@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,10 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 /// `parabyte ARGS` against `store`, in `dir`; killed if it runs past [`RUN_LIMIT`].
 fn parabyte(store: &HostileServer, dir: &std::path::Path, args: &[&str]) -> Output {
+    run_bounded(command(store, dir, args)).0
+}
+
+fn command(store: &HostileServer, dir: &std::path::Path, args: &[&str]) -> Command {
     let mut command = bare_parabyte(dir);
     command
         .env("AWS_ACCESS_KEY_ID", "hostile")
@@ -24,10 +29,14 @@ fn parabyte(store: &HostileServer, dir: &std::path::Path, args: &[&str]) -> Outp
         .env("AWS_REGION", "us-east-1")
         .env("AWS_ENDPOINT_URL", store.endpoint())
         .args(args);
-    run_bounded(command)
+    command
 }
 
-fn run_bounded(mut command: Command) -> Output {
+/// Runs `command` to its end (or kills it past [`RUN_LIMIT`]) and returns its output and
+/// its peak resident memory in KiB, from the kernel's accounting of that one child.
+// The child is reaped by wait4, which also gives its resource usage; Child::wait cannot.
+#[allow(clippy::zombie_processes)]
+fn run_bounded(mut command: Command) -> (Output, u64) {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -43,23 +52,32 @@ fn run_bounded(mut command: Command) -> Output {
     };
     let stdout = read(Box::new(child.stdout.take().unwrap()));
     let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let pid = child.id() as libc::pid_t;
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own child, not yet reaped; the pointers are to live locals.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
+        if reaped == pid {
+            break;
         }
         if started.elapsed() > RUN_LIMIT {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let peak = status.lines().find(|line| line.starts_with("VmHWM"));
             child.kill().unwrap();
-            let _ = child.wait();
-            panic!("parabyte still running after {RUN_LIMIT:?}: the listing never ends");
+            panic!("parabyte still running after {RUN_LIMIT:?} ({peak:?}): the listing never ends");
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
+    }
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
-    }
+    };
+    (output, usage.ru_maxrss as u64)
 }
 
 /// Every object's content: its key (the ETag is no MD5, so nothing is checked against it).
@@ -216,4 +234,23 @@ fn ls_prints_control_characters_escaped() {
     let mut sorted = keys.map(str::to_owned).to_vec();
     sorted.sort();
     assert_eq!(listed, sorted);
+}
+
+#[test]
+fn a_huge_page_is_refused_in_bounded_memory() {
+    // About 200 MiB of XML in one page, written by the store as it is sent.
+    const KEYS: u64 = 1_400_000;
+    let store = store(|_, request| {
+        ListPage::new("p/").generated(request, KEYS, 1, |i| format!("p/{i:012}"))
+    });
+    let dir = tempfile::tempdir().unwrap();
+
+    let ls = command(&store, dir.path(), &["ls", "--recursive", "s3://bucket/p/"]);
+    let (output, peak_kib) = run_bounded(ls);
+    assert_names_the_listing(&output, "the store ignored max-keys");
+    assert!(
+        peak_kib < 100 * 1024,
+        "parabyte peaked at {} MiB for one listing page",
+        peak_kib / 1024
+    );
 }

@@ -35,6 +35,12 @@ pub use xml::ObjectEntry;
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Bytes a listing page may take per key asked for: a 1024-byte key URL-encoded to 3 KiB
+/// plus every field stores add, with room to spare.
+const MAX_LIST_BYTES_PER_KEY: usize = 8 * 1024;
+/// ...and for the document around the keys.
+const MAX_LIST_OVERHEAD: usize = 64 * 1024;
+
 /// A connection to one S3-compatible store.
 #[derive(Debug)]
 pub(crate) struct S3Store {
@@ -164,10 +170,26 @@ impl S3Store {
         let mut body = Vec::new();
         let mut token_scan = early_token.map(|sender| (sender, TokenScan::default()));
         let mut chunks = response.bytes_stream();
+        // A store that ignores max-keys could send a page of any size: the page is held whole
+        // (its URL encoding may only be declared at its end), so it is refused past a bound.
+        let limit = query
+            .max_keys
+            .saturating_mul(MAX_LIST_BYTES_PER_KEY)
+            .saturating_add(MAX_LIST_OVERHEAD);
         while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
             what: what.clone(),
             detail: describe(&e),
         })? {
+            if body.len() + chunk.len() > limit {
+                return Err(Error::BadListing {
+                    bucket: query.bucket.to_owned(),
+                    prefix: query.prefix.to_owned(),
+                    detail: format!(
+                        "one page of at most {} keys is longer than {} bytes, so the store ignored max-keys; parabyte does not hold a page that large",
+                        query.max_keys, limit
+                    ),
+                });
+            }
             body.extend_from_slice(&chunk);
             if let Some((sender, scan)) = &mut token_scan {
                 if let Some(token) = scan.find(&body) {
