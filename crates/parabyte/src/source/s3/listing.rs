@@ -4,6 +4,12 @@
 //! shows there is more to list and a worker slot is free (parallel listing). Workers feed
 //! bounded channels that the consumer reads part after part, so the result is exactly the
 //! sequential listing, and a slow consumer stalls the listing instead of filling memory.
+//! A page is parsed as its body arrives and its objects go on in batches, so memory does
+//! not grow with the size of a page either (a store may ignore max-keys).
+//!
+//! A listing never ends quietly on a store's mistake: a page that says it is truncated but
+//! gives no token, a token given twice (which would loop), or a key outside the prefix is
+//! [`Error::BadListing`], after the page's good keys went out.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -184,28 +190,46 @@ impl Worker {
             start_after.map_or(Cursor::Start, Cursor::After),
         ));
         while let Some(mut fetch) = next.take() {
-            // Pipelining: the next request goes out as soon as this page's token is seen,
-            // unless the next part's first key may be in this page (its tail would be waste).
-            if let Some(token) = fetch.early_token.recv().await {
-                if self.stop.is_none() && self.pending.is_none() {
-                    next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+            let mut awaiting_token = true;
+            let mut last_key = None;
+            // A page arrives as batches of objects, then its rest with the token (`last`).
+            let more = loop {
+                let (mut page, last) = tokio::select! {
+                    biased;
+                    // Pipelining: the next request goes out as soon as this page's token is
+                    // seen, unless the next part's first key may be in this page (its tail
+                    // would be waste).
+                    token = fetch.early_token.recv(), if awaiting_token => {
+                        awaiting_token = false;
+                        if let Some(token) = token {
+                            if self.stop.is_none() && self.pending.is_none() {
+                                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+                            }
+                        }
+                        continue;
+                    }
+                    part = fetch.parts.next_part() => part?,
+                };
+                let broken = self.check(&mut page, last);
+                let more = page.next_token.take();
+                let (entries, reached_stop) = self.entries_before_stop(page).await;
+                if let Some(entry) = entries.last() {
+                    last_key = Some(entry.key().to_owned());
                 }
-            }
-            let mut page = fetch.finish().await?;
-            let broken = self.check(&mut page);
-            let more = page.next_token.clone();
-            let (entries, reached_stop) = self.entries_before_stop(page).await;
-            let last_key = entries.last().map(|entry| entry.key().to_owned());
-            if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
-                return Ok(Ended::Abandoned);
-            }
-            // The page's good keys went out first: every key the store listed is seen.
-            if let Some(error) = broken {
-                return Err(error);
-            }
-            if reached_stop {
-                return Ok(Ended::AtNextPart); // a prefetched page is dropped unread
-            }
+                if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
+                    return Ok(Ended::Abandoned);
+                }
+                // The page's good keys went out first: every key the store listed is seen.
+                if let Some(error) = broken {
+                    return Err(error);
+                }
+                if reached_stop {
+                    return Ok(Ended::AtNextPart); // the rest and a prefetched page go unread
+                }
+                if last {
+                    break more;
+                }
+            };
             let Some(token) = more else {
                 return Ok(Ended::AtLastKey);
             };
@@ -220,8 +244,8 @@ impl Worker {
     }
 
     /// Why this page must end the listing, if it must: keys outside the prefix (taken out of
-    /// the page), or a page that would lose keys silently or loop forever.
-    fn check(&mut self, page: &mut ListPage) -> Option<Error> {
+    /// the page), or (at its `last` part) a page that would lose keys or loop forever.
+    fn check(&mut self, page: &mut ListPage, last: bool) -> Option<Error> {
         let prefix = self.listing.spec.prefix.as_str();
         let outside = page
             .objects
@@ -238,6 +262,9 @@ impl Worker {
                 "the store returned key '{}', which is not under the prefix",
                 key.escape_debug()
             )));
+        }
+        if !last {
+            return None;
         }
         match &page.next_token {
             None if page.is_truncated => Some(self.broken(
@@ -347,15 +374,24 @@ impl Worker {
     }
 }
 
-/// A page request in flight, with the channel its continuation token arrives on early.
+/// A page request in flight, with the channels its objects and its continuation token
+/// arrive on before the page ends.
 struct PageFetch {
-    request: JoinHandle<Result<ListPage>>,
+    parts: PageParts,
     early_token: mpsc::UnboundedReceiver<String>,
+}
+
+/// What a page request delivers: batches of objects, then the rest of the page.
+struct PageParts {
+    request: JoinHandle<Result<ListPage>>,
+    batches: mpsc::Receiver<Vec<ObjectEntry>>,
 }
 
 impl PageFetch {
     fn start(listing: &Arc<Listing>, cursor: Cursor) -> PageFetch {
         let (token_sender, early_token) = mpsc::unbounded_channel();
+        // One batch in hand: the body waits in the socket until the listing catches up.
+        let (batch_sender, batches) = mpsc::channel(1);
         let listing = listing.clone();
         let request = tokio::spawn(async move {
             let spec = &listing.spec;
@@ -367,14 +403,30 @@ impl PageFetch {
                 max_keys: spec.page_size,
             };
             with_retries(&listing.retry, &listing.counters, || {
-                listing.store.list_page(&query, Some(&token_sender))
+                listing
+                    .store
+                    .list_page(&query, Some(&token_sender), &batch_sender)
             })
             .await
         });
         PageFetch {
-            request,
+            parts: PageParts { request, batches },
             early_token,
         }
+    }
+}
+
+impl PageParts {
+    /// The page's next batch of objects, or its rest with the token (true: the last part).
+    async fn next_part(&mut self) -> Result<(ListPage, bool)> {
+        if let Some(objects) = self.batches.recv().await {
+            let part = ListPage {
+                objects,
+                ..ListPage::default()
+            };
+            return Ok((part, false));
+        }
+        self.finish().await.map(|page| (page, true))
     }
 
     async fn finish(&mut self) -> Result<ListPage> {
@@ -387,7 +439,7 @@ impl PageFetch {
 impl Drop for PageFetch {
     fn drop(&mut self) {
         // A page nobody will read is not worth finishing.
-        self.request.abort();
+        self.parts.request.abort();
     }
 }
 

@@ -27,16 +27,16 @@ use crate::source::{body_of, shape_of, Fetched, RangeSource};
 use crate::validator::etag_md5;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
-use xml::ListError;
 pub(crate) use xml::ListPage;
+use xml::{ListError, PageParser};
 
 pub use xml::ObjectEntry;
 
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Bytes a listing page may take per key asked for: a 1024-byte key URL-encoded to 3 KiB
-/// plus every field stores add, with room to spare.
+/// Bytes of a listing page that may be held per key asked for (a 1024-byte key
+/// URL-encoded to 3 KiB plus every field stores add, with room to spare)...
 const MAX_LIST_BYTES_PER_KEY: usize = 8 * 1024;
 /// ...and for the document around the keys.
 const MAX_LIST_OVERHEAD: usize = 64 * 1024;
@@ -145,13 +145,38 @@ impl S3Store {
             .map_err(|e| transport_error(what, &e, &self.endpoint.describe()))
     }
 
-    /// One ListObjectsV2 page. The body is read as a stream; the moment its
-    /// NextContinuationToken has gone by, it is sent on `early_token`, so the caller can ask
-    /// for the next page while this one is still arriving and being parsed.
+    /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
+    /// they are decided (recursive listings), so a page of any size is never held; the
+    /// rest of the page is returned at its end. The moment the NextContinuationToken has
+    /// gone by it is sent on `early_token`, so the caller can ask for the next page while
+    /// this one is still arriving.
     pub(crate) async fn list_page(
         &self,
         query: &ListQuery<'_>,
         early_token: Option<&mpsc::UnboundedSender<String>>,
+        batches: &mpsc::Sender<Vec<ObjectEntry>>,
+    ) -> Result<ListPage> {
+        let mut handed_on = 0;
+        let read = self
+            .read_page(query, early_token, batches, &mut handed_on)
+            .await;
+        match read {
+            // Asking again would hand the same objects on twice.
+            Err(error) if handed_on > 0 && error.is_retryable() => Err(Error::BadListing {
+                bucket: query.bucket.to_owned(),
+                prefix: query.prefix.to_owned(),
+                detail: format!("a page broke off after {handed_on} keys: {error}"),
+            }),
+            other => other,
+        }
+    }
+
+    async fn read_page(
+        &self,
+        query: &ListQuery<'_>,
+        early_token: Option<&mpsc::UnboundedSender<String>>,
+        batches: &mpsc::Sender<Vec<ObjectEntry>>,
+        handed_on: &mut usize,
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
@@ -167,43 +192,51 @@ impl S3Store {
         if !response.status().is_success() {
             return Err(error_from_response(response, &what, query.bucket).await);
         }
-        let mut body = Vec::new();
-        let mut token_scan = early_token.map(|sender| (sender, TokenScan::default()));
-        let mut chunks = response.bytes_stream();
-        // A store that ignores max-keys could send a page of any size: the page is held whole
-        // (its URL encoding may only be declared at its end), so it is refused past a bound.
-        let limit = query
+        let fail = |error: ListError| {
+            match error {
+            ListError::Malformed(detail) => Error::Protocol {
+                what: what.clone(),
+                detail,
+            },
+            ListError::ErrorDocument { code, message } => {
+                classify(200, &code, &message, &what, query.bucket)
+            }
+            ListError::TooLarge(limit) => Error::BadListing {
+                bucket: query.bucket.to_owned(),
+                prefix: query.prefix.to_owned(),
+                detail: format!(
+                    "more than {limit} bytes of one page (of at most {} keys) would have to be held before its keys could be used; the store ignored max-keys",
+                    query.max_keys
+                ),
+            },
+        }
+        };
+        // Held at once: what a page of max-keys honest entries could take, with room.
+        let hold_limit = query
             .max_keys
             .saturating_mul(MAX_LIST_BYTES_PER_KEY)
             .saturating_add(MAX_LIST_OVERHEAD);
+        let mut parser = PageParser::new(query.delimiter.is_none(), hold_limit);
+        let mut token_sender = early_token;
+        let mut chunks = response.bytes_stream();
         while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
             what: what.clone(),
             detail: describe(&e),
         })? {
-            if body.len() + chunk.len() > limit {
-                return Err(Error::BadListing {
-                    bucket: query.bucket.to_owned(),
-                    prefix: query.prefix.to_owned(),
-                    detail: format!(
-                        "one page of at most {} keys is longer than {} bytes, so the store ignored max-keys; parabyte does not hold a page that large",
-                        query.max_keys, limit
-                    ),
-                });
+            let batch = parser.feed(&chunk).map_err(fail)?;
+            if let (Some(sender), Some(token)) = (token_sender, parser.next_token()) {
+                let _ = sender.send(token.to_owned());
+                token_sender = None;
             }
-            body.extend_from_slice(&chunk);
-            if let Some((sender, scan)) = &mut token_scan {
-                if let Some(token) = scan.find(&body) {
-                    let _ = sender.send(token);
-                    token_scan = None;
+            if let Some(batch) = batch {
+                *handed_on += batch.len();
+                if batches.send(batch).await.is_err() {
+                    // Nobody reads this page any more.
+                    return Ok(ListPage::default());
                 }
             }
         }
-        xml::parse_list_page(&body).map_err(|error| match error {
-            ListError::Malformed(detail) => Error::Protocol { what, detail },
-            ListError::ErrorDocument { code, message } => {
-                classify(200, &code, &message, &what, query.bucket)
-            }
-        })
+        parser.finish().map_err(fail)
     }
 }
 
@@ -252,45 +285,6 @@ impl ListQuery<'_> {
         }
         query
     }
-}
-
-/// Finds `<NextContinuationToken>...</NextContinuationToken>` in a body that grows chunk by
-/// chunk, without rescanning what it has already passed.
-#[derive(Debug, Default)]
-struct TokenScan {
-    scanned: usize,
-}
-
-impl TokenScan {
-    const OPEN: &'static [u8] = b"<NextContinuationToken>";
-    const CLOSE: &'static [u8] = b"</NextContinuationToken>";
-
-    fn find(&mut self, body: &[u8]) -> Option<String> {
-        let from = self
-            .scanned
-            .saturating_sub(Self::OPEN.len() + Self::CLOSE.len());
-        let open = find(&body[from..], Self::OPEN).map(|at| from + at + Self::OPEN.len());
-        let Some(start) = open else {
-            self.scanned = body.len();
-            return None;
-        };
-        let Some(length) = find(&body[start..], Self::CLOSE) else {
-            // The opening tag is here but the token is still arriving: look again from it.
-            self.scanned = start - Self::OPEN.len();
-            return None;
-        };
-        self.scanned = body.len();
-        let raw = std::str::from_utf8(&body[start..start + length]).ok()?;
-        quick_xml::escape::unescape(raw)
-            .ok()
-            .map(|token| token.into_owned())
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
 }
 
 impl RangeSource for S3Store {
@@ -430,27 +424,6 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_token_is_found_as_the_body_arrives() {
-        let body = b"<ListBucketResult><Name>b</Name><NextContinuationToken>a&amp;b=</NextContinuationToken><Contents>";
-        let mut scan = TokenScan::default();
-        // Fed a few bytes at a time, the token appears once its closing tag has arrived.
-        let mut found = None;
-        for end in (0..=body.len()).step_by(7).chain([body.len()]) {
-            if let Some(token) = scan.find(&body[..end]) {
-                found = Some((end, token));
-                break;
-            }
-        }
-        let (end, token) = found.expect("token found");
-        assert_eq!(token, "a&b=");
-        assert!(end >= body.len() - b"<Contents>".len() - 7);
-        assert_eq!(
-            TokenScan::default().find(b"<ListBucketResult><Contents>"),
-            None
-        );
-    }
 
     #[test]
     fn list_queries_are_in_canonical_order() {
