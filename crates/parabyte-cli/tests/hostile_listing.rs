@@ -7,6 +7,7 @@ mod common;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{bare_parabyte, files_under, stderr};
@@ -257,4 +258,29 @@ fn a_huge_page_streams_in_bounded_memory() {
         "parabyte peaked at {} MiB for one listing page",
         peak_kib / 1024
     );
+}
+
+#[test]
+fn a_page_that_breaks_after_keys_went_out_is_retried_without_repeating_them() {
+    // The first answer stops short of the length its headers promised, after 3000 keys.
+    let answered = AtomicBool::new(false);
+    let store = store(move |_, request| {
+        let again = answered.swap(true, Ordering::SeqCst);
+        let count = if again { 5000 } else { 3000 };
+        let page = ListPage::new("p/").generated(request, count, 1, |i| format!("p/{i:05}"));
+        if again {
+            page
+        } else {
+            page.header("content-length", "100000000")
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+
+    let output = parabyte(&store, dir.path(), &["ls", "--recursive", "s3://bucket/p/"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let keys: Vec<&str> = text.lines().map(|line| &line[line.len() - 7..]).collect();
+    let expected: Vec<String> = (0..5000).map(|i| format!("p/{i:05}")).collect();
+    assert_eq!(keys, expected);
+    assert_eq!(store.requests().len(), 2);
 }

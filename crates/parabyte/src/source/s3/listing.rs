@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::retry::{with_retries, RetryPolicy};
-use crate::source::s3::{Cursor, ListPage, ListQuery, ObjectEntry, S3Store};
+use crate::source::s3::{Cursor, HandedOn, ListPage, ListQuery, ObjectEntry, S3Store};
 
 /// Pages a worker may have listed ahead of the consumer.
 const PAGES_AHEAD: usize = 2;
@@ -402,10 +402,11 @@ impl PageFetch {
                 cursor: &cursor,
                 max_keys: spec.page_size,
             };
+            let handed_on = Mutex::new(HandedOn::default());
             with_retries(&listing.retry, &listing.counters, || {
                 listing
                     .store
-                    .list_page(&query, Some(&token_sender), &batch_sender)
+                    .list_page(&query, Some(&token_sender), &batch_sender, &handed_on)
             })
             .await
         });

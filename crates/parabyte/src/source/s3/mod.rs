@@ -6,7 +6,7 @@ pub(crate) mod listing;
 mod sign;
 mod xml;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use aws_config::meta::region::RegionProviderChain;
@@ -149,34 +149,14 @@ impl S3Store {
     /// they are decided (recursive listings), so a page of any size is never held; the
     /// rest of the page is returned at its end. The moment the NextContinuationToken has
     /// gone by it is sent on `early_token`, so the caller can ask for the next page while
-    /// this one is still arriving.
+    /// this one is still arriving. A retry of a page that broke off skips the objects
+    /// `handed_on` counts, after checking the store lists them the same way again.
     pub(crate) async fn list_page(
         &self,
         query: &ListQuery<'_>,
         early_token: Option<&mpsc::UnboundedSender<String>>,
         batches: &mpsc::Sender<Vec<ObjectEntry>>,
-    ) -> Result<ListPage> {
-        let mut handed_on = 0;
-        let read = self
-            .read_page(query, early_token, batches, &mut handed_on)
-            .await;
-        match read {
-            // Asking again would hand the same objects on twice.
-            Err(error) if handed_on > 0 && error.is_retryable() => Err(Error::BadListing {
-                bucket: query.bucket.to_owned(),
-                prefix: query.prefix.to_owned(),
-                detail: format!("a page broke off after {handed_on} keys: {error}"),
-            }),
-            other => other,
-        }
-    }
-
-    async fn read_page(
-        &self,
-        query: &ListQuery<'_>,
-        early_token: Option<&mpsc::UnboundedSender<String>>,
-        batches: &mpsc::Sender<Vec<ObjectEntry>>,
-        handed_on: &mut usize,
+        handed_on: &Mutex<HandedOn>,
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
@@ -217,6 +197,7 @@ impl S3Store {
             .saturating_mul(MAX_LIST_BYTES_PER_KEY)
             .saturating_add(MAX_LIST_OVERHEAD);
         let mut parser = PageParser::new(query.delimiter.is_none(), hold_limit);
+        let mut repeat = handed_on.lock().expect("listing progress poisoned").clone();
         let mut token_sender = early_token;
         let mut chunks = response.bytes_stream();
         while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
@@ -228,15 +209,63 @@ impl S3Store {
                 let _ = sender.send(token.to_owned());
                 token_sender = None;
             }
-            if let Some(batch) = batch {
-                *handed_on += batch.len();
-                if batches.send(batch).await.is_err() {
-                    // Nobody reads this page any more.
-                    return Ok(ListPage::default());
-                }
+            let Some(mut batch) = batch else {
+                continue;
+            };
+            repeat.skip(&mut batch, query)?;
+            let Some(last) = batch.last().map(|object| object.key.clone()) else {
+                continue;
+            };
+            let count = batch.len();
+            if batches.send(batch).await.is_err() {
+                // Nobody reads this page any more.
+                return Ok(ListPage::default());
             }
+            let mut progress = handed_on.lock().expect("listing progress poisoned");
+            progress.count += count;
+            progress.last_key = Some(last);
         }
-        parser.finish().map_err(fail)
+        let mut rest = parser.finish().map_err(fail)?;
+        repeat.skip(&mut rest.objects, query)?;
+        if repeat.count > 0 {
+            return Err(repeat.differs(query));
+        }
+        Ok(rest)
+    }
+}
+
+/// The objects of a page already handed on before it broke off.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HandedOn {
+    count: usize,
+    last_key: Option<String>,
+}
+
+impl HandedOn {
+    /// Drops from `objects` those a previous attempt handed on; the last of them must be
+    /// the key it ended with, or the store lists the page differently now.
+    fn skip(&mut self, objects: &mut Vec<ObjectEntry>, query: &ListQuery<'_>) -> Result<()> {
+        let dropped = self.count.min(objects.len());
+        if dropped == 0 {
+            return Ok(());
+        }
+        self.count -= dropped;
+        let last = objects
+            .drain(..dropped)
+            .next_back()
+            .map(|object| object.key);
+        if self.count == 0 && last != self.last_key {
+            return Err(self.differs(query));
+        }
+        Ok(())
+    }
+
+    fn differs(&self, query: &ListQuery<'_>) -> Error {
+        Error::BadListing {
+            bucket: query.bucket.to_owned(),
+            prefix: query.prefix.to_owned(),
+            detail: "a page broke off, and asked again the store listed it differently".to_owned(),
+        }
     }
 }
 
@@ -424,6 +453,42 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retried_page_skips_what_was_handed_on_if_it_lists_the_same() {
+        let query = ListQuery {
+            bucket: "b",
+            prefix: "p/",
+            delimiter: None,
+            cursor: &Cursor::Start,
+            max_keys: 1000,
+        };
+        let objects = |keys: &[&str]| -> Vec<ObjectEntry> {
+            keys.iter()
+                .map(|key| ObjectEntry {
+                    key: (*key).to_owned(),
+                    size: 1,
+                    etag: None,
+                    last_modified: None,
+                    storage_class: None,
+                })
+                .collect()
+        };
+        let handed_on = HandedOn {
+            count: 3,
+            last_key: Some("p/c".to_owned()),
+        };
+        // Skipping may span batches.
+        let mut repeat = handed_on.clone();
+        let (mut first, mut second) = (objects(&["p/a", "p/b"]), objects(&["p/c", "p/d"]));
+        repeat.skip(&mut first, &query).unwrap();
+        repeat.skip(&mut second, &query).unwrap();
+        assert!(first.is_empty());
+        assert_eq!(second, objects(&["p/d"]));
+        let mut changed = objects(&["p/a", "p/b", "p/x", "p/y"]);
+        let differs = handed_on.clone().skip(&mut changed, &query).unwrap_err();
+        assert!(matches!(differs, Error::BadListing { .. }), "{differs}");
+    }
 
     #[test]
     fn list_queries_are_in_canonical_order() {
