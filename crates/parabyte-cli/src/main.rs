@@ -2,6 +2,7 @@
 //! prints the summary, and turns the outcome into an exit status.
 
 mod args;
+mod escape;
 mod progress;
 
 use std::io::{IsTerminal, Write};
@@ -208,25 +209,33 @@ async fn list(args: LsArgs) -> Result<ExitCode, Error> {
     let mut out = std::io::stdout().lock();
     // Non-recursive listings show names relative to the prefix, as `aws s3 ls` does.
     let shown = |key: &str| -> String {
-        if args.recursive {
-            key.to_owned()
+        let name = if args.recursive {
+            key
         } else {
-            key.strip_prefix(url.key.as_str()).unwrap_or(key).to_owned()
-        }
+            key.strip_prefix(url.key.as_str()).unwrap_or(key)
+        };
+        escape::printable(name).into_owned()
     };
     let (mut objects, mut bytes) = (0u64, 0u64);
     while let Some(entry) = entries.next().await {
-        let entry = entry?;
+        let entry = match entry {
+            // Lines already printed stay; the broken listing is a failure, not a fatal error.
+            Err(error @ Error::BadListing { .. }) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(SOME_FAILED));
+            }
+            entry => entry?,
+        };
         if let Listed::Object(object) = &entry {
             objects += 1;
             bytes += object.size;
         }
         let line = match entry {
             Listed::Object(object) if args.json => {
-                serde_json::to_string(&object).expect("entries serialise")
+                escape::json_line(serde_json::to_string(&object).expect("entries serialise"))
             }
             Listed::Prefix(prefix) if args.json => {
-                serde_json::json!({ "prefix": prefix }).to_string()
+                escape::json_line(serde_json::json!({ "prefix": prefix }).to_string())
             }
             Listed::Object(object) => {
                 let when = object

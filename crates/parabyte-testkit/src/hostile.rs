@@ -198,6 +198,7 @@ fn byte_range(header: &str, total: u64) -> Option<(u64, u64)> {
 
 /// A ListObjectsV2 page. Keys are URL-encoded when the request asked for
 /// `encoding-type=url` (as S3 does), so any key, control characters included, can be listed.
+/// Entries carry no ETag, so whatever [`Reply::object`] sends is the object's version.
 #[derive(Debug, Clone, Default)]
 pub struct ListPage {
     prefix: String,
@@ -307,11 +308,11 @@ fn url_encoded(request: &Received) -> bool {
     request.query_param("encoding-type").as_deref() == Some("url")
 }
 
+/// One listed object, without an ETag: the object's own reply then gives the only one.
 fn contents_xml(key: &str, size: u64, encode: bool) -> String {
     format!(
-        "<Contents><Key>{}</Key><LastModified>2024-01-02T03:04:05.000Z</LastModified><ETag>&quot;{:032x}&quot;</ETag><Size>{size}</Size><StorageClass>STANDARD</StorageClass></Contents>",
+        "<Contents><Key>{}</Key><LastModified>2024-01-02T03:04:05.000Z</LastModified><Size>{size}</Size><StorageClass>STANDARD</StorageClass></Contents>",
         text(key, encode),
-        size
     )
 }
 

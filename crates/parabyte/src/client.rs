@@ -153,7 +153,11 @@ impl Client {
             .unwrap_or_else(|join| Err(Error::InvalidInput(format!("planner crashed: {join}"))));
         let mut outcome = driven?;
         if let Err(error) = listing {
-            if error.is_fatal() || outcome.objects + outcome.failures.len() as u64 == 0 {
+            // A listing the store broke is a failure of the keys it did not list (exit 1),
+            // even when it broke before any key: nothing about the request itself was wrong.
+            let nothing_done = outcome.objects + outcome.failures.len() as u64 == 0;
+            let store_broke_it = matches!(error, Error::BadListing { .. });
+            if error.is_fatal() || (nothing_done && !store_broke_it) {
                 return Err(error);
             }
             outcome.failures.push(Failure {

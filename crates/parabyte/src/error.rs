@@ -119,6 +119,28 @@ pub enum Error {
         detail: String,
     },
 
+    /// A listing the store broke off or garbled; the keys it listed before are downloaded or
+    /// reported, the keys after are unknown.
+    #[error("listing s3://{bucket}/{prefix} cannot go on: {detail}; keys after this point were not listed")]
+    BadListing {
+        /// The bucket being listed.
+        bucket: String,
+        /// The prefix being listed.
+        prefix: String,
+        /// What was wrong with the listing.
+        detail: String,
+    },
+
+    /// A key with a `.` or `..` path segment: URL libraries remove those segments (encoded
+    /// or not) before a request is sent, so the request would name another object.
+    #[error("key '{key}' cannot be requested: it has a '{segment}' path segment, which URL normalisation removes before sending, so another object would be fetched instead")]
+    UnrequestableKey {
+        /// The key as the user or the listing gave it.
+        key: String,
+        /// The segment (`.` or `..`) that URL normalisation would remove.
+        segment: String,
+    },
+
     /// A key that cannot be written safely under the destination directory.
     #[error("key '{key}' cannot be saved as a file: {reason}; download it on its own with an explicit destination file")]
     UnsafeKey {

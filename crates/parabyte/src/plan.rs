@@ -243,17 +243,27 @@ async fn plan_request(
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
     }
     let target = match &request.destination {
-        Destination::Discard => Target::Discard,
-        Destination::Path(path) => Target::File(single_object_path(path, &request.source.key)),
+        Destination::Discard => Ok(Target::Discard),
+        Destination::Path(path) => single_object_path(path, &request.source.key).map(Target::File),
     };
-    reporter.object_queued(None);
-    let job = Job {
-        source: request.source.into(),
+    let mut job = Job {
+        source: request.source.clone().into(),
         known: None,
-        target,
+        target: Target::Discard,
+    };
+    let planned = match target {
+        Ok(target) => {
+            reporter.object_queued(None);
+            job.target = target;
+            Planned::Job(job)
+        }
+        Err(reason) => {
+            let key = request.source.key;
+            refuse(&job, Error::UnsafeKey { key, reason })
+        }
     };
     // A closed queue means the downloads stopped (fatal error); nothing to add.
-    let _ = queue.send(Planned::Job(job)).await;
+    let _ = queue.send(planned).await;
     Ok(())
 }
 
@@ -269,7 +279,19 @@ async fn plan_listing(
     let mut listing = std::pin::pin!(listing);
     let mut guard = CollisionGuard::default();
     while let Some(page) = listing.next().await {
-        for entry in page? {
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => {
+                // Keys already listed are still downloaded or reported, then the listing fails.
+                for verdict in guard.finish() {
+                    if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                        break;
+                    }
+                }
+                return Err(error);
+            }
+        };
+        for entry in page {
             let Listed::Object(object) = entry else {
                 continue;
             };
@@ -277,7 +299,17 @@ async fn plan_listing(
             if object.key.ends_with('/') && object.size == 0 {
                 continue;
             }
-            let relative = object.key[prefix.len()..].to_owned();
+            let relative = object.key.strip_prefix(prefix).map(str::to_owned);
+            // An unsafe key fails at once, so it can never pass for one side of a collision.
+            let unsafe_reason = match (&relative, &request.destination) {
+                (None, _) => Some("it is not under the listed prefix".to_owned()),
+                (Some(relative), Destination::Path(_)) => relative_path(relative).err(),
+                (Some(_), Destination::Discard) => None,
+            };
+            let refusal = unsafe_reason.map(|reason| Error::UnsafeKey {
+                key: object.key.clone(),
+                reason,
+            });
             let job = Job {
                 source: ObjectUrl::S3(S3Url {
                     bucket: request.source.bucket.clone(),
@@ -289,6 +321,13 @@ async fn plan_listing(
                 }),
                 target: Target::Discard,
             };
+            if let Some(error) = refusal {
+                if queue.send(refuse(&job, error)).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let relative = relative.unwrap_or_default();
             for verdict in guard.push(relative.clone(), (relative, job)) {
                 if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
                     return Ok(());
@@ -455,14 +494,16 @@ fn refuse(job: &Job, error: Error) -> Planned {
     })
 }
 
-/// `cp s3://b/dir/file DEST`: DEST itself, or DEST/file when DEST is a directory.
-fn single_object_path(destination: &Path, key: &str) -> PathBuf {
+/// `cp s3://b/dir/file DEST`: DEST itself, or DEST/file when DEST is a directory, where the
+/// key's last segment must be a plain file name (not `..`, which would leave DEST).
+fn single_object_path(destination: &Path, key: &str) -> std::result::Result<PathBuf, String> {
     let is_directory =
         destination.as_os_str().to_string_lossy().ends_with('/') || destination.is_dir();
     if is_directory {
-        destination.join(key.rsplit('/').next().unwrap_or(key))
+        let name = key.rsplit('/').next().unwrap_or(key);
+        relative_path(name).map(|name| destination.join(name))
     } else {
-        destination.to_owned()
+        Ok(destination.to_owned())
     }
 }
 
@@ -484,6 +525,15 @@ mod tests {
 
     /// Plan a synthetic listing under `prefix/` into `/dest`; returns (key -> path) and failures.
     async fn plan_keys(pages: Vec<Vec<Listed>>) -> (Vec<(String, PathBuf)>, Vec<Failure>) {
+        let (planned, listing) = plan_pages(pages.into_iter().map(Ok).collect()).await;
+        listing.unwrap();
+        planned
+    }
+
+    /// The same, for pages that may fail; also returns how the listing ended.
+    async fn plan_pages(
+        pages: Vec<Result<Vec<Listed>>>,
+    ) -> ((Vec<(String, PathBuf)>, Vec<Failure>), Result<()>) {
         let request = StoreCopy {
             source: S3Url {
                 bucket: "b".into(),
@@ -493,10 +543,8 @@ mod tests {
             recursive: false,
         };
         let (queue, mut planned) = mpsc::channel(100);
-        let listing = futures::stream::iter(pages.into_iter().map(Ok));
-        plan_listing(listing, &request, "prefix/", &queue, &Silent)
-            .await
-            .unwrap();
+        let listing = futures::stream::iter(pages);
+        let ended = plan_listing(listing, &request, "prefix/", &queue, &Silent).await;
         drop(queue);
         let (mut jobs, mut failures) = (Vec::new(), Vec::new());
         while let Some(item) = planned.recv().await {
@@ -510,7 +558,62 @@ mod tests {
                 Planned::Refused(failure) => failures.push(failure),
             }
         }
-        (jobs, failures)
+        ((jobs, failures), ended)
+    }
+
+    #[tokio::test]
+    async fn keys_listed_before_a_failed_page_are_all_planned() {
+        let broken = Error::BadListing {
+            bucket: "b".into(),
+            prefix: "prefix/".into(),
+            detail: "page 2 failed".into(),
+        };
+        // `prefix/a` is held back until a key shows it is no folder: page 2 never comes.
+        let ((jobs, failures), ended) = plan_pages(vec![
+            Ok(vec![object("prefix/0", 1), object("prefix/a", 1)]),
+            Err(broken),
+        ])
+        .await;
+        let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, vec!["s3://b/prefix/0", "s3://b/prefix/a"]);
+        assert!(failures.is_empty());
+        assert!(matches!(ended, Err(Error::BadListing { .. })));
+    }
+
+    #[tokio::test]
+    async fn a_key_outside_the_prefix_is_refused_not_sliced() {
+        let (jobs, failures) = plan_keys(vec![vec![
+            object("elsewhere", 1),
+            object("prefiü", 1),
+            object("prefix/ok", 1),
+        ]])
+        .await;
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(failures.len(), 2);
+        assert!(
+            failures[1]
+                .error
+                .to_string()
+                .contains("not under the listed prefix"),
+            "{failures:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dot_segment_key_is_unsafe_not_a_collision() {
+        let (jobs, failures) = plan_keys(vec![vec![
+            object("prefix/x", 1),
+            object("prefix/x/..", 1),
+            object("prefix/y", 1),
+        ]])
+        .await;
+        let keys: Vec<_> = jobs.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, vec!["s3://b/prefix/x", "s3://b/prefix/y"]);
+        assert_eq!(failures.len(), 1);
+        assert!(
+            failures[0].error.to_string().contains("'..' path segment"),
+            "{failures:?}"
+        );
     }
 
     #[tokio::test]
@@ -571,15 +674,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
             single_object_path(dir.path(), "x/y/model.bin"),
-            dir.path().join("model.bin")
+            Ok(dir.path().join("model.bin"))
         );
         assert_eq!(
             single_object_path(Path::new("new/"), "x/model.bin"),
-            PathBuf::from("new/model.bin")
+            Ok(PathBuf::from("new/model.bin"))
         );
         assert_eq!(
             single_object_path(Path::new("out.bin"), "x/model.bin"),
-            PathBuf::from("out.bin")
+            Ok(PathBuf::from("out.bin"))
         );
+        for key in ["x/..", "x/."] {
+            assert!(single_object_path(dir.path(), key).is_err(), "{key}");
+        }
     }
 }

@@ -81,11 +81,26 @@ impl Endpoint {
     }
 
     /// The URL for a key (empty key: the bucket itself) with an already-encoded query.
-    pub(crate) fn target(&self, bucket: &str, key: &str, query: &str) -> Target {
+    ///
+    /// S3 keys are opaque, but URLs are not: the URL layer of every HTTP client (WHATWG URL
+    /// rules, the `url` crate under reqwest) removes `.` and `..` path segments, `%2E`
+    /// spellings included, so such a key cannot be sent verbatim. It is refused here,
+    /// before any request, rather than silently fetching another object. Every other
+    /// character is percent-encoded, which no URL layer changes.
+    pub(crate) fn target(&self, bucket: &str, key: &str, query: &str) -> Result<Target> {
+        if let Some(segment) = key
+            .split('/')
+            .find(|segment| matches!(*segment, "." | ".."))
+        {
+            return Err(Error::UnrequestableKey {
+                key: key.to_owned(),
+                segment: segment.to_owned(),
+            });
+        }
         let key = utf8_percent_encode(key, KEY_PATH);
         let separator = if query.is_empty() { "" } else { "?" };
         // Dotted bucket names break the wildcard TLS certificate of virtual-hosted style.
-        if self.path_style || bucket.contains('.') {
+        Ok(if self.path_style || bucket.contains('.') {
             Target {
                 url: format!(
                     "{}://{}/{bucket}/{key}{separator}{query}",
@@ -99,7 +114,7 @@ impl Endpoint {
                 url: format!("{}://{host}/{key}{separator}{query}", self.scheme),
                 host,
             }
-        }
+        })
     }
 
     /// Where requests go, for messages (no credentials ever live here).
@@ -120,7 +135,7 @@ mod tests {
     #[test]
     fn custom_endpoints_are_path_style() {
         let endpoint = Endpoint::custom("http://127.0.0.1:7070/").unwrap();
-        let target = endpoint.target("bucket", "dir/a b+c%d/ü.txt", "");
+        let target = endpoint.target("bucket", "dir/a b+c%d/ü.txt", "").unwrap();
         assert_eq!(
             target.url,
             "http://127.0.0.1:7070/bucket/dir/a%20b%2Bc%25d/%C3%BC.txt"
@@ -131,19 +146,60 @@ mod tests {
     #[test]
     fn default_ports_are_dropped_from_the_host_header() {
         let endpoint = Endpoint::custom("https://s3.example.com:443").unwrap();
-        assert_eq!(endpoint.target("b", "k", "").host, "s3.example.com");
+        assert_eq!(
+            endpoint.target("b", "k", "").unwrap().host,
+            "s3.example.com"
+        );
     }
 
     #[test]
     fn aws_uses_virtual_hosts_except_for_dotted_buckets() {
         let endpoint = Endpoint::aws("eu-west-1", false);
-        let target = endpoint.target("bucket", "k", "list-type=2");
+        let target = endpoint.target("bucket", "k", "list-type=2").unwrap();
         assert_eq!(
             target.url,
             "https://bucket.s3.eu-west-1.amazonaws.com/k?list-type=2"
         );
-        let target = endpoint.target("my.bucket", "k", "");
+        let target = endpoint.target("my.bucket", "k", "").unwrap();
         assert_eq!(target.url, "https://s3.eu-west-1.amazonaws.com/my.bucket/k");
+    }
+
+    #[test]
+    fn keys_reach_the_wire_unchanged_or_not_at_all() {
+        let endpoint = Endpoint::custom("http://127.0.0.1:7070").unwrap();
+        // What reqwest's URL layer makes of the URL is what is sent: it must be the same URL.
+        for key in [
+            "..x/x..",
+            "a\\b",
+            "tab\there",
+            "line\nfeed",
+            "%2E%2E",
+            "a//b",
+            "/lead",
+            "trail/",
+            "?#[]",
+        ] {
+            let target = endpoint.target("b", key, "").unwrap();
+            let sent = reqwest::Url::parse(&target.url).unwrap();
+            assert_eq!(sent.as_str(), target.url, "{key:?}");
+        }
+        for (key, segment) in [
+            ("dir/../x", ".."),
+            ("x/..", ".."),
+            ("./x", "."),
+            ("a/./b", "."),
+            ("..", ".."),
+        ] {
+            match endpoint.target("b", key, "") {
+                Err(Error::UnrequestableKey {
+                    key: refused,
+                    segment: named,
+                }) => {
+                    assert_eq!((refused.as_str(), named.as_str()), (key, segment));
+                }
+                other => panic!("{key:?} gave {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,14 @@
 //! shows there is more to list and a worker slot is free (parallel listing). Workers feed
 //! bounded channels that the consumer reads part after part, so the result is exactly the
 //! sequential listing, and a slow consumer stalls the listing instead of filling memory.
+//! A page is parsed as its body arrives and its objects go on in batches, so memory does
+//! not grow with the size of a page either (a store may ignore max-keys).
+//!
+//! A listing never ends quietly on a store's mistake: a page that says it is truncated but
+//! gives no token, a token given twice (which would loop), or a key outside the prefix is
+//! [`Error::BadListing`], after the page's good keys went out.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
@@ -14,7 +21,7 @@ use tokio::task::JoinHandle;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::retry::{with_retries, RetryPolicy};
-use crate::source::s3::{Cursor, ListPage, ListQuery, ObjectEntry, S3Store};
+use crate::source::s3::{Cursor, HandedOn, ListPage, ListQuery, ObjectEntry, S3Store};
 
 /// Pages a worker may have listed ahead of the consumer.
 const PAGES_AHEAD: usize = 2;
@@ -158,6 +165,7 @@ async fn run_worker(listing: Arc<Listing>, part: Part) {
         report_first: part.report_first,
         pending: None,
         empty_above: None,
+        tokens_followed: HashSet::new(),
     };
     let last = match worker.list_part(part.start_after).await {
         Ok(Ended::AtNextPart) => worker.successor.take().map(Chunk::Then),
@@ -189,6 +197,8 @@ struct Worker {
     pending: Option<PendingSplit>,
     /// A guess above which a split found nothing: later guesses aim below it.
     empty_above: Option<String>,
+    /// Every continuation token this part was given: one given twice would loop forever.
+    tokens_followed: HashSet<String>,
 }
 
 impl Worker {
@@ -198,23 +208,46 @@ impl Worker {
             start_after.map_or(Cursor::Start, Cursor::After),
         ));
         while let Some(mut fetch) = next.take() {
-            // Pipelining: the next request goes out as soon as this page's token is seen,
-            // unless the next part's first key may be in this page (its tail would be waste).
-            if let Some(token) = fetch.early_token.recv().await {
-                if self.stop.is_none() && self.pending.is_none() {
-                    next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+            let mut awaiting_token = true;
+            let mut last_key = None;
+            // A page arrives as batches of objects, then its rest with the token (`last`).
+            let more = loop {
+                let (mut page, last) = tokio::select! {
+                    biased;
+                    // Pipelining: the next request goes out as soon as this page's token is
+                    // seen, unless the next part's first key may be in this page (its tail
+                    // would be waste).
+                    token = fetch.early_token.recv(), if awaiting_token => {
+                        awaiting_token = false;
+                        if let Some(token) = token {
+                            if self.stop.is_none() && self.pending.is_none() {
+                                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+                            }
+                        }
+                        continue;
+                    }
+                    part = fetch.parts.next_part() => part?,
+                };
+                let broken = self.check(&mut page, last);
+                let more = page.next_token.take();
+                let (entries, reached_stop) = self.entries_before_stop(page).await;
+                if let Some(entry) = entries.last() {
+                    last_key = Some(entry.key().to_owned());
                 }
-            }
-            let page = fetch.finish().await?;
-            let more = page.next_token.clone();
-            let (entries, reached_stop) = self.entries_before_stop(page).await;
-            let last_key = entries.last().map(|entry| entry.key().to_owned());
-            if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
-                return Ok(Ended::Abandoned);
-            }
-            if reached_stop {
-                return Ok(Ended::AtNextPart); // a prefetched page is dropped unread
-            }
+                if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
+                    return Ok(Ended::Abandoned);
+                }
+                // The page's good keys went out first: every key the store listed is seen.
+                if let Some(error) = broken {
+                    return Err(error);
+                }
+                if reached_stop {
+                    return Ok(Ended::AtNextPart); // the rest and a prefetched page go unread
+                }
+                if last {
+                    break more;
+                }
+            };
             let Some(token) = more else {
                 return Ok(Ended::AtLastKey);
             };
@@ -226,6 +259,50 @@ impl Worker {
             }
         }
         Ok(Ended::AtLastKey)
+    }
+
+    /// Why this page must end the listing, if it must: keys outside the prefix (taken out of
+    /// the page), or (at its `last` part) a page that would lose keys or loop forever.
+    fn check(&mut self, page: &mut ListPage, last: bool) -> Option<Error> {
+        let prefix = self.listing.spec.prefix.as_str();
+        let outside = page
+            .objects
+            .iter()
+            .map(|object| &object.key)
+            .chain(&page.common_prefixes)
+            .find(|key| !key.starts_with(prefix))
+            .cloned();
+        if let Some(key) = outside {
+            page.objects.retain(|object| object.key.starts_with(prefix));
+            page.common_prefixes
+                .retain(|common| common.starts_with(prefix));
+            return Some(self.broken(format!(
+                "the store returned key '{}', which is not under the prefix",
+                key.escape_debug()
+            )));
+        }
+        if !last {
+            return None;
+        }
+        match &page.next_token {
+            None if page.is_truncated => Some(self.broken(
+                "the store says more keys follow (IsTruncated) but sent no continuation token"
+                    .to_owned(),
+            )),
+            Some(token) if !self.tokens_followed.insert(token.clone()) => Some(self.broken(format!(
+                "the store sent continuation token '{}' a second time; following it would list the same keys forever",
+                token.escape_debug()
+            ))),
+            _ => None,
+        }
+    }
+
+    fn broken(&self, detail: String) -> Error {
+        Error::BadListing {
+            bucket: self.listing.spec.bucket.clone(),
+            prefix: self.listing.spec.prefix.clone(),
+            detail,
+        }
     }
 
     /// The page's entries up to this part's stop key, merged in key order; true when the
@@ -315,15 +392,24 @@ impl Worker {
     }
 }
 
-/// A page request in flight, with the channel its continuation token arrives on early.
+/// A page request in flight, with the channels its objects and its continuation token
+/// arrive on before the page ends.
 struct PageFetch {
-    request: JoinHandle<Result<ListPage>>,
+    parts: PageParts,
     early_token: mpsc::UnboundedReceiver<String>,
+}
+
+/// What a page request delivers: batches of objects, then the rest of the page.
+struct PageParts {
+    request: JoinHandle<Result<ListPage>>,
+    batches: mpsc::Receiver<Vec<ObjectEntry>>,
 }
 
 impl PageFetch {
     fn start(listing: &Arc<Listing>, cursor: Cursor) -> PageFetch {
         let (token_sender, early_token) = mpsc::unbounded_channel();
+        // One batch in hand: the body waits in the socket until the listing catches up.
+        let (batch_sender, batches) = mpsc::channel(1);
         let listing = listing.clone();
         let request = tokio::spawn(async move {
             let spec = &listing.spec;
@@ -334,15 +420,32 @@ impl PageFetch {
                 cursor: &cursor,
                 max_keys: spec.page_size,
             };
+            let handed_on = Mutex::new(HandedOn::default());
             with_retries(&listing.retry, &listing.counters, || {
-                listing.store.list_page(&query, Some(&token_sender))
+                listing
+                    .store
+                    .list_page(&query, Some(&token_sender), &batch_sender, &handed_on)
             })
             .await
         });
         PageFetch {
-            request,
+            parts: PageParts { request, batches },
             early_token,
         }
+    }
+}
+
+impl PageParts {
+    /// The page's next batch of objects, or its rest with the token (true: the last part).
+    async fn next_part(&mut self) -> Result<(ListPage, bool)> {
+        if let Some(objects) = self.batches.recv().await {
+            let part = ListPage {
+                objects,
+                ..ListPage::default()
+            };
+            return Ok((part, false));
+        }
+        self.finish().await.map(|page| (page, true))
     }
 
     async fn finish(&mut self) -> Result<ListPage> {
@@ -355,7 +458,7 @@ impl PageFetch {
 impl Drop for PageFetch {
     fn drop(&mut self) {
         // A page nobody will read is not worth finishing.
-        self.request.abort();
+        self.parts.request.abort();
     }
 }
 
@@ -508,6 +611,7 @@ mod tests {
             objects: vec![object("a"), object("c"), object("e")],
             common_prefixes: vec!["b/".into(), "d/".into(), "f/".into()],
             next_token: None,
+            is_truncated: false,
         };
         let keys: Vec<String> = merge_in_key_order(page)
             .iter()

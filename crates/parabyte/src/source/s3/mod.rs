@@ -6,7 +6,7 @@ pub(crate) mod listing;
 mod sign;
 mod xml;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use aws_config::meta::region::RegionProviderChain;
@@ -27,13 +27,19 @@ use crate::source::{body_of, shape_of, Fetched, RangeSource};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
-use xml::ListError;
 pub(crate) use xml::ListPage;
+use xml::{ListError, PageParser};
 
 pub use xml::ObjectEntry;
 
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Bytes of a listing page that may be held per key asked for (a 1024-byte key
+/// URL-encoded to 3 KiB plus every field stores add, with room to spare)...
+const MAX_LIST_BYTES_PER_KEY: usize = 8 * 1024;
+/// ...and for the document around the keys.
+const MAX_LIST_OVERHEAD: usize = 64 * 1024;
 
 /// A connection to one S3-compatible store.
 #[derive(Debug)]
@@ -117,7 +123,7 @@ impl S3Store {
         extra_headers: &[(&str, &str)],
         what: &str,
     ) -> Result<reqwest::Response> {
-        let target = self.endpoint.target(bucket, key, query);
+        let target = self.endpoint.target(bucket, key, query)?;
         let mut request = self.http.get(&target.url).header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
@@ -140,13 +146,18 @@ impl S3Store {
             .map_err(failed)
     }
 
-    /// One ListObjectsV2 page. The body is read as a stream; the moment its
-    /// NextContinuationToken has gone by, it is sent on `early_token`, so the caller can ask
-    /// for the next page while this one is still arriving and being parsed.
+    /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
+    /// they are decided (recursive listings), so a page of any size is never held; the
+    /// rest of the page is returned at its end. The moment the NextContinuationToken has
+    /// gone by it is sent on `early_token`, so the caller can ask for the next page while
+    /// this one is still arriving. A retry of a page that broke off skips the objects
+    /// `handed_on` counts, after checking the store lists them the same way again.
     pub(crate) async fn list_page(
         &self,
         query: &ListQuery<'_>,
         early_token: Option<&mpsc::UnboundedSender<String>>,
+        batches: &mpsc::Sender<Vec<ObjectEntry>>,
+        handed_on: &Mutex<HandedOn>,
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
@@ -162,27 +173,100 @@ impl S3Store {
         if !response.status().is_success() {
             return Err(error_from_response(response, &what, query.bucket).await);
         }
-        let mut body = Vec::new();
-        let mut token_scan = early_token.map(|sender| (sender, TokenScan::default()));
+        let fail = |error: ListError| {
+            match error {
+            ListError::Malformed(detail) => Error::Protocol {
+                what: what.clone(),
+                detail,
+            },
+            ListError::ErrorDocument { code, message } => {
+                classify(200, &code, &message, &what, query.bucket)
+            }
+            ListError::TooLarge(limit) => Error::BadListing {
+                bucket: query.bucket.to_owned(),
+                prefix: query.prefix.to_owned(),
+                detail: format!(
+                    "more than {limit} bytes of one page (of at most {} keys) would have to be held before its keys could be used; the store ignored max-keys",
+                    query.max_keys
+                ),
+            },
+        }
+        };
+        // Held at once: what a page of max-keys honest entries could take, with room.
+        let hold_limit = query
+            .max_keys
+            .saturating_mul(MAX_LIST_BYTES_PER_KEY)
+            .saturating_add(MAX_LIST_OVERHEAD);
+        let mut parser = PageParser::new(query.delimiter.is_none(), hold_limit);
+        let mut repeat = handed_on.lock().expect("listing progress poisoned").clone();
+        let mut token_sender = early_token;
         let mut chunks = response.bytes_stream();
         while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
             what: what.clone(),
             detail: describe(&e),
         })? {
-            body.extend_from_slice(&chunk);
-            if let Some((sender, scan)) = &mut token_scan {
-                if let Some(token) = scan.find(&body) {
-                    let _ = sender.send(token);
-                    token_scan = None;
-                }
+            let batch = parser.feed(&chunk).map_err(fail)?;
+            if let (Some(sender), Some(token)) = (token_sender, parser.next_token()) {
+                let _ = sender.send(token.to_owned());
+                token_sender = None;
             }
+            let Some(mut batch) = batch else {
+                continue;
+            };
+            repeat.skip(&mut batch, query)?;
+            let Some(last) = batch.last().map(|object| object.key.clone()) else {
+                continue;
+            };
+            let count = batch.len();
+            if batches.send(batch).await.is_err() {
+                // Nobody reads this page any more.
+                return Ok(ListPage::default());
+            }
+            let mut progress = handed_on.lock().expect("listing progress poisoned");
+            progress.count += count;
+            progress.last_key = Some(last);
         }
-        xml::parse_list_page(&body).map_err(|error| match error {
-            ListError::Malformed(detail) => Error::Protocol { what, detail },
-            ListError::ErrorDocument { code, message } => {
-                classify(200, &code, &message, &what, query.bucket)
-            }
-        })
+        let mut rest = parser.finish().map_err(fail)?;
+        repeat.skip(&mut rest.objects, query)?;
+        if repeat.count > 0 {
+            return Err(repeat.differs(query));
+        }
+        Ok(rest)
+    }
+}
+
+/// The objects of a page already handed on before it broke off.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HandedOn {
+    count: usize,
+    last_key: Option<String>,
+}
+
+impl HandedOn {
+    /// Drops from `objects` those a previous attempt handed on; the last of them must be
+    /// the key it ended with, or the store lists the page differently now.
+    fn skip(&mut self, objects: &mut Vec<ObjectEntry>, query: &ListQuery<'_>) -> Result<()> {
+        let dropped = self.count.min(objects.len());
+        if dropped == 0 {
+            return Ok(());
+        }
+        self.count -= dropped;
+        let last = objects
+            .drain(..dropped)
+            .next_back()
+            .map(|object| object.key);
+        if self.count == 0 && last != self.last_key {
+            return Err(self.differs(query));
+        }
+        Ok(())
+    }
+
+    fn differs(&self, query: &ListQuery<'_>) -> Error {
+        Error::BadListing {
+            bucket: query.bucket.to_owned(),
+            prefix: query.prefix.to_owned(),
+            detail: "a page broke off, and asked again the store listed it differently".to_owned(),
+        }
     }
 }
 
@@ -231,45 +315,6 @@ impl ListQuery<'_> {
         }
         query
     }
-}
-
-/// Finds `<NextContinuationToken>...</NextContinuationToken>` in a body that grows chunk by
-/// chunk, without rescanning what it has already passed.
-#[derive(Debug, Default)]
-struct TokenScan {
-    scanned: usize,
-}
-
-impl TokenScan {
-    const OPEN: &'static [u8] = b"<NextContinuationToken>";
-    const CLOSE: &'static [u8] = b"</NextContinuationToken>";
-
-    fn find(&mut self, body: &[u8]) -> Option<String> {
-        let from = self
-            .scanned
-            .saturating_sub(Self::OPEN.len() + Self::CLOSE.len());
-        let open = find(&body[from..], Self::OPEN).map(|at| from + at + Self::OPEN.len());
-        let Some(start) = open else {
-            self.scanned = body.len();
-            return None;
-        };
-        let Some(length) = find(&body[start..], Self::CLOSE) else {
-            // The opening tag is here but the token is still arriving: look again from it.
-            self.scanned = start - Self::OPEN.len();
-            return None;
-        };
-        self.scanned = body.len();
-        let raw = std::str::from_utf8(&body[start..start + length]).ok()?;
-        quick_xml::escape::unescape(raw)
-            .ok()
-            .map(|token| token.into_owned())
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
 }
 
 impl RangeSource for S3Store {
@@ -412,24 +457,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_token_is_found_as_the_body_arrives() {
-        let body = b"<ListBucketResult><Name>b</Name><NextContinuationToken>a&amp;b=</NextContinuationToken><Contents>";
-        let mut scan = TokenScan::default();
-        // Fed a few bytes at a time, the token appears once its closing tag has arrived.
-        let mut found = None;
-        for end in (0..=body.len()).step_by(7).chain([body.len()]) {
-            if let Some(token) = scan.find(&body[..end]) {
-                found = Some((end, token));
-                break;
-            }
-        }
-        let (end, token) = found.expect("token found");
-        assert_eq!(token, "a&b=");
-        assert!(end >= body.len() - b"<Contents>".len() - 7);
-        assert_eq!(
-            TokenScan::default().find(b"<ListBucketResult><Contents>"),
-            None
-        );
+    fn a_retried_page_skips_what_was_handed_on_if_it_lists_the_same() {
+        let query = ListQuery {
+            bucket: "b",
+            prefix: "p/",
+            delimiter: None,
+            cursor: &Cursor::Start,
+            max_keys: 1000,
+        };
+        let objects = |keys: &[&str]| -> Vec<ObjectEntry> {
+            keys.iter()
+                .map(|key| ObjectEntry {
+                    key: (*key).to_owned(),
+                    size: 1,
+                    etag: None,
+                    last_modified: None,
+                    storage_class: None,
+                })
+                .collect()
+        };
+        let handed_on = HandedOn {
+            count: 3,
+            last_key: Some("p/c".to_owned()),
+        };
+        // Skipping may span batches.
+        let mut repeat = handed_on.clone();
+        let (mut first, mut second) = (objects(&["p/a", "p/b"]), objects(&["p/c", "p/d"]));
+        repeat.skip(&mut first, &query).unwrap();
+        repeat.skip(&mut second, &query).unwrap();
+        assert!(first.is_empty());
+        assert_eq!(second, objects(&["p/d"]));
+        let mut changed = objects(&["p/a", "p/b", "p/x", "p/y"]);
+        let differs = handed_on.clone().skip(&mut changed, &query).unwrap_err();
+        assert!(matches!(differs, Error::BadListing { .. }), "{differs}");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(crate) struct ListPage {
     pub common_prefixes: Vec<String>,
     /// Present when more pages follow.
     pub next_token: Option<String>,
+    /// The store's `IsTruncated`: more keys follow this page.
+    pub is_truncated: bool,
 }
 
 /// Which element's text we are collecting.
@@ -42,6 +44,7 @@ enum Field {
     StorageClass,
     Prefix,
     NextToken,
+    IsTruncated,
     EncodingType,
     Code,
     Message,
@@ -57,120 +60,255 @@ pub(crate) enum ListError {
         code: String,
         message: String,
     },
+    /// More than this many bytes of the page had to be held at once.
+    TooLarge(usize),
 }
 
-/// Parse one ListObjectsV2 page, decoding keys when the server applied `encoding-type=url`.
+/// Parse one whole ListObjectsV2 page, decoding keys when the server applied
+/// `encoding-type=url`.
+#[cfg(test)]
 pub(crate) fn parse_list_page(body: &[u8]) -> Result<ListPage, ListError> {
-    if root_is_error(body) {
-        let (code, message) = parse_error(body).unwrap_or_default();
-        return Err(ListError::ErrorDocument { code, message });
-    }
-    parse_list_result(body).map_err(ListError::Malformed)
+    let mut parser = PageParser::new(false, usize::MAX);
+    parser.feed(body)?;
+    parser.finish()
 }
 
-/// True when the document's root element is `<Error>` (looked up without parsing it all).
-fn root_is_error(body: &[u8]) -> bool {
-    let mut rest = body;
-    // Skip the XML declaration, processing instructions and whitespace before the root.
-    while let Some(start) = rest.iter().position(|&b| b == b'<') {
-        rest = &rest[start..];
-        if rest.starts_with(b"<?") || rest.starts_with(b"<!") {
-            match rest.iter().position(|&b| b == b'>') {
-                Some(end) => rest = &rest[end + 1..],
-                None => return false,
-            }
-        } else {
-            return rest.starts_with(b"<Error>") || rest.starts_with(b"<Error ");
+/// Objects handed on together while a page streams in.
+const BATCH: usize = 1000;
+/// Error documents are small; never keep more than this of one.
+const MAX_ERROR_DOCUMENT: usize = 64 * 1024;
+
+/// Parses a ListObjectsV2 page as its body arrives, so a page of any size is never held:
+/// objects go out in batches ([`PageParser::feed`]) and the rest, with the page's token,
+/// at the end ([`PageParser::finish`]).
+///
+/// Whether keys are URL-encoded is only certain once `EncodingType` has gone by, and
+/// stores put it anywhere: SeaweedFS after the last object, and versitygw (which ignores
+/// the request) sends it empty there too. Until then a key without `%` or `+` reads the
+/// same either way and goes on; one with them is held back, with everything after it,
+/// until the page says. What is held may not pass `hold_limit` bytes of body.
+pub(crate) struct PageParser {
+    /// Bytes after the last complete tag, kept for the next chunk.
+    unparsed: Vec<u8>,
+    /// Whether objects may go out before the page ends (not when "folders" must be merged).
+    stream_objects: bool,
+    hold_limit: usize,
+    /// Body bytes since objects last went out.
+    held_bytes: usize,
+    root_seen: bool,
+    /// The body of an `<Error>` document, once the root says it is one.
+    error_document: Option<Vec<u8>>,
+    url_encoded: Option<bool>,
+    in_contents: bool,
+    in_prefixes: bool,
+    entry: ObjectEntry,
+    field: Field,
+    value: String,
+    /// Objects decided and ready to go.
+    ready: Vec<ObjectEntry>,
+    /// Objects waiting for the page to say how keys are encoded.
+    undecided: Vec<ObjectEntry>,
+    page: ListPage,
+}
+
+impl PageParser {
+    pub(crate) fn new(stream_objects: bool, hold_limit: usize) -> PageParser {
+        PageParser {
+            unparsed: Vec::new(),
+            stream_objects,
+            hold_limit,
+            held_bytes: 0,
+            root_seen: false,
+            error_document: None,
+            url_encoded: None,
+            in_contents: false,
+            in_prefixes: false,
+            entry: blank_entry(),
+            field: Field::Other,
+            value: String::new(),
+            ready: Vec::new(),
+            undecided: Vec::new(),
+            page: ListPage::default(),
         }
     }
-    false
-}
 
-fn parse_list_result(body: &[u8]) -> Result<ListPage, String> {
-    let text = std::str::from_utf8(body).map_err(|e| format!("listing is not UTF-8: {e}"))?;
-    let mut reader = Reader::from_str(text);
-    let mut page = ListPage::default();
-    let mut url_encoded = false;
-    let mut in_contents = false;
-    let mut in_prefixes = false;
-    let mut entry = blank_entry();
-    let mut field = Field::Other;
-    let mut value = String::new();
-    loop {
-        match reader
-            .read_event()
-            .map_err(|e| format!("malformed listing XML: {e}"))?
-        {
-            Event::Start(start) => {
-                value.clear();
-                field = match start.local_name().as_ref() {
-                    "Contents" => {
-                        in_contents = true;
-                        entry = blank_entry();
-                        Field::Other
-                    }
-                    "CommonPrefixes" => {
-                        in_prefixes = true;
-                        Field::Other
-                    }
-                    "Key" if in_contents => Field::Key,
-                    "Size" if in_contents => Field::Size,
-                    "ETag" if in_contents => Field::ETag,
-                    "LastModified" if in_contents => Field::LastModified,
-                    "StorageClass" if in_contents => Field::StorageClass,
-                    "Prefix" if in_prefixes => Field::Prefix,
-                    "NextContinuationToken" => Field::NextToken,
-                    "EncodingType" => Field::EncodingType,
-                    _ => Field::Other,
-                };
+    /// The continuation token, as soon as it has gone by.
+    pub(crate) fn next_token(&self) -> Option<&str> {
+        self.page.next_token.as_deref()
+    }
+
+    /// Takes the next piece of the body; returns a batch of objects when one is ready.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<Option<Vec<ObjectEntry>>, ListError> {
+        if let Some(document) = &mut self.error_document {
+            let room = MAX_ERROR_DOCUMENT.saturating_sub(document.len());
+            document.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            return Ok(None);
+        }
+        self.held_bytes += chunk.len();
+        self.unparsed.extend_from_slice(chunk);
+        // Parse up to the last '>': what follows may be half a tag. Text cut there is
+        // continued by the next chunk, as text events append.
+        let Some(cut) = self.unparsed.iter().rposition(|&b| b == b'>') else {
+            return self.check_held().map(|()| None);
+        };
+        let complete: Vec<u8> = self.unparsed.drain(..=cut).collect();
+        self.parse(&complete)?;
+        if let Some(document) = &mut self.error_document {
+            document.append(&mut self.unparsed);
+            return Ok(None);
+        }
+        if self.stream_objects && self.ready.len() >= BATCH {
+            self.held_bytes = self.unparsed.len();
+            return Ok(Some(std::mem::take(&mut self.ready)));
+        }
+        self.check_held().map(|()| None)
+    }
+
+    /// The end of the body: the objects not yet handed on, the "folders", and the token.
+    pub(crate) fn finish(mut self) -> Result<ListPage, ListError> {
+        let rest = std::mem::take(&mut self.unparsed);
+        if self.error_document.is_none() {
+            self.parse(&rest)?;
+        }
+        if let Some(document) = &self.error_document {
+            let (code, message) = parse_error(document).unwrap_or_default();
+            return Err(ListError::ErrorDocument { code, message });
+        }
+        if !self.root_seen {
+            return Err(ListError::Malformed("the listing body is empty".into()));
+        }
+        // A page that never says is not encoded: keys are taken as they are.
+        let url_encoded = self.url_encoded.unwrap_or(false);
+        self.decide(url_encoded)?;
+        if url_encoded {
+            for prefix in &mut self.page.common_prefixes {
+                *prefix = url_decode(prefix).map_err(ListError::Malformed)?;
             }
-            Event::Text(chunk) if field != Field::Other => value.push_str(&chunk),
-            Event::GeneralRef(reference) if field != Field::Other => {
-                push_reference(&mut value, &reference)
-                    .map_err(|e| format!("malformed listing XML: {e}"))?
+        }
+        self.page.objects = self.ready;
+        Ok(self.page)
+    }
+
+    fn check_held(&self) -> Result<(), ListError> {
+        if self.held_bytes > self.hold_limit {
+            return Err(ListError::TooLarge(self.hold_limit));
+        }
+        Ok(())
+    }
+
+    /// The encoding is known: undecided objects become ready.
+    fn decide(&mut self, url_encoded: bool) -> Result<(), ListError> {
+        self.url_encoded = Some(url_encoded);
+        for mut object in std::mem::take(&mut self.undecided) {
+            if url_encoded {
+                object.key = url_decode(&object.key).map_err(ListError::Malformed)?;
             }
-            Event::End(end) => {
-                let taken = std::mem::take(&mut value);
-                match field {
-                    Field::Key => entry.key = taken,
-                    Field::Size => {
-                        entry.size = taken
-                            .trim()
-                            .parse()
-                            .map_err(|_| format!("listing has a bad Size '{taken}'"))?
+            self.ready.push(object);
+        }
+        Ok(())
+    }
+
+    fn parse(&mut self, complete: &[u8]) -> Result<(), ListError> {
+        let malformed =
+            |e: &dyn std::fmt::Display| ListError::Malformed(format!("malformed listing XML: {e}"));
+        let text = std::str::from_utf8(complete)
+            .map_err(|e| ListError::Malformed(format!("listing is not UTF-8: {e}")))?;
+        let mut reader = Reader::from_str(text);
+        // Each call sees a slice of the document: its elements close in later slices.
+        let config = reader.config_mut();
+        config.check_end_names = false;
+        config.allow_unmatched_ends = true;
+        loop {
+            match reader.read_event().map_err(|e| malformed(&e))? {
+                Event::Start(start) => {
+                    let name = start.local_name();
+                    if !self.root_seen {
+                        self.root_seen = true;
+                        if name.as_ref() == "Error" {
+                            let at = usize::try_from(reader.buffer_position()).unwrap_or(0);
+                            let mut document = b"<Error>".to_vec();
+                            document.extend_from_slice(complete.get(at..).unwrap_or_default());
+                            self.error_document = Some(document);
+                            return Ok(());
+                        }
                     }
-                    Field::ETag => entry.etag = Some(taken),
-                    Field::LastModified => entry.last_modified = Timestamp::parse_iso8601(&taken),
-                    Field::StorageClass => entry.storage_class = Some(taken),
-                    Field::Prefix => page.common_prefixes.push(taken),
-                    Field::NextToken if !taken.is_empty() => page.next_token = Some(taken),
-                    Field::EncodingType => url_encoded = taken.eq_ignore_ascii_case("url"),
-                    _ => {}
+                    self.start(name.as_ref());
                 }
-                field = Field::Other;
-                match end.local_name().as_ref() {
-                    "Contents" => {
-                        in_contents = false;
-                        page.objects
-                            .push(std::mem::replace(&mut entry, blank_entry()));
-                    }
-                    "CommonPrefixes" => in_prefixes = false,
-                    _ => {}
+                Event::Text(chunk) if self.field != Field::Other => self.value.push_str(&chunk),
+                Event::GeneralRef(reference) if self.field != Field::Other => {
+                    push_reference(&mut self.value, &reference).map_err(|e| malformed(&e))?
                 }
+                Event::End(end) => self.end(end.local_name().as_ref())?,
+                Event::Eof => return Ok(()),
+                _ => {}
             }
-            Event::Eof => break,
+        }
+    }
+
+    fn start(&mut self, name: &str) {
+        self.value.clear();
+        self.field = match name {
+            "Contents" => {
+                self.in_contents = true;
+                self.entry = blank_entry();
+                Field::Other
+            }
+            "CommonPrefixes" => {
+                self.in_prefixes = true;
+                Field::Other
+            }
+            "Key" if self.in_contents => Field::Key,
+            "Size" if self.in_contents => Field::Size,
+            "ETag" if self.in_contents => Field::ETag,
+            "LastModified" if self.in_contents => Field::LastModified,
+            "StorageClass" if self.in_contents => Field::StorageClass,
+            "Prefix" if self.in_prefixes => Field::Prefix,
+            "NextContinuationToken" => Field::NextToken,
+            "IsTruncated" => Field::IsTruncated,
+            "EncodingType" => Field::EncodingType,
+            _ => Field::Other,
+        };
+    }
+
+    fn end(&mut self, name: &str) -> Result<(), ListError> {
+        let taken = std::mem::take(&mut self.value);
+        match self.field {
+            Field::Key => self.entry.key = taken,
+            Field::Size => {
+                self.entry.size = taken.trim().parse().map_err(|_| {
+                    ListError::Malformed(format!("listing has a bad Size '{taken}'"))
+                })?
+            }
+            Field::ETag => self.entry.etag = Some(taken),
+            Field::LastModified => self.entry.last_modified = Timestamp::parse_iso8601(&taken),
+            Field::StorageClass => self.entry.storage_class = Some(taken),
+            Field::Prefix => self.page.common_prefixes.push(taken),
+            Field::NextToken if !taken.is_empty() => self.page.next_token = Some(taken),
+            Field::IsTruncated => self.page.is_truncated = taken.trim() == "true",
+            Field::EncodingType => self.decide(taken.eq_ignore_ascii_case("url"))?,
             _ => {}
         }
-    }
-    if url_encoded {
-        for object in &mut page.objects {
-            object.key = url_decode(&object.key)?;
+        self.field = Field::Other;
+        match name {
+            "Contents" => {
+                self.in_contents = false;
+                let object = std::mem::replace(&mut self.entry, blank_entry());
+                let reads_the_same = !object.key.contains(['%', '+']);
+                match self.url_encoded {
+                    Some(true) => {
+                        let key = url_decode(&object.key).map_err(ListError::Malformed)?;
+                        self.ready.push(ObjectEntry { key, ..object });
+                    }
+                    Some(false) => self.ready.push(object),
+                    None if reads_the_same && self.undecided.is_empty() => self.ready.push(object),
+                    None => self.undecided.push(object),
+                }
+            }
+            "CommonPrefixes" => self.in_prefixes = false,
+            _ => {}
         }
-        for prefix in &mut page.common_prefixes {
-            *prefix = url_decode(prefix)?;
-        }
+        Ok(())
     }
-    Ok(page)
 }
 
 /// The `Code` and `Message` of an S3 error body, when there is one.
@@ -263,6 +401,7 @@ mod tests {
     fn a_page_keeps_what_downloads_need() {
         let page = parse_list_page(PAGE.as_bytes()).unwrap();
         assert_eq!(page.next_token.as_deref(), Some("tok/en+1=="));
+        assert!(page.is_truncated);
         assert_eq!(page.objects.len(), 2);
         let first = &page.objects[0];
         assert_eq!(first.key, "p/a b+c%ü.txt");
@@ -288,6 +427,7 @@ mod tests {
         )
         .unwrap();
         assert!(page.next_token.is_none());
+        assert!(!page.is_truncated);
         assert!(page.objects.is_empty());
     }
 
@@ -309,6 +449,96 @@ mod tests {
                 code: "SlowDown".into(),
                 message: "m".into()
             }
+        );
+    }
+
+    /// Feeds `body` in pieces of `piece` bytes; returns the batches handed on and the rest.
+    fn stream(
+        body: &[u8],
+        piece: usize,
+        hold_limit: usize,
+    ) -> Result<(Vec<Vec<ObjectEntry>>, ListPage), ListError> {
+        let mut parser = PageParser::new(true, hold_limit);
+        let mut batches = Vec::new();
+        for chunk in body.chunks(piece) {
+            batches.extend(parser.feed(chunk)?);
+        }
+        Ok((batches, parser.finish()?))
+    }
+
+    #[test]
+    fn a_page_in_pieces_parses_as_a_whole_page() {
+        let whole = parse_list_page(PAGE.as_bytes()).unwrap();
+        for piece in [1, 2, 3, 7, 64] {
+            let (batches, page) = stream(PAGE.as_bytes(), piece, usize::MAX).unwrap();
+            assert!(batches.is_empty());
+            assert_eq!(page.objects, whole.objects, "pieces of {piece}");
+            assert_eq!(page.common_prefixes, whole.common_prefixes);
+            assert_eq!(page.next_token, whole.next_token);
+            assert!(page.is_truncated);
+        }
+        let throttled = stream(
+            b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>m</Message></Error>",
+            5,
+            1024,
+        );
+        assert_eq!(
+            throttled.unwrap_err(),
+            ListError::ErrorDocument {
+                code: "SlowDown".into(),
+                message: "m".into()
+            }
+        );
+    }
+
+    /// A page of `count` objects, with `EncodingType` after them as SeaweedFS sends it.
+    fn long_page(count: usize, key: impl Fn(usize) -> String, encoding: &str) -> String {
+        let mut body = String::from("<ListBucketResult><IsTruncated>false</IsTruncated>");
+        for i in 0..count {
+            body.push_str(&format!(
+                "<Contents><Key>{}</Key><Size>{i}</Size></Contents>",
+                key(i)
+            ));
+        }
+        body.push_str(&format!(
+            "<EncodingType>{encoding}</EncodingType></ListBucketResult>"
+        ));
+        body
+    }
+
+    #[test]
+    fn objects_go_out_in_batches_while_the_page_streams() {
+        let body = long_page(2500, |i| format!("k{i:05}"), "url");
+        let (batches, rest) = stream(body.as_bytes(), 4096, 64 * 1024).unwrap();
+        assert!(batches.len() >= 2, "{} batches", batches.len());
+        let keys: Vec<String> = batches
+            .iter()
+            .flatten()
+            .chain(&rest.objects)
+            .map(|o| o.key.clone())
+            .collect();
+        assert_eq!(
+            keys,
+            (0..2500).map(|i| format!("k{i:05}")).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn keys_that_read_differently_encoded_wait_for_the_encoding() {
+        // Encoded by the store, said at the end: decoded, in order.
+        let body = long_page(3, |i| format!("a%2B{i}+b"), "url");
+        let (batches, rest) = stream(body.as_bytes(), 16, usize::MAX).unwrap();
+        assert!(batches.is_empty());
+        assert_eq!(rest.objects[2].key, "a+2 b");
+        // Not encoded (versitygw: an empty EncodingType): taken as they are.
+        let body = long_page(3, |i| format!("a%2B{i}+b"), "");
+        let (_, rest) = stream(body.as_bytes(), 16, usize::MAX).unwrap();
+        assert_eq!(rest.objects[2].key, "a%2B2+b");
+        // Held keys may not grow past the limit.
+        let body = long_page(2000, |i| format!("a%2B{i}"), "url");
+        assert_eq!(
+            stream(body.as_bytes(), 4096, 64 * 1024).unwrap_err(),
+            ListError::TooLarge(64 * 1024)
         );
     }
 

@@ -1,0 +1,72 @@
+//! Keys as `ls` prints them: a key is data from the store, so it may not start a new line,
+//! move the cursor or send a terminal escape. Control characters and the bidirectional
+//! overrides that reorder text on screen are written as `\n`, `\u{1b}` and so on; a
+//! backslash is doubled, so every printed name reads back to exactly one key.
+
+use std::borrow::Cow;
+
+pub(crate) fn printable(key: &str) -> Cow<'_, str> {
+    if !key.chars().any(needs_escape) {
+        return Cow::Borrowed(key);
+    }
+    let mut shown = String::with_capacity(key.len() + 8);
+    for character in key.chars() {
+        if needs_escape(character) {
+            shown.extend(character.escape_default());
+        } else {
+            shown.push(character);
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// A JSON line with the characters serde_json leaves raw (DEL, C1 controls, bidirectional
+/// overrides) written as `\uXXXX` too: the same JSON value, safe on a terminal.
+pub(crate) fn json_line(line: String) -> String {
+    if !line.chars().any(|c| c != '\\' && needs_escape(c)) {
+        return line;
+    }
+    let mut safe = String::with_capacity(line.len() + 8);
+    for character in line.chars() {
+        if character != '\\' && needs_escape(character) {
+            safe.push_str(&format!("\\u{:04x}", u32::from(character)));
+        } else {
+            safe.push(character);
+        }
+    }
+    safe
+}
+
+fn needs_escape(character: char) -> bool {
+    character == '\\'
+        || character.is_control()
+        || matches!(character, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_keys_are_untouched() {
+        assert!(matches!(printable("dir/ü ä 'q\" +%.txt"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn nothing_in_a_key_can_break_the_line_or_drive_the_terminal() {
+        assert_eq!(
+            printable("a\nb\r\t\u{1b}[31mred\u{7f}\u{9b}\\x\u{202e}"),
+            "a\\nb\\r\\t\\u{1b}[31mred\\u{7f}\\u{9b}\\\\x\\u{202e}"
+        );
+    }
+
+    #[test]
+    fn json_lines_keep_their_value_and_lose_raw_controls() {
+        let key = "a\n\u{1b}\u{7f}\u{9b}\u{202e}\\";
+        let line = json_line(serde_json::json!({ "key": key }).to_string());
+        assert!(!line.chars().any(char::is_control), "{line}");
+        assert!(!line.contains('\u{202e}'), "{line}");
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["key"], key);
+    }
+}
