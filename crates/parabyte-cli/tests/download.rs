@@ -1,4 +1,4 @@
-//! Downloads through the real binary against both real servers: bytes compared with what
+//! Downloads through the real binary against the three real servers: bytes compared with what
 //! was uploaded, and requests counted on the server side by the proxy.
 
 mod common;
@@ -97,6 +97,11 @@ fn prefix_round_trip_seaweedfs() {
     prefix_round_trip(ServerKind::SeaweedFs);
 }
 
+#[test]
+fn prefix_round_trip_minio() {
+    prefix_round_trip(ServerKind::Minio);
+}
+
 fn single_objects(kind: ServerKind) {
     let bed = Bed::new(kind, "single");
     let objects = objects();
@@ -151,6 +156,11 @@ fn single_objects_seaweedfs() {
     single_objects(ServerKind::SeaweedFs);
 }
 
+#[test]
+fn single_objects_minio() {
+    single_objects(ServerKind::Minio);
+}
+
 fn thousand_small_objects(kind: ServerKind) {
     let bed = Bed::new(kind, "thousand");
     let objects: Vec<_> = (0..1000u64)
@@ -196,6 +206,11 @@ fn thousand_small_objects_versitygw() {
 #[test]
 fn thousand_small_objects_seaweedfs() {
     thousand_small_objects(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn thousand_small_objects_minio() {
+    thousand_small_objects(ServerKind::Minio);
 }
 
 #[test]

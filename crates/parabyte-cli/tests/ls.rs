@@ -1,13 +1,12 @@
-//! `parabyte ls` against a real server.
+//! `parabyte ls` against the three real servers.
 
 mod common;
 
 use common::{run, stderr, Bed};
 use parabyte_testkit::{payload, ServerKind};
 
-#[test]
-fn lists_one_level_or_everything() {
-    let bed = Bed::new(ServerKind::Versitygw, "ls");
+fn lists_one_level_or_everything(kind: ServerKind) {
+    let bed = Bed::new(kind, "ls");
     bed.admin
         .fill(
             &bed.bucket,
@@ -46,8 +45,22 @@ fn lists_one_level_or_everything() {
 }
 
 #[test]
-fn summarize_counts_objects_and_bytes_in_parallel_listings() {
-    let bed = Bed::new(ServerKind::Versitygw, "summarize");
+fn lists_one_level_or_everything_versitygw() {
+    lists_one_level_or_everything(ServerKind::Versitygw);
+}
+
+#[test]
+fn lists_one_level_or_everything_seaweedfs() {
+    lists_one_level_or_everything(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn lists_one_level_or_everything_minio() {
+    lists_one_level_or_everything(ServerKind::Minio);
+}
+
+fn summarize_counts_objects_and_bytes_in_parallel_listings(kind: ServerKind) {
+    let bed = Bed::new(kind, "summarize");
     let objects: Vec<_> = (0..250u64)
         .map(|i| (format!("s/{i:04}"), payload(i, (i % 7) as usize)))
         .collect();
@@ -102,4 +115,19 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings() {
         ),
         (Some(250), Some(total as u64))
     );
+}
+
+#[test]
+fn summarize_counts_objects_and_bytes_in_parallel_listings_versitygw() {
+    summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Versitygw);
+}
+
+#[test]
+fn summarize_counts_objects_and_bytes_in_parallel_listings_seaweedfs() {
+    summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn summarize_counts_objects_and_bytes_in_parallel_listings_minio() {
+    summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Minio);
 }

@@ -10,15 +10,22 @@ pub enum ServerKind {
     Versitygw,
     /// SeaweedFS in `weed mini` all-in-one mode.
     SeaweedFs,
+    /// MinIO on a single drive, the server most self-hosting users run.
+    Minio,
 }
 
 impl ServerKind {
-    pub const ALL: [ServerKind; 2] = [ServerKind::Versitygw, ServerKind::SeaweedFs];
+    pub const ALL: [ServerKind; 3] = [
+        ServerKind::Versitygw,
+        ServerKind::SeaweedFs,
+        ServerKind::Minio,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Versitygw => "versitygw",
             ServerKind::SeaweedFs => "seaweedfs",
+            ServerKind::Minio => "minio",
         }
     }
 
@@ -27,6 +34,16 @@ impl ServerKind {
         match self {
             ServerKind::Versitygw => "versitygw",
             ServerKind::SeaweedFs => "weed",
+            ServerKind::Minio => "minio",
+        }
+    }
+
+    /// The kind's place in [`ServerKind::ALL`], for tables of one thing per kind.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            ServerKind::Versitygw => 0,
+            ServerKind::SeaweedFs => 1,
+            ServerKind::Minio => 2,
         }
     }
 }
@@ -44,6 +61,9 @@ impl FromStr for ServerKind {
         ServerKind::ALL
             .into_iter()
             .find(|kind| kind.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown server {s:?}: expected versitygw or seaweedfs"))
+            .ok_or_else(|| {
+                let names: Vec<_> = ServerKind::ALL.iter().map(|kind| kind.name()).collect();
+                format!("unknown server {s:?}: expected one of {}", names.join(", "))
+            })
     }
 }

@@ -1,7 +1,7 @@
 //! The parabyte test kit: everything tests and benchmarks need to run parabyte against *real*
 //! S3-compatible servers on loopback, never against a fake.
 //!
-//! - [`TestServer`] starts versitygw or SeaweedFS (installed by
+//! - [`TestServer`] starts versitygw, SeaweedFS or MinIO (installed by
 //!   `scripts/install-test-servers.sh`) on free 127.0.0.1 ports in a temporary directory, and
 //!   kills it on drop or when the test process dies; [`shared`] gives one per process.
 //!   [`TestServer::start_tls`] and [`shared_tls`] serve HTTPS instead, with a certificate from

@@ -31,6 +31,19 @@ impl ServerProcess {
         home: &Path,
         log_path: PathBuf,
     ) -> Result<Self> {
+        Self::spawn_with_env(name, binary, args, &[], home, log_path)
+    }
+
+    /// Like [`ServerProcess::spawn`], with `env` added to the clean environment, for servers
+    /// that take some settings only from variables.
+    pub(crate) fn spawn_with_env(
+        name: &'static str,
+        binary: &Path,
+        args: &[OsString],
+        env: &[(&str, OsString)],
+        home: &Path,
+        log_path: PathBuf,
+    ) -> Result<Self> {
         let log = File::create(&log_path)?;
         let mut command = Command::new(binary);
         command
@@ -39,6 +52,7 @@ impl ServerProcess {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", home)
             .env("TMPDIR", home)
+            .envs(env.iter().map(|(name, value)| (name, value)))
             .current_dir(home)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

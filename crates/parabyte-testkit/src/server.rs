@@ -153,16 +153,18 @@ impl TestServer {
         let plan = match kind {
             ServerKind::Versitygw => versitygw_plan(dir.path(), certs.as_ref())?,
             ServerKind::SeaweedFs => weed_plan(dir.path(), certs.as_ref())?,
+            ServerKind::Minio => minio_plan(dir.path(), certs.as_ref())?,
         };
         let owner = std::iter::once(std::process::id().to_string())
             .chain(plan.strays.iter().map(|stray| stray.display().to_string()))
             .collect::<Vec<_>>()
             .join("\n");
         std::fs::write(dir.path().join(OWNER_FILE), owner)?;
-        let process = ServerProcess::spawn(
+        let process = ServerProcess::spawn_with_env(
             kind.binary(),
             binary,
             &plan.args,
+            &plan.env,
             dir.path(),
             dir.path().join("server.log"),
         )?;
@@ -255,35 +257,21 @@ async fn probe(admin: &AdminClient) -> Result<()> {
     admin.delete_bucket(READINESS_BUCKET).await
 }
 
-static SHARED_VERSITYGW: OnceLock<TestServer> = OnceLock::new();
-static SHARED_SEAWEEDFS: OnceLock<TestServer> = OnceLock::new();
-static SHARED_TLS_VERSITYGW: OnceLock<TestServer> = OnceLock::new();
-static SHARED_TLS_SEAWEEDFS: OnceLock<TestServer> = OnceLock::new();
-const SHARED_SERVERS: [&OnceLock<TestServer>; 4] = [
-    &SHARED_VERSITYGW,
-    &SHARED_SEAWEEDFS,
-    &SHARED_TLS_VERSITYGW,
-    &SHARED_TLS_SEAWEEDFS,
-];
+type SharedCells = [OnceLock<TestServer>; ServerKind::ALL.len()];
+/// One cell per kind, in the order of [`ServerKind::ALL`].
+static SHARED: SharedCells = [const { OnceLock::new() }; ServerKind::ALL.len()];
+static SHARED_TLS: SharedCells = [const { OnceLock::new() }; ServerKind::ALL.len()];
 
 /// One server of `kind` per test process, started on first use, for tests that each work in a
 /// bucket of their own (see [`crate::unique_bucket_name`]). Panics if it cannot start.
 pub fn shared(kind: ServerKind) -> &'static TestServer {
-    let cell = match kind {
-        ServerKind::Versitygw => &SHARED_VERSITYGW,
-        ServerKind::SeaweedFs => &SHARED_SEAWEEDFS,
-    };
-    shared_in(cell, kind, Transport::Http)
+    shared_in(&SHARED[kind.index()], kind, Transport::Http)
 }
 
 /// Like [`shared`], but one HTTPS server of `kind` (see [`TestServer::start_tls`]), separate
 /// from the plain one.
 pub fn shared_tls(kind: ServerKind) -> &'static TestServer {
-    let cell = match kind {
-        ServerKind::Versitygw => &SHARED_TLS_VERSITYGW,
-        ServerKind::SeaweedFs => &SHARED_TLS_SEAWEEDFS,
-    };
-    shared_in(cell, kind, Transport::Https)
+    shared_in(&SHARED_TLS[kind.index()], kind, Transport::Https)
 }
 
 fn shared_in(
@@ -304,7 +292,7 @@ fn shared_in(
 /// when the process exits normally; PR_SET_PDEATHSIG covers the abnormal exits.
 fn stop_shared_servers_at_exit() {
     extern "C" fn stop_shared_servers() {
-        for cell in SHARED_SERVERS {
+        for cell in SHARED.iter().chain(&SHARED_TLS) {
             if let Some(server) = cell.get() {
                 server.shutdown(Duration::ZERO);
             }
@@ -348,10 +336,12 @@ fn sweep_abandoned_dirs() {
     });
 }
 
-/// How to start one server: its arguments, where it will serve S3, what it leaves behind.
+/// How to start one server: its arguments and environment, where it will serve S3, what it
+/// leaves behind.
 struct LaunchPlan {
     s3_port: u16,
     args: Vec<OsString>,
+    env: Vec<(&'static str, OsString)>,
     strays: Vec<PathBuf>,
 }
 
@@ -395,6 +385,7 @@ fn versitygw_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan>
     Ok(LaunchPlan {
         s3_port,
         args,
+        env: Vec::new(),
         strays: Vec::new(),
     })
 }
@@ -475,7 +466,43 @@ fn weed_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
     Ok(LaunchPlan {
         s3_port: s3,
         args,
+        env: Vec::new(),
         strays,
+    })
+}
+
+fn minio_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
+    let data = dir.join("data");
+    std::fs::create_dir(&data)?;
+    let s3_port = release(reserve_ports(1)?)[0];
+    let mut args: Vec<OsString> = vec![
+        "server".into(),
+        "--address".into(),
+        format!("127.0.0.1:{s3_port}").into(),
+        "--quiet".into(),
+    ];
+    if let Some(certs) = certs {
+        // MinIO serves HTTPS on --address when it finds these two names in --certs-dir.
+        let certs_dir = dir.join("certs");
+        std::fs::create_dir(&certs_dir)?;
+        std::fs::copy(&certs.cert_path, certs_dir.join("public.crt"))?;
+        std::fs::copy(&certs.key_path, certs_dir.join("private.key"))?;
+        args.extend(["--certs-dir".into(), certs_dir.into_os_string()]);
+    }
+    args.push(data.into_os_string());
+    // The credentials and region can only be given as variables. Without MINIO_BROWSER=off the
+    // web console would listen on a random port on every interface.
+    let env = vec![
+        ("MINIO_ROOT_USER", ACCESS_KEY.into()),
+        ("MINIO_ROOT_PASSWORD", SECRET_KEY.into()),
+        ("MINIO_SITE_REGION", REGION.into()),
+        ("MINIO_BROWSER", "off".into()),
+    ];
+    Ok(LaunchPlan {
+        s3_port,
+        args,
+        env,
+        strays: Vec::new(),
     })
 }
 
@@ -517,7 +544,16 @@ mod tests {
             assert_eq!(kind.name().parse::<ServerKind>(), Ok(kind));
         }
         assert_eq!("SeaweedFS".parse::<ServerKind>(), Ok(ServerKind::SeaweedFs));
-        assert!("minio".parse::<ServerKind>().is_err());
+        assert_eq!("MinIO".parse::<ServerKind>(), Ok(ServerKind::Minio));
+        let unknown = "garage".parse::<ServerKind>().unwrap_err();
+        assert!(unknown.contains("versitygw, seaweedfs, minio"), "{unknown}");
+    }
+
+    #[test]
+    fn kinds_are_indexed_in_the_order_of_all() {
+        for (index, kind) in ServerKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), index, "{kind}");
+        }
     }
 
     #[test]

@@ -65,6 +65,11 @@ fn odd_keys_round_trip_through_the_proxy_on_seaweedfs() {
     odd_keys_round_trip_through_the_proxy(ServerKind::SeaweedFs);
 }
 
+#[test]
+fn odd_keys_round_trip_through_the_proxy_on_minio() {
+    odd_keys_round_trip_through_the_proxy(ServerKind::Minio);
+}
+
 fn proxy_classifies_and_records_headers(kind: ServerKind) {
     let server = shared(kind);
     let admin = BlockingAdmin::for_server(server);
@@ -150,6 +155,11 @@ fn proxy_classifies_and_records_headers_on_versitygw() {
 #[test]
 fn proxy_classifies_and_records_headers_on_seaweedfs() {
     proxy_classifies_and_records_headers(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn proxy_classifies_and_records_headers_on_minio() {
+    proxy_classifies_and_records_headers(ServerKind::Minio);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The source URL, a size, or an option is malformed.
+    /// The source URL, a size, or an option is malformed (or, like the region, wrong for the store).
     #[error("{0}")]
     InvalidInput(String),
 

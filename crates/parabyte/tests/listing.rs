@@ -1,5 +1,5 @@
 //! Parallel listing returns exactly the sequential listing — no key missing, none twice,
-//! same order — on many key shapes, against both real servers.
+//! same order — on many key shapes, against the three real servers.
 
 use futures::TryStreamExt;
 mod common;
@@ -156,4 +156,9 @@ async fn parallel_equals_sequential_versitygw() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_equals_sequential_seaweedfs() {
     parallel_equals_sequential(ServerKind::SeaweedFs).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_equals_sequential_minio() {
+    parallel_equals_sequential(ServerKind::Minio).await;
 }

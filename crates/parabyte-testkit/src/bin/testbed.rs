@@ -32,7 +32,7 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct UpArgs {
-    /// versitygw or seaweedfs.
+    /// versitygw, seaweedfs or minio.
     #[arg(long, default_value = "versitygw")]
     server: ServerKind,
     /// Serve HTTPS with a certificate from a fresh private CA; the env file then also sets

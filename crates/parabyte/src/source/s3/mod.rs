@@ -438,6 +438,11 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
             | "TokenRefreshRequired"
             | "XAdminUserNotFound",
         ) => Error::BadCredentials { what, detail },
+        // How S3, MinIO and versitygw refuse a signature made for another region: every request
+        // would be refused alike, so it stops the run like any other wrong option.
+        (_, "AuthorizationHeaderMalformed") => Error::InvalidInput(format!(
+            "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
+        )),
         (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
         (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {
             Error::Throttled { what, detail }
@@ -536,6 +541,12 @@ mod tests {
             kind(403, "AccessDenied"),
             Error::PermissionDenied { .. }
         ));
+        let wrong_region = kind(400, "AuthorizationHeaderMalformed");
+        assert!(wrong_region.is_fatal());
+        assert!(
+            wrong_region.to_string().contains("--region"),
+            "{wrong_region}"
+        );
         assert!(matches!(kind(412, ""), Error::Changed { .. }));
         assert!(matches!(kind(503, "SlowDown"), Error::Throttled { .. }));
         assert!(matches!(
