@@ -40,8 +40,10 @@ $(PY_VENV)/.installed: python/requirements-dev.txt
 	$(PY_VENV)/bin/pip install --quiet --requirement python/requirements-dev.txt
 	touch $@
 
-## lint: formatting and clippy, warnings are errors; ruff for the Python package
+## lint: formatting and clippy, warnings are errors; no import circle and layers import only
+## downward (scripts/check-layers.py); ruff for the Python package
 lint: $(PY_VENV)/.installed
+	python3 scripts/check-layers.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(PY_VENV)/bin/ruff check python
