@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             signal = interrupted() => {
                 eprintln!(
                     "interrupted: finished objects are in place; parts of unfinished large objects \
-                     are kept hidden (.NAME.parabyte-part) and resume when the same command runs again"
+                     are kept hidden (.parabyte-*.tmp) and resume when the same command runs again"
                 );
                 ExitCode::from(128 + signal)
             }
@@ -105,6 +105,7 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
         None => args.destination.clone(),
     };
     let destination = match (destination_arg, args.discard) {
+        (Some(path), false) if path.as_os_str() == "-" => Destination::Stdout,
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
@@ -148,6 +149,9 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
             Destination::Discard => Err(Error::InvalidInput(
                 "--discard measures a store or a web server; a local source needs a destination"
                     .into(),
+            )),
+            Destination::Stdout => Err(Error::InvalidInput(
+                "a local source needs a destination path, not stdout".into(),
             )),
         },
     }

@@ -302,6 +302,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 let failure = &failure;
                 async move {
                     if let Err(error) = self.fetch_range(object, part, None).await {
+                        object.sink.part_failed();
                         failure
                             .lock()
                             .expect("failure poisoned")
