@@ -134,7 +134,7 @@ async fn plan_request(
                     list_prefix(&request)
                 )))
             }
-            Destination::Path(root) => check_writable(root)?,
+            Destination::Path(root) => check_writable(root, root)?,
             Destination::Discard => {}
         }
         let prefix = list_prefix(&request);
@@ -309,7 +309,7 @@ pub(crate) async fn plan_items(
             if !std::mem::replace(&mut root_checked, true) {
                 // Once, before the first file is fetched: a destination that cannot be
                 // written fails the whole batch, not every item in turn.
-                check_writable(root)?;
+                check_writable(root, root)?;
             }
         }
         let planned = match target {
@@ -418,7 +418,7 @@ fn user_file_target(path: &Path) -> Result<Target> {
         }
     }
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    check_writable(parent.unwrap_or(Path::new(".")))?;
+    check_writable(parent.unwrap_or(Path::new(".")), path)?;
     Ok(Target::File(FilePath::at(path)))
 }
 

@@ -57,14 +57,14 @@ pub async fn copy_local(
     let (found, walk) = mpsc::channel(WALK_AHEAD);
     let walker = if metadata.is_dir() {
         refuse_copy_into_itself(source, destination)?;
-        check_writable(destination)?;
+        check_writable(destination, destination)?;
         let (source, destination) = (source.to_owned(), destination.to_owned());
         tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &found))
     } else {
         let entry = single_file(source, &metadata, destination);
         if let Found::File { to, .. } = &entry {
             let parent = to.parent().filter(|p| !p.as_os_str().is_empty());
-            check_writable(parent.unwrap_or(Path::new(".")))?;
+            check_writable(parent.unwrap_or(Path::new(".")), to)?;
         }
         tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     };

@@ -53,9 +53,10 @@ pub(crate) fn relative_path(relative_key: &str) -> Result<PathBuf, String> {
 
 /// Fail before anything is fetched when nothing could be written into the directory `path`
 /// (to be created if missing): the deepest part of it that exists must be a directory this
-/// process may write into. Follows links: it is the user's path.
-pub(crate) fn check_writable(path: &Path) -> Result<()> {
-    let cannot = |source: io::Error| Error::io("cannot write to", path, source);
+/// process may write into. Follows links: it is the user's path. The error names `named`,
+/// the path the user gave.
+pub(crate) fn check_writable(path: &Path, named: &Path) -> Result<()> {
+    let cannot = |source: io::Error| Error::io("cannot write to", named, source);
     let mut existing = path;
     loop {
         match std::fs::metadata(existing) {
