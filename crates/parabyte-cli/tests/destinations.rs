@@ -8,9 +8,11 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use common::{bare_parabyte, files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, ServerKind};
+use parabyte_testkit::{payload, Fault, Rule, ServerKind};
 use sha2::{Digest, Sha256};
 
 const MIB: u64 = 1 << 20;
@@ -76,6 +78,48 @@ fn a_fifo_reader_gets_the_exact_bytes() {
     let received = reader.join().unwrap();
     assert_eq!(received.len() as u64, SIZE);
     assert!(received == payload(5, SIZE as usize), "in order, exactly");
+}
+
+#[test]
+fn a_part_that_fails_into_a_device_ends_the_object_instead_of_hanging() {
+    let bed = bed_with_big("dest-device-fails");
+    let null = bed.path("null");
+    mknod(&null, libc::S_IFCHR | 0o666, libc::makedev(1, 3));
+    // The parts after it wait their turn; they must stop when it fails for good.
+    bed.proxy.inject(
+        Rule::get().range_start(2 * MIB),
+        Fault::error(500, "InternalError"),
+    );
+    let mut child = bed
+        .parabyte_process(bed.server.secret_key())
+        .args([
+            "cp",
+            "--retries",
+            "0",
+            "--part-size",
+            "1MiB",
+            &bed.url("set/big"),
+            "null",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the download hung behind the failed part");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1));
+    let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+    assert!(kind.is_char_device(), "still the device: {kind:?}");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat, CWD};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat, CWD};
 use rustix::io::Errno;
 
 use crate::error::{Error, Result};
@@ -101,7 +101,16 @@ impl Dir {
         Ok(File::from(fd))
     }
 
-    pub(crate) fn rename(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    /// Rename `from` to `to`; `replace` false: only if nothing is at `to` (atomically where
+    /// the file system can say so).
+    pub(crate) fn rename(&self, from: &OsStr, to: &OsStr, replace: bool) -> io::Result<()> {
+        if !replace {
+            match rustix::fs::renameat_with(&self.fd, from, &self.fd, to, RenameFlags::NOREPLACE) {
+                // File systems without RENAME_NOREPLACE (some network ones): checked just before.
+                Err(Errno::INVAL | Errno::NOSYS) => {}
+                other => return Ok(other?),
+            }
+        }
         Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
     }
 

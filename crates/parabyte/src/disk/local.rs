@@ -19,7 +19,7 @@ use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::dir::Dir;
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
-use crate::disk::sink::{FilePath, FileSink};
+use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
 use crate::report::{Failure, Reporter, Summary};
 
@@ -35,6 +35,12 @@ enum Found {
     File {
         from: PathBuf,
         to: FilePath,
+        size: u64,
+    },
+    /// A regular file to stream, in order, into a character device or FIFO.
+    Stream {
+        from: PathBuf,
+        to: StreamTarget,
         size: u64,
     },
     /// Something that is not copied, and why.
@@ -78,6 +84,14 @@ pub async fn copy_local(
             async move {
                 match entry {
                     Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
+                    Found::Stream { from, to, size } => {
+                        first_started.get_or_init(|| started.elapsed());
+                        reporter.object_queued(Some(size));
+                        let result = stream_file(&from, to, &*reporter).await;
+                        let name = from.display().to_string();
+                        reporter.object_finished(&name, result.as_ref().map(|n| *n));
+                        (name, result)
+                    }
                     Found::File { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
                         reporter.object_queued(Some(size));
@@ -132,6 +146,13 @@ fn single_file(source: &Path, metadata: &fs::Metadata, destination: &Path) -> Fo
         return Found::Skipped {
             from: source.to_owned(),
             error,
+        };
+    }
+    if let Some(to) = StreamTarget::device(destination, true) {
+        return Found::Stream {
+            from: source.to_owned(),
+            to,
+            size: metadata.len(),
         };
     }
     let into_directory =
@@ -308,6 +329,20 @@ async fn copy_file(
         .await
         .map_err(|e| Error::io("copy task failed", to.to_path_buf(), io::Error::other(e)))??;
     Ok(size)
+}
+
+/// Copy one file, in order, into a device or FIFO (which stays what it is).
+async fn stream_file(from: &Path, to: StreamTarget, reporter: &dyn Reporter) -> Result<u64> {
+    let from = from.to_owned();
+    let copied = tokio::task::spawn_blocking(move || -> Result<u64> {
+        let mut source = File::open(&from).map_err(|e| Error::io("cannot open", &from, e))?;
+        let mut out = to.open()?;
+        io::copy(&mut source, &mut out).map_err(|e| Error::io("cannot copy", &from, e))
+    })
+    .await
+    .map_err(|e| Error::io("copy task failed", PathBuf::new(), io::Error::other(e)))??;
+    reporter.bytes_transferred(copied);
+    Ok(copied)
 }
 
 /// `length` bytes at `offset` from `source` to the same offset of `target`, in the kernel

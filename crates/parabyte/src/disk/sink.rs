@@ -272,6 +272,42 @@ impl StreamTarget {
     fn name(&self) -> PathBuf {
         self.path.clone().unwrap_or_else(|| PathBuf::from("-"))
     }
+
+    /// Open for writing: no O_CREAT, no O_TRUNC, so the device or FIFO is written, never
+    /// replaced; and it must still be one once open.
+    pub(crate) fn open(&self) -> Result<File> {
+        let name = self.name();
+        let fd = match &self.path {
+            None => rustix::io::dup(io::stdout()),
+            Some(path) => {
+                let follow = if self.follow {
+                    OFlags::empty()
+                } else {
+                    OFlags::NOFOLLOW
+                };
+                rustix::fs::open(
+                    path,
+                    OFlags::WRONLY | OFlags::CLOEXEC | follow,
+                    Mode::empty(),
+                )
+            }
+        }
+        .map_err(|e| Error::io("cannot open", &name, e.into()))?;
+        let out = File::from(fd);
+        if self.path.is_some() {
+            let stat =
+                rustix::fs::fstat(&out).map_err(|e| Error::io("cannot check", &name, e.into()))?;
+            let kind = FileType::from_raw_mode(stat.st_mode);
+            if !matches!(kind, FileType::CharacterDevice | FileType::Fifo) {
+                return Err(Error::io(
+                    "will not write",
+                    name,
+                    io::Error::other("it is no longer a character device or FIFO"),
+                ));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Writes in object order: a write ahead of the next expected offset waits its turn, so
@@ -304,43 +340,18 @@ impl OrderedSink {
                 ),
             ));
         }
-        let fd = match &target.path {
-            None => rustix::io::dup(io::stdout()),
-            // No O_CREAT, no O_TRUNC: the device or FIFO is written, never replaced.
-            Some(path) => {
-                let follow = if target.follow {
-                    OFlags::empty()
-                } else {
-                    OFlags::NOFOLLOW
-                };
-                rustix::fs::open(
-                    path,
-                    OFlags::WRONLY | OFlags::CLOEXEC | follow,
-                    Mode::empty(),
-                )
-            }
-        }
-        .map_err(|e| Error::io("cannot open", &name, e.into()))?;
-        let out = File::from(fd);
-        if let Some(path) = &target.path {
-            let stat =
-                rustix::fs::fstat(&out).map_err(|e| Error::io("cannot check", path, e.into()))?;
-            let kind = FileType::from_raw_mode(stat.st_mode);
-            if !matches!(kind, FileType::CharacterDevice | FileType::Fifo) {
-                return Err(Error::io(
-                    "will not write",
-                    path,
-                    io::Error::other("it is no longer a character device or FIFO"),
-                ));
-            }
-        }
+        let out = target.open()?;
         target.started.store(true, Ordering::Release);
-        Ok(OrderedSink {
+        Ok(OrderedSink::over(out, name))
+    }
+
+    fn over(out: File, name: PathBuf) -> OrderedSink {
+        OrderedSink {
             out: Arc::new(out),
             name,
             turn: watch::Sender::new(Turn::default()),
             md5: Arc::default(),
-        })
+        }
     }
 
     async fn write(&self, data: Bytes, offset: u64) -> Result<()> {
@@ -581,9 +592,9 @@ impl FileSink {
         }
         let name = self.path.name()?;
         // Checked again right before the rename: only a regular file (or nothing) is replaced.
-        may_replace(&self.dir, name, &self.path)?;
+        let replaces = may_replace(&self.dir, name, &self.path)?;
         self.dir
-            .rename(&self.temp_name, name)
+            .rename(&self.temp_name, name, replaces)
             .map_err(|e| Error::io("cannot move into place", &self.path.full, e))?;
         self.committed = true;
         Ok(())
@@ -604,13 +615,13 @@ impl Drop for FileSink {
 }
 
 /// The final name may only be replaced when nothing or a regular file is there: never a
-/// link, a directory, a device or a FIFO.
-fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<()> {
+/// link, a directory, a device or a FIFO. True when a regular file is there.
+fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
     let stat = dir
         .stat(name)
         .map_err(|e| Error::io("cannot check", path, e))?;
     match stat.as_ref().and_then(kind_name) {
-        None => Ok(()),
+        None => Ok(stat.is_some()),
         Some(kind) => Err(Error::io(
             "will not replace",
             path,
@@ -853,6 +864,36 @@ mod tests {
         assert!(error.contains("symbolic link"), "{error}");
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
         assert!(fs_is_link(&final_path));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_ordered_sink_writes_in_order_and_stops_when_a_part_fails() {
+        let (mut reader, writer) = io::pipe().unwrap();
+        let out = File::from(std::os::fd::OwnedFd::from(writer));
+        let sink = Sink::Ordered(OrderedSink::over(out, PathBuf::from("pipe")));
+        sink.track_md5();
+        let (later, first) = tokio::join!(
+            sink.write_at(Bytes::from_static(b"world"), 6),
+            sink.write_at(Bytes::from_static(b"hello "), 0),
+        );
+        later.unwrap();
+        first.unwrap();
+        let mut received = [0u8; 11];
+        io::Read::read_exact(&mut reader, &mut received).unwrap();
+        assert_eq!(&received, b"hello world");
+        let md5 = sink.md5(11).await.unwrap().unwrap();
+        assert_eq!(md5, <[u8; 16]>::from(Md5::digest(b"hello world")));
+
+        // Bytes after a part that failed for good never get their turn: they stop waiting.
+        let (waiting, ()) = tokio::join!(sink.write_at(Bytes::from_static(b"!"), 100), async {
+            tokio::task::yield_now().await;
+            sink.part_failed();
+        });
+        let error = waiting.unwrap_err().to_string();
+        assert!(
+            error.contains("an earlier part of the object failed"),
+            "{error}"
+        );
     }
 
     fn fs_is_link(path: &Path) -> bool {
