@@ -109,6 +109,11 @@ fn plan_copy(args: &CpArgs) -> Result<Work, Error> {
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
+    if args.output.json && destination == Destination::Stdout {
+        return Err(Error::InvalidInput(
+            "--json prints to stdout, which '-' uses for the object's bytes; drop one".into(),
+        ));
+    }
     if let Some(path) = &args.manifest {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
             op: "cannot read manifest",

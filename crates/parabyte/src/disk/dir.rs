@@ -58,15 +58,22 @@ impl Dir {
         Ok(dir)
     }
 
-    /// Create (if missing) and enter the directory `name`, refusing a link.
+    /// Enter the directory `name`, creating it if missing, refusing a link.
     fn child(&self, name: &OsStr) -> Result<Dir> {
         let path = self.path.join(name);
-        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
-            Ok(()) | Err(Errno::EXIST) => {}
-            Err(e) => return Err(Error::io("cannot create directory", path, e.into())),
-        }
         let flags = directory_flags() | OFlags::NOFOLLOW;
-        match rustix::fs::openat(&self.fd, name, flags, Mode::empty()) {
+        let open = || rustix::fs::openat(&self.fd, name, flags, Mode::empty());
+        let opened = match open() {
+            Err(Errno::NOENT) => {
+                match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+                    // Another download may have made it meanwhile.
+                    Ok(()) | Err(Errno::EXIST) => open(),
+                    Err(e) => return Err(Error::io("cannot create directory", path, e.into())),
+                }
+            }
+            other => other,
+        };
+        match opened {
             Ok(fd) => Ok(Dir { fd, path }),
             Err(e) => Err(explain_not_a_directory(&path, e.into())),
         }
