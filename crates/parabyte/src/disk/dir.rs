@@ -137,7 +137,7 @@ fn explain_not_a_directory(path: &Path, error: io::Error) -> Error {
         .map(|stat| FileType::from_raw_mode(stat.st_mode));
     let reason = match kind {
         Some(FileType::Symlink) => {
-            "it is a symbolic link inside the destination, and parabyte never writes through links"
+            "this directory in the destination is a symbolic link, and parabyte never writes through links"
         }
         Some(FileType::Directory) | None => return Error::io("cannot open directory", path, error),
         Some(_) => "it is a file where a directory is needed",
