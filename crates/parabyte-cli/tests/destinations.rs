@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{bare_parabyte, files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, Fault, Rule, ServerKind};
+use parabyte_testkit::{payload, Fault, Rule, ServerKind, Serving, WebServer};
 use sha2::{Digest, Sha256};
 
 const MIB: u64 = 1 << 20;
@@ -241,4 +241,40 @@ fn a_local_tree_copy_never_creates_directories_through_a_link() {
         std::fs::read(destination.join("top")).unwrap(),
         payload(2, 1000)
     );
+}
+
+#[test]
+fn a_web_file_streams_into_a_fifo_or_stdout() {
+    let server = WebServer::start().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(server.root().join("big.bin"), payload(4, SIZE as usize)).unwrap();
+    let url = server.url(Serving::Ranges, "big.bin");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    mknod(&fifo, libc::S_IFIFO | 0o600, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let cp = |destination: &str| {
+        bare_parabyte(dir.path())
+            .args(["cp", "--part-size", "1MiB", &url, destination])
+            .output()
+            .unwrap()
+    };
+    let output = cp("pipe");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        reader.join().unwrap() == payload(4, SIZE as usize),
+        "FIFO: in order"
+    );
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "still the FIFO: {kind:?}");
+
+    let output = cp("-");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        output.stdout == payload(4, SIZE as usize),
+        "stdout: in order"
+    );
+    assert_eq!(files_under(dir.path()), vec!["pipe"], "no other file");
 }
