@@ -263,12 +263,13 @@ fn a_web_file_streams_into_a_fifo_or_stdout() {
     };
     let output = cp("pipe");
     assert!(output.status.success(), "{}", stderr(&output));
+    // Checked first: if the FIFO were replaced, the reader would wait forever.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "still the FIFO: {kind:?}");
     assert!(
         reader.join().unwrap() == payload(4, SIZE as usize),
         "FIFO: in order"
     );
-    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
-    assert!(kind.is_fifo(), "still the FIFO: {kind:?}");
 
     let output = cp("-");
     assert!(output.status.success(), "{}", stderr(&output));
