@@ -655,7 +655,9 @@ fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<File> {
             return Err(not_ours(path, temp, kind));
         }
         match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
+            // File systems without locks (some FUSE ones): exclusive creation still keeps
+            // two new downloads apart; only claiming a leftover goes unguarded.
+            Ok(()) | Err(Errno::NOLCK | Errno::OPNOTSUPP | Errno::NOSYS) => {}
             Err(Errno::WOULDBLOCK) => {
                 return Err(Error::io(
                     "another parabyte process is writing",
