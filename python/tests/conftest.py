@@ -4,6 +4,7 @@ its posix root, which is what the tests compare downloads against, byte for byte
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -135,13 +136,19 @@ def files_in(directory: Path) -> list[str]:
     return sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
 
 
+def temporary_name(name: str) -> str:
+    """The hidden name a partial `name` is kept under: `.parabyte-` and the first 32 hex
+    digits of the SHA-256 of the name's bytes, then `.tmp`."""
+    return f".parabyte-{hashlib.sha256(os.fsencode(name)).hexdigest()[:32]}.tmp"
+
+
 def only_resumable_parts(directory: Path, name: str, within_s: float = 2.0) -> bool:
     """True once an interrupted download of `name` has left at most its hidden partial file
-    (`.name.parabyte-part`, kept to resume from) and never a file under the final name.
+    (kept to resume from) and never a file under the final name.
     Cancelled tasks settle their files as they are dropped, which may take a moment."""
     deadline = time.monotonic() + within_s
     while True:
-        if files_in(directory) in ([], [f".{name}.parabyte-part"]):
+        if files_in(directory) in ([], [temporary_name(name)]):
             return True
         if time.monotonic() > deadline:
             return False

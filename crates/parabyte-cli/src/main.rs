@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             signal = interrupted() => {
                 tell(format_args!(
                     "interrupted: finished objects are in place; parts of unfinished large objects \
-                     are kept hidden (.NAME.parabyte-part) and resume when the same command runs again"
+                     are kept hidden (.parabyte-*.tmp) and resume when the same command runs again"
                 ));
                 ExitCode::from(128 + signal)
             }
@@ -87,9 +87,15 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         None => args.destination.clone(),
     };
     let destination = match (destination_arg, args.discard) {
+        (Some(path), false) if path.as_os_str() == "-" => Destination::Stdout,
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
+    if args.output.json && destination == Destination::Stdout {
+        return Err(Error::InvalidInput(
+            "--json prints to stdout, which '-' uses for the object's bytes; drop one".into(),
+        ));
+    }
     match &args.manifest {
         Some(path) => Ok(CopyRequest {
             source: Source::Manifest(path.clone()),

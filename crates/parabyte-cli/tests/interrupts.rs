@@ -112,7 +112,7 @@ fn a_full_disk_fails_the_object_clearly_and_removes_the_temp_file() {
 }
 
 #[test]
-fn a_read_only_destination_is_reported_per_object() {
+fn a_read_only_destination_fails_before_any_get() {
     let bed = Bed::new(ServerKind::Versitygw, "readonly");
     bed.admin
         .put_object(&bed.bucket, "k", payload(1, 100))
@@ -122,10 +122,12 @@ fn a_read_only_destination_is_reported_per_object() {
         .parabyte()
         .args(["cp", &bed.url("k")])
         .arg(disk.dir.path().join("k")));
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stderr(&output);
+    let named = format!("'{}'", disk.dir.path().join("k").display());
     assert!(
-        stderr(&output).contains("Read-only file system"),
-        "{}",
-        stderr(&output)
+        text.contains("Read-only file system") && text.contains(&named),
+        "{text}"
     );
+    assert_eq!(bed.proxy.counts().get, 0, "refused before any GET");
 }

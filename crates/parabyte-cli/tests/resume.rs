@@ -79,11 +79,7 @@ fn a_large_object_that_failed_resumes_from_its_finished_parts() {
     let failed = copy_prefix(&bed, &["--retries", "1"]);
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
     assert!(broken.fired() >= 2);
-    assert_eq!(
-        files_under(&bed.path("out")),
-        vec![".big.parabyte-part"],
-        "no final name, the finished parts kept"
-    );
+    assert_only_a_temporary_file(&bed.path("out"), "no final name, the finished parts kept");
 
     broken.remove();
     bed.proxy.reset();
@@ -103,6 +99,15 @@ fn a_large_object_that_failed_resumes_from_its_finished_parts() {
         "the whole file, old parts and new, checked by its MD5"
     );
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
+}
+
+/// `dir` holds one file, hidden under a temporary name (`.parabyte-<hex>.tmp`).
+fn assert_only_a_temporary_file(dir: &std::path::Path, why: &str) {
+    let files = files_under(dir);
+    assert!(
+        files.len() == 1 && files[0].starts_with(".parabyte-") && files[0].ends_with(".tmp"),
+        "{why}: {files:?}"
+    );
 }
 
 const INTERRUPTED_SIZE: u64 = 6 * MIB;
@@ -148,7 +153,7 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
     // SAFETY: kill only sends a signal to the child we spawned.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     assert_eq!(wait_for_exit(&mut child, EVENT_LIMIT).code(), Some(130));
-    assert_eq!(files_under(&bed.path("out")), vec![".big.parabyte-part"]);
+    assert_only_a_temporary_file(&bed.path("out"), "interrupted: only the parts kept");
     bed.proxy.clear_faults();
     bed.proxy.reset();
 }

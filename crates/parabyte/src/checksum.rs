@@ -196,6 +196,25 @@ impl OrderedMd5 {
         covered.add(start, start + length);
     }
 
+    /// Hash `data`, just written at `start`, straight from memory when it continues what is
+    /// hashed (bytes arriving in order need no reading back); false when it does not.
+    pub(crate) fn hash_in_order(&self, start: u64, data: &[u8]) -> bool {
+        let Ok(mut hashed) = self.hashed.try_lock() else {
+            return false;
+        };
+        if hashed.0 != start {
+            return false;
+        }
+        hashed.1.update(data);
+        hashed.0 += data.len() as u64;
+        true
+    }
+
+    /// Everything written from byte 0 on without a gap is hashed.
+    pub(crate) fn caught_up(&self) -> bool {
+        self.contiguous() <= self.hashed_up_to()
+    }
+
     /// The end of the written run that starts at byte 0.
     fn contiguous(&self) -> u64 {
         let covered = self.covered.lock().expect("md5 coverage poisoned");

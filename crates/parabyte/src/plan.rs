@@ -12,8 +12,10 @@ use tokio::sync::mpsc;
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
-use crate::disk::paths::{linked_directory, relative_path, CollisionGuard, Verdict};
-use crate::disk::sink::Target;
+use crate::disk::paths::{
+    check_writable, linked_directory, relative_path, CollisionGuard, Verdict,
+};
+use crate::disk::sink::{FilePath, StreamTarget, Target};
 use crate::error::{Error, Result};
 use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
@@ -31,6 +33,8 @@ pub enum Destination {
     Path(PathBuf),
     /// Fetch everything, keep nothing: measures the store and the network, not the disk.
     Discard,
+    /// One object's bytes, in order, to standard output (`-` on the command line).
+    Stdout,
 }
 
 /// What a copy reads from.
@@ -147,6 +151,9 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
                 "discarding measures a store or a web server; a local source needs a destination"
                     .into(),
             )),
+            Destination::Stdout => Err(Error::InvalidInput(
+                "a local source needs a destination path, not stdout".into(),
+            )),
         },
     }
 }
@@ -183,6 +190,11 @@ fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
         etag: None,
     };
     let destination = match destination {
+        Destination::Path(path) if StreamTarget::device(&path, true).is_some() => {
+            // A device or FIFO is written as it is, not as a name in its directory.
+            item.destination = Some(std::path::absolute(&path).unwrap_or(path));
+            Destination::Path(PathBuf::from("."))
+        }
         Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
             item.destination = path.file_name().map(PathBuf::from);
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
@@ -231,6 +243,17 @@ async fn plan_request(
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
     if request.recursive || request.source.is_prefix() {
+        match &request.destination {
+            Destination::Stdout => {
+                return Err(Error::InvalidInput(format!(
+                    "s3://{}/{} is a prefix: its objects cannot all go to stdout; give a directory",
+                    request.source.bucket,
+                    list_prefix(&request)
+                )))
+            }
+            Destination::Path(root) => check_writable(root, root)?,
+            Destination::Discard => {}
+        }
         let prefix = list_prefix(&request);
         let spec = ListSpec {
             bucket: request.source.bucket.clone(),
@@ -244,7 +267,13 @@ async fn plan_request(
     }
     let target = match &request.destination {
         Destination::Discard => Ok(Target::Discard),
-        Destination::Path(path) => single_object_path(path, &request.source.key).map(Target::File),
+        Destination::Stdout => Ok(Target::Stream(StreamTarget::stdout())),
+        // A path the user named that cannot be written is fatal, before any GET; a key
+        // whose name cannot be a file there is refused on its own.
+        Destination::Path(path) => match single_object_path(path, &request.source.key) {
+            Ok(path) => Ok(user_file_target(&path)?),
+            Err(reason) => Err(reason),
+        },
     };
     let mut job = Job {
         source: request.source.clone().into(),
@@ -304,7 +333,8 @@ async fn plan_listing(
             let unsafe_reason = match (&relative, &request.destination) {
                 (None, _) => Some("it is not under the listed prefix".to_owned()),
                 (Some(relative), Destination::Path(_)) => relative_path(relative).err(),
-                (Some(_), Destination::Discard) => None,
+                // A prefix never lists for stdout: that is refused before listing.
+                (Some(_), Destination::Discard | Destination::Stdout) => None,
             };
             let refusal = unsafe_reason.map(|reason| Error::UnsafeKey {
                 key: object.key.clone(),
@@ -371,11 +401,12 @@ async fn send_verdict(
             refuse(&job, collision)
         }
         Verdict::Clear((relative, mut job)) => match destination {
-            Destination::Discard => Planned::Job(job),
+            // A prefix never plans for stdout (refused before listing).
+            Destination::Discard | Destination::Stdout => Planned::Job(job),
             Destination::Path(root) => match relative_path(&relative) {
                 Ok(path) => match linked_directory(root, &path) {
                     None => {
-                        job.target = Target::File(root.join(path));
+                        job.target = key_target(FilePath::below(root, &path));
                         Planned::Job(job)
                     }
                     Some(link) => {
@@ -416,7 +447,14 @@ pub(crate) async fn plan_items(
     queue: mpsc::Sender<Planned>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
+    if destination == Destination::Stdout && items.len() > 1 {
+        return Err(Error::InvalidInput(format!(
+            "{} objects cannot all go to stdout; give a directory",
+            items.len()
+        )));
+    }
     let mut taken = HashMap::new();
+    let mut root_checked = false;
     for item in items {
         let job = Job {
             known: item.size.map(|size| Known {
@@ -426,7 +464,15 @@ pub(crate) async fn plan_items(
             target: Target::Discard,
             source: item.source.clone(),
         };
-        let planned = match item_target(&item, &destination) {
+        let target = item_target(&item, &destination);
+        if let (Ok(Target::File(_)), Destination::Path(root)) = (&target, &destination) {
+            if !std::mem::replace(&mut root_checked, true) {
+                // Once, before the first file is fetched: a destination that cannot be
+                // written fails the whole batch, not every item in turn.
+                check_writable(root, root)?;
+            }
+        }
+        let planned = match target {
             Err(error) => refuse(&job, error),
             Ok(target) => {
                 let clash = match &target {
@@ -457,15 +503,23 @@ pub(crate) async fn plan_items(
 
 /// Where one item of a batch goes, or why it cannot go there.
 fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
-    let Destination::Path(root) = destination else {
-        return Ok(Target::Discard);
+    let root = match destination {
+        Destination::Path(root) => root,
+        Destination::Stdout => return Ok(Target::Stream(StreamTarget::stdout())),
+        Destination::Discard => return Ok(Target::Discard),
     };
     let unsafe_path = |reason: String| Error::UnsafeKey {
         key: item.source.to_string(),
         reason,
     };
     let path = match &item.destination {
-        Some(path) if path.is_absolute() => return Ok(Target::File(path.clone())),
+        // Absolute: the user's own choice of path, a device behind a link included.
+        Some(path) if path.is_absolute() => {
+            return Ok(match StreamTarget::device(path, true) {
+                Some(stream) => Target::Stream(stream),
+                None => Target::File(FilePath::at(path)),
+            })
+        }
         Some(path) => {
             let text = path
                 .to_str()
@@ -484,7 +538,48 @@ fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
             link.display()
         )));
     }
-    Ok(Target::File(root.join(path)))
+    Ok(key_target(FilePath::below(root, &path)))
+}
+
+/// A path chosen by a key or a batch item: a character device or FIFO already there gets
+/// the bytes streamed (never through a link); anything else is a file, which the sink
+/// refuses to put in place of what it may not replace.
+fn key_target(path: FilePath) -> Target {
+    match StreamTarget::device(&path, false) {
+        Some(stream) => Target::Stream(stream),
+        None => Target::File(path),
+    }
+}
+
+/// The path the user named for one object: a character device or FIFO (even behind a link
+/// the user chose, such as /dev/stdout) gets the bytes streamed; a regular file or nothing
+/// becomes the file; anything else is refused, and so is a directory that cannot be
+/// written, before any byte is fetched.
+fn user_file_target(path: &Path) -> Result<Target> {
+    if let Some(stream) = StreamTarget::device(path, true) {
+        return Ok(Target::Stream(stream));
+    }
+    if let Ok(metadata) = std::fs::symlink_metadata(path) {
+        if !metadata.is_file() {
+            let kind = if metadata.is_symlink() {
+                "a symbolic link"
+            } else if metadata.is_dir() {
+                "a directory"
+            } else {
+                "neither a regular file, a character device nor a FIFO"
+            };
+            return Err(Error::io(
+                "will not replace",
+                path,
+                std::io::Error::other(format!(
+                    "it is {kind}; parabyte writes regular files, devices and FIFOs, never through links"
+                )),
+            ));
+        }
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    check_writable(parent.unwrap_or(Path::new(".")), path)?;
+    Ok(Target::File(FilePath::at(path)))
 }
 
 fn refuse(job: &Job, error: Error) -> Planned {
@@ -553,7 +648,7 @@ mod tests {
                     source,
                     target: Target::File(path),
                     ..
-                }) => jobs.push((source.to_string(), path)),
+                }) => jobs.push((source.to_string(), path.to_path_buf())),
                 Planned::Job(job) => panic!("{job:?} goes to no file"),
                 Planned::Refused(failure) => failures.push(failure),
             }

@@ -17,8 +17,9 @@ use tokio::sync::{mpsc, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
-use crate::disk::paths::linked_directory;
-use crate::disk::sink::FileSink;
+use crate::disk::dir::Dir;
+use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
+use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
 use crate::report::{Failure, Reporter, Summary};
 
@@ -33,7 +34,13 @@ enum Found {
     /// A regular file to copy to `to`.
     File {
         from: PathBuf,
-        to: PathBuf,
+        to: FilePath,
+        size: u64,
+    },
+    /// A regular file to stream, in order, into a character device or FIFO.
+    Stream {
+        from: PathBuf,
+        to: StreamTarget,
         size: u64,
     },
     /// Something that is not copied, and why.
@@ -58,10 +65,15 @@ pub(crate) async fn copy_local(
     let (found, walk) = mpsc::channel(WALK_AHEAD);
     let walker = if metadata.is_dir() {
         refuse_copy_into_itself(source, destination)?;
+        check_writable(destination, destination)?;
         let (source, destination) = (source.to_owned(), destination.to_owned());
         tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &found))
     } else {
         let entry = single_file(source, &metadata, destination);
+        if let Found::File { to, .. } = &entry {
+            let parent = to.parent().filter(|p| !p.as_os_str().is_empty());
+            check_writable(parent.unwrap_or(Path::new(".")), to)?;
+        }
         tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     };
     let first_started = OnceLock::new();
@@ -73,6 +85,14 @@ pub(crate) async fn copy_local(
             async move {
                 match entry {
                     Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
+                    Found::Stream { from, to, size } => {
+                        first_started.get_or_init(|| started.elapsed());
+                        reporter.object_queued(Some(size));
+                        let result = stream_file(&from, to, &*reporter).await;
+                        let name = from.display().to_string();
+                        reporter.object_finished(&name, result.as_ref().map(|n| *n));
+                        (name, result)
+                    }
                     Found::File { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
                         reporter.object_queued(Some(size));
@@ -126,11 +146,18 @@ fn single_file(source: &Path, metadata: &fs::Metadata, destination: &Path) -> Fo
             error,
         };
     }
+    if let Some(to) = StreamTarget::device(destination, true) {
+        return Found::Stream {
+            from: source.to_owned(),
+            to,
+            size: metadata.len(),
+        };
+    }
     let into_directory =
         destination.as_os_str().to_string_lossy().ends_with('/') || destination.is_dir();
     let to = match source.file_name() {
-        Some(name) if into_directory => destination.join(name),
-        _ => destination.to_owned(),
+        Some(name) if into_directory => FilePath::below(destination, Path::new(name)),
+        _ => FilePath::at(destination),
     };
     Found::File {
         from: source.to_owned(),
@@ -161,9 +188,8 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
         let directory = root.join(&relative);
-        let target = destination.join(&relative);
-        if let Err(e) = fs::create_dir_all(&target) {
-            let error = Error::io("cannot create directory", &target, e);
+        // Created one name at a time below the destination, never through a link.
+        if let Err(error) = Dir::open_tree(destination, &relative) {
             let _ = found.blocking_send(Found::Skipped {
                 from: directory,
                 error,
@@ -200,25 +226,15 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
             let item = if metadata.is_dir() {
                 pending.push(relative);
                 continue;
+            } else if is_reserved(&name) {
+                let error = Error::io("skipped", &from, io::Error::other(reserved_reason(&name)));
+                Found::Skipped { from, error }
             } else if let Some(error) = not_copied(&from, &metadata) {
                 Found::Skipped { from, error }
-            } else if let Some(link) = linked_directory(destination, &relative) {
-                let reason = format!(
-                    "'{}' in the destination is a symbolic link, and parabyte never writes through links",
-                    link.display()
-                );
-                Found::Skipped {
-                    from,
-                    error: Error::io(
-                        "cannot copy",
-                        destination.join(&relative),
-                        io::Error::other(reason),
-                    ),
-                }
             } else {
                 Found::File {
                     from,
-                    to: destination.join(&relative),
+                    to: FilePath::below(destination, &relative),
                     size: metadata.len(),
                 }
             };
@@ -260,7 +276,7 @@ fn refuse_copy_into_itself(source: &Path, destination: &Path) -> Result<()> {
 /// `threads` at a time, permissions carried over, then the rename.
 async fn copy_file(
     from: &Path,
-    to: &Path,
+    to: &FilePath,
     size: u64,
     transfer: &TransferConfig,
     chunk_slots: &Arc<Semaphore>,
@@ -274,10 +290,10 @@ async fn copy_file(
             .map_err(|e| Error::io("cannot read", &from_path, e))?
             .permissions();
         // No version: a local copy is never resumed, a failed one leaves nothing.
-        let sink = FileSink::create(to_path.clone(), None, Some(size))?;
+        let sink = FileSink::create(&to_path, None, Some(size))?;
         sink.file()
             .set_permissions(permissions)
-            .map_err(|e| Error::io("cannot set permissions of", &to_path, e))?;
+            .map_err(|e| Error::io("cannot set permissions of", to_path.to_path_buf(), e))?;
         Ok((Arc::new(source), sink))
     })
     .await
@@ -309,8 +325,22 @@ async fn copy_file(
         .await?;
     tokio::task::spawn_blocking(move || sink.rename_into_place())
         .await
-        .map_err(|e| Error::io("copy task failed", to, io::Error::other(e)))??;
+        .map_err(|e| Error::io("copy task failed", to.to_path_buf(), io::Error::other(e)))??;
     Ok(size)
+}
+
+/// Copy one file, in order, into a device or FIFO (which stays what it is).
+async fn stream_file(from: &Path, to: StreamTarget, reporter: &dyn Reporter) -> Result<u64> {
+    let from = from.to_owned();
+    let copied = tokio::task::spawn_blocking(move || -> Result<u64> {
+        let mut source = File::open(&from).map_err(|e| Error::io("cannot open", &from, e))?;
+        let mut out = to.open()?;
+        io::copy(&mut source, &mut out).map_err(|e| Error::io("cannot copy", &from, e))
+    })
+    .await
+    .map_err(|e| Error::io("copy task failed", PathBuf::new(), io::Error::other(e)))??;
+    reporter.bytes_transferred(copied);
+    Ok(copied)
 }
 
 /// `length` bytes at `offset` from `source` to the same offset of `target`, in the kernel

@@ -1,7 +1,31 @@
 //! From keys to files: which keys can become paths under the destination directory, and
 //! which keys collide (a key `a.txt` and a "folder" `a.txt/b` cannot both exist on disk).
 
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::Access;
+
+use crate::error::{Error, Result};
+
+/// Names beginning with this are parabyte's own temporary files: no key or file may take
+/// one, so no key can be mistaken for a temporary file or land on one.
+pub(crate) const RESERVED_PREFIX: &str = ".parabyte-";
+
+/// True when `name` is in the pattern parabyte keeps for its temporary files.
+pub(crate) fn is_reserved(name: &OsStr) -> bool {
+    name.as_bytes().starts_with(RESERVED_PREFIX.as_bytes())
+}
+
+/// Why a reserved name cannot be written.
+pub(crate) fn reserved_reason(name: &OsStr) -> String {
+    format!(
+        "its name '{}' begins with '{RESERVED_PREFIX}', which parabyte reserves for its temporary files",
+        name.to_string_lossy()
+    )
+}
 
 /// The path under the destination for the part of a key below the prefix, or why there is
 /// none. Only plain names separated by `/` pass: nothing can climb out of the destination.
@@ -18,10 +42,47 @@ pub(crate) fn relative_path(relative_key: &str) -> Result<PathBuf, String> {
             "" => return Err("it has an empty path segment ('//' or a trailing '/')".into()),
             "." | ".." => return Err(format!("it has a '{segment}' path segment")),
             _ if segment.contains('\0') => return Err("it contains a NUL byte".into()),
+            _ if is_reserved(OsStr::new(segment)) => {
+                return Err(reserved_reason(OsStr::new(segment)))
+            }
             _ => path.push(segment),
         }
     }
     Ok(path)
+}
+
+/// Fail before anything is fetched when nothing could be written into the directory `path`
+/// (to be created if missing): the deepest part of it that exists must be a directory this
+/// process may write into. Follows links: it is the user's path. The error names `named`,
+/// the path the user gave.
+pub(crate) fn check_writable(path: &Path, named: &Path) -> Result<()> {
+    let cannot = |source: io::Error| Error::io("cannot write to", named, source);
+    let mut existing = path;
+    loop {
+        match std::fs::metadata(existing) {
+            Ok(metadata) if metadata.is_dir() => break,
+            Ok(_) => {
+                return Err(cannot(io::Error::other(format!(
+                    "'{}' is a file where a directory is needed",
+                    existing.display()
+                ))))
+            }
+            Err(e)
+                if existing != Path::new(".")
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+            {
+                existing = match existing.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => parent,
+                    _ => Path::new("."),
+                };
+            }
+            Err(e) => return Err(cannot(e)),
+        }
+    }
+    rustix::fs::access(existing, Access::WRITE_OK | Access::EXEC_OK).map_err(|e| cannot(e.into()))
 }
 
 /// The first directory between `root` and the file at `relative` that exists as a symbolic
@@ -160,6 +221,8 @@ mod tests {
             "a/./b",
             "dir/",
             "nul\0byte",
+            ".parabyte-0123.tmp",
+            "dir/.parabyte-x",
         ] {
             assert!(relative_path(bad).is_err(), "{bad:?} should be refused");
         }

@@ -1,35 +1,48 @@
 //! Where an object's bytes land. Parts are written at their offsets into a temporary file
-//! beside the destination, which takes the final name only once complete. A sink dropped
-//! before `commit` removes its temporary file, unless it holds finished parts of a known
-//! version that a later run can resume from (see `resume.rs`); then it stays, hidden.
+//! in the destination's directory, which takes the final name only once complete. A sink
+//! dropped before `commit` removes its temporary file, unless it holds finished parts of a
+//! known version that a later run can resume from (see `resume.rs`); then it stays, hidden.
+//! A destination that is a character device, a FIFO or stdout is never replaced: it gets
+//! the bytes in order, each part waiting for the one before it.
 
-use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
+use rustix::fs::{FileType, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+use sha2::{Digest as _, Sha256};
+use tokio::sync::watch;
 
+use crate::checksum::OrderedMd5;
+use crate::disk::dir::{kind_name, Dir};
+use crate::disk::paths::{is_reserved, reserved_reason, RESERVED_PREFIX};
 use crate::disk::resume::{self, mark_complete, Journal};
 use crate::error::{Error, Result};
 use crate::ranges::{ByteRange, Coverage};
 
+/// Reads written bytes back: fills the buffer from the offset, exactly.
+pub(crate) type ReadAt<'a> = dyn Fn(u64, &mut [u8]) -> io::Result<()> + 'a;
 /// Objects up to this size are gathered in memory and written with one system call
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
 pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
-
-/// Reads bytes written at an offset, exactly as many as the buffer holds.
-pub(crate) type ReadAt<'a> = dyn Fn(u64, &mut [u8]) -> io::Result<()> + 'a;
 
 /// Where one object's bytes are meant to end up.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
     /// Count them, keep none (benchmark mode).
     Discard,
-    /// A file at this path.
-    File(PathBuf),
+    /// A regular file at this path.
+    File(FilePath),
+    /// A character device, a FIFO or stdout, written in order and never replaced.
+    Stream(StreamTarget),
     /// One buffer in memory, shared with whoever asked for the bytes.
     Memory(Arc<Mutex<Vec<u8>>>),
 }
@@ -41,11 +54,13 @@ pub(crate) enum Sink {
     /// Gather a small object, write it at commit.
     Buffered {
         data: Mutex<Vec<u8>>,
-        path: PathBuf,
+        path: FilePath,
         etag: Option<String>,
     },
     /// Positioned writes into a temporary file.
     File(FileSink),
+    /// Writes in order into a device, a FIFO or stdout.
+    Ordered(OrderedSink),
     /// Positioned writes into the caller's buffer.
     Memory(Arc<Mutex<Vec<u8>>>),
 }
@@ -68,6 +83,12 @@ impl Sink {
                 drop(data);
                 return Ok(Sink::Memory(buffer.clone()));
             }
+            Target::Stream(stream) => {
+                let stream = stream.clone();
+                return blocking(move || OrderedSink::open(&stream))
+                    .await
+                    .map(Sink::Ordered);
+            }
             Target::File(path) => path,
         };
         match size {
@@ -79,7 +100,7 @@ impl Sink {
             _ => {
                 let path = path.to_owned();
                 let version = size.zip(etag.map(str::to_owned));
-                blocking(move || FileSink::create(path, version, size))
+                blocking(move || FileSink::create(&path, version, size))
                     .await
                     .map(Sink::File)
             }
@@ -92,6 +113,7 @@ impl Sink {
             Sink::Discard => Ok(()),
             Sink::Buffered { data: buffer, .. } => write_into(buffer, &data, offset),
             Sink::Memory(buffer) => write_into(buffer, &data, offset),
+            Sink::Ordered(sink) => sink.write(data, offset).await,
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
@@ -101,6 +123,30 @@ impl Sink {
                 })
                 .await
             }
+        }
+    }
+
+    /// The bytes from `offset` on are the next a stream can take: everything else written
+    /// to it waits for them.
+    pub(crate) fn is_next_in_line(&self, offset: u64) -> bool {
+        matches!(self, Sink::Ordered(sink) if sink.turn.borrow().next == offset)
+    }
+
+    /// A part of the object failed for good: writes waiting for their turn behind it in an
+    /// ordered sink stop instead of waiting for bytes that will not come.
+    pub(crate) fn part_failed(&self) {
+        if let Sink::Ordered(sink) = self {
+            sink.turn.send_modify(|turn| turn.stopped = true);
+        }
+    }
+
+    /// A stream cannot be read back, but its bytes go out in order: hand each write to
+    /// `md5` as it goes out, so a content check can hash it then. False for other sinks,
+    /// whose bytes the check reads back itself.
+    pub(crate) fn hash_in_write_order(&self, md5: &Arc<OrderedMd5>) -> bool {
+        match self {
+            Sink::Ordered(sink) => sink.in_order.set(md5.clone()).is_ok(),
+            _ => false,
         }
     }
 
@@ -136,7 +182,7 @@ impl Sink {
 
     /// Run `work` with a reader of the bytes written so far (`read(offset, buffer)` fills
     /// `buffer` exactly), off the async threads when they are in a file. `None` when the
-    /// bytes are not kept (discarding).
+    /// bytes are not kept (discarding); a stream's reader fails, as its bytes are gone.
     pub(crate) async fn read_back<T: Send + 'static>(
         &self,
         work: impl FnOnce(&ReadAt<'_>) -> io::Result<T> + Send + 'static,
@@ -145,6 +191,14 @@ impl Sink {
             Sink::Discard => None,
             Sink::Buffered { data, .. } => Some(read_buffer(data, work)),
             Sink::Memory(data) => Some(read_buffer(data, work)),
+            Sink::Ordered(sink) => {
+                let gone = |_: u64, _: &mut [u8]| {
+                    Err(io::Error::other(
+                        "bytes written to a stream cannot be read back",
+                    ))
+                };
+                Some(work(&gone).map_err(|e| Error::io("cannot read back", &sink.name, e)))
+            }
             Sink::File(sink) => {
                 let file = sink.file.clone();
                 let path = sink.temp.clone();
@@ -163,12 +217,193 @@ impl Sink {
     pub(crate) async fn commit(self) -> Result<()> {
         match self {
             Sink::Discard | Sink::Memory(_) => Ok(()),
+            Sink::Ordered(sink) => blocking(move || sink.flush()).await,
             Sink::Buffered { data, path, etag } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
                 blocking(move || write_small_file(&path, &data, etag.as_deref())).await
             }
             Sink::File(sink) => blocking(move || sink.rename_into_place()).await,
         }
+    }
+}
+
+/// Where a stream destination's bytes go.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamTarget {
+    /// `None` for stdout.
+    path: Option<PathBuf>,
+    /// The user named this path and may have chosen a link to a device (`/dev/stdout`).
+    follow: bool,
+    /// Bytes went out already: they cannot be taken back if the object must start again.
+    started: Arc<AtomicBool>,
+}
+
+impl StreamTarget {
+    pub(crate) fn stdout() -> StreamTarget {
+        StreamTarget {
+            path: None,
+            follow: false,
+            started: Arc::default(),
+        }
+    }
+
+    /// `path` when it is a character device or a FIFO; through a link only when `follow`.
+    pub(crate) fn device(path: &Path, follow: bool) -> Option<StreamTarget> {
+        let stat = if follow {
+            rustix::fs::stat(path)
+        } else {
+            rustix::fs::lstat(path)
+        }
+        .ok()?;
+        let streams = matches!(
+            FileType::from_raw_mode(stat.st_mode),
+            FileType::CharacterDevice | FileType::Fifo
+        );
+        streams.then(|| StreamTarget {
+            path: Some(path.to_owned()),
+            follow,
+            started: Arc::default(),
+        })
+    }
+
+    fn name(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(|| PathBuf::from("-"))
+    }
+
+    /// Open for writing: no O_CREAT, no O_TRUNC, so the device or FIFO is written, never
+    /// replaced; and it must still be one once open.
+    pub(crate) fn open(&self) -> Result<File> {
+        let name = self.name();
+        let fd = match &self.path {
+            None => rustix::io::dup(io::stdout()),
+            Some(path) => {
+                let follow = if self.follow {
+                    OFlags::empty()
+                } else {
+                    OFlags::NOFOLLOW
+                };
+                rustix::fs::open(
+                    path,
+                    OFlags::WRONLY | OFlags::CLOEXEC | follow,
+                    Mode::empty(),
+                )
+            }
+        }
+        .map_err(|e| Error::io("cannot open", &name, e.into()))?;
+        let out = File::from(fd);
+        if self.path.is_some() {
+            let stat =
+                rustix::fs::fstat(&out).map_err(|e| Error::io("cannot check", &name, e.into()))?;
+            let kind = FileType::from_raw_mode(stat.st_mode);
+            if !matches!(kind, FileType::CharacterDevice | FileType::Fifo) {
+                return Err(Error::io(
+                    "will not write",
+                    name,
+                    io::Error::other("it is no longer a character device or FIFO"),
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Writes in object order: a write ahead of the next expected offset waits its turn, so
+/// nothing is buffered beyond the writers' own buffers.
+#[derive(Debug)]
+pub(crate) struct OrderedSink {
+    out: Arc<File>,
+    name: PathBuf,
+    turn: watch::Sender<Turn>,
+    /// The content check's MD5, fed each write in order (set before the first write).
+    in_order: OnceLock<Arc<OrderedMd5>>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Turn {
+    /// The offset the next write must start at.
+    next: u64,
+    /// A part failed for good: the bytes after it will never get their turn.
+    stopped: bool,
+}
+
+impl OrderedSink {
+    fn open(target: &StreamTarget) -> Result<OrderedSink> {
+        let name = target.name();
+        if target.started.load(Ordering::Acquire) {
+            return Err(Error::io(
+                "cannot start again into",
+                name,
+                io::Error::other(
+                    "the object changed after its first bytes were written, which cannot be taken back; run the command again",
+                ),
+            ));
+        }
+        let out = target.open()?;
+        target.started.store(true, Ordering::Release);
+        Ok(OrderedSink::over(out, name))
+    }
+
+    fn over(out: File, name: PathBuf) -> OrderedSink {
+        OrderedSink {
+            out: Arc::new(out),
+            name,
+            turn: watch::Sender::new(Turn::default()),
+            in_order: OnceLock::new(),
+        }
+    }
+
+    async fn write(&self, data: Bytes, offset: u64) -> Result<()> {
+        let mut turn = self.turn.subscribe();
+        let now = *turn
+            .wait_for(|turn| turn.stopped || turn.next >= offset)
+            .await
+            .map_err(|e| Error::io("cannot write", &self.name, io::Error::other(e)))?;
+        if now.stopped {
+            return Err(Error::io(
+                "stopped writing",
+                &self.name,
+                io::Error::other("an earlier part of the object failed"),
+            ));
+        }
+        if now.next != offset {
+            return Err(Error::io(
+                "cannot write",
+                &self.name,
+                io::Error::other(format!(
+                    "bytes at {offset} arrived after byte {} was written",
+                    now.next
+                )),
+            ));
+        }
+        let length = data.len() as u64;
+        let (out, md5, name) = (
+            self.out.clone(),
+            self.in_order.get().cloned(),
+            self.name.clone(),
+        );
+        let written = blocking(move || {
+            (&*out)
+                .write_all(&data)
+                .map_err(|e| Error::io("cannot write", &name, e))?;
+            if let Some(md5) = md5 {
+                // Our turn: these bytes directly follow everything hashed so far.
+                md5.written(offset, length);
+                md5.hash_in_order(offset, &data);
+            }
+            Ok(())
+        })
+        .await;
+        self.turn.send_modify(|turn| match written {
+            Ok(()) => turn.next += length,
+            Err(_) => turn.stopped = true,
+        });
+        written
+    }
+
+    fn flush(self) -> Result<()> {
+        (&*self.out)
+            .flush()
+            .map_err(|e| Error::io("cannot write", &self.name, e))
     }
 }
 
@@ -198,12 +433,95 @@ fn write_into(buffer: &Mutex<Vec<u8>>, data: &[u8], offset: u64) -> Result<()> {
     Ok(())
 }
 
-/// A temporary file that becomes `path` on success and disappears on failure.
+/// A file destination: the directory the user named, taken as given, and the path below
+/// it, whose directories parabyte creates and enters without following links.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FilePath {
+    root: PathBuf,
+    below: PathBuf,
+    full: PathBuf,
+}
+
+impl FilePath {
+    /// `relative` (plain names only) under the destination directory `root`.
+    pub(crate) fn below(root: &Path, relative: &Path) -> FilePath {
+        FilePath {
+            root: root.to_owned(),
+            below: relative.to_owned(),
+            full: root.join(relative),
+        }
+    }
+
+    /// A path the user gave: its directory is theirs, only the file name is parabyte's.
+    pub(crate) fn at(path: &Path) -> FilePath {
+        let root = path.parent().unwrap_or(Path::new(""));
+        let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+        FilePath {
+            root: root.to_owned(),
+            below: name,
+            full: path.to_owned(),
+        }
+    }
+
+    /// The final name, or why there is none (a path ending in `..` or `/`).
+    fn name(&self) -> Result<&OsStr> {
+        let name = self.below.file_name().ok_or_else(|| {
+            Error::io(
+                "cannot write",
+                &self.full,
+                io::Error::other("the destination has no file name"),
+            )
+        })?;
+        if is_reserved(name) {
+            return Err(Error::io(
+                "will not write",
+                &self.full,
+                io::Error::other(reserved_reason(name)),
+            ));
+        }
+        Ok(name)
+    }
+
+    /// Open (creating as needed) the directory the file goes into.
+    fn open_parent(&self) -> Result<Dir> {
+        Dir::open_tree(&self.root, self.below.parent().unwrap_or(Path::new("")))
+    }
+}
+
+/// Engine code reads a file target as the path it names.
+impl std::ops::Deref for FilePath {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.full
+    }
+}
+
+/// `.parabyte-<32 hex digits>.tmp`: a fixed-length name in the reserved pattern, so it fits
+/// every name limit and no key or file can take it, derived from the final name's bytes so
+/// a later run finds the same one to resume.
+fn temp_name(name: &OsStr) -> OsString {
+    let digest = Sha256::digest(name.as_bytes());
+    let hex = hex::encode(&digest[..16]);
+    OsString::from(format!("{RESERVED_PREFIX}{hex}.tmp"))
+}
+
+/// How often to retry claiming a temporary file that another run removed or replaced
+/// between our open and our lock.
+const CLAIM_ATTEMPTS: usize = 8;
+
+/// A temporary file that becomes `path` on success and disappears on failure. It was
+/// created by this run or claimed from an earlier one, and is locked for as long as this
+/// value lives: no other run writes into it meanwhile.
 #[derive(Debug)]
 pub(crate) struct FileSink {
     file: Arc<File>,
+    /// The directory holding both names; renames and removals happen inside it.
+    dir: Dir,
+    temp_name: OsString,
+    /// The temporary file's path, for messages.
     temp: PathBuf,
-    path: PathBuf,
+    path: FilePath,
     /// The version being written, to mark the finished file with: (size, ETag).
     version: Option<(u64, String)>,
     /// Parts written so far, kept on the file; `None` when nothing may be resumed.
@@ -215,36 +533,45 @@ pub(crate) struct FileSink {
 
 impl FileSink {
     pub(crate) fn create(
-        path: PathBuf,
+        path: &FilePath,
         version: Option<(u64, String)>,
         size: Option<u64>,
     ) -> Result<FileSink> {
-        refuse_link(&path)?;
-        let temp = temp_path_for(&path);
-        if let Some((size, etag)) = &version {
-            if let Some(sink) = Self::resume(&path, &temp, *size, etag) {
-                return Ok(sink);
-            }
-        }
-        let file = create_with_parents(&temp)?;
-        resume::clear_journal(&file).map_err(|e| Error::io("cannot reset", &temp, e))?;
-        let journal = version
-            .as_ref()
-            .map(|(size, etag)| Mutex::new(Journal::new(etag, *size)));
-        let sink = FileSink {
+        let name = path.name()?;
+        let dir = path.open_parent()?;
+        may_replace(&dir, name, path)?;
+        let temp_name = temp_name(name);
+        let temp = dir.path().join(&temp_name);
+        let file = claim(&dir, &temp_name, path)?;
+        let mut sink = FileSink {
             file: Arc::new(file),
+            dir,
+            temp_name,
             temp,
-            path,
-            version,
-            journal,
+            path: path.clone(),
+            version: version.clone(),
+            journal: None,
             restored: Coverage::default(),
             committed: false,
         };
+        if let Some((size, etag)) = &version {
+            if let Some(journal) = sink.resumable(*size, etag) {
+                sink.restored = journal.written().clone();
+                sink.journal = Some(Mutex::new(journal));
+                return Ok(sink);
+            }
+            sink.journal = Some(Mutex::new(Journal::new(etag, *size)));
+        }
+        // Whatever an earlier run left here is not this version: start from nothing.
+        sink.file
+            .set_len(0)
+            .map_err(|e| Error::io("cannot reset", &sink.temp, e))?;
+        resume::clear_journal(&sink.file).map_err(|e| Error::io("cannot reset", &sink.temp, e))?;
         if let Some(size) = size {
             // Reserving the space up front turns a full disk into an error before any
             // byte is fetched, and keeps the file unfragmented for parallel writers.
             preallocate(&sink.file, size)
-                .map_err(|e| Error::io("cannot reserve space for", &sink.path, e))?;
+                .map_err(|e| Error::io("cannot reserve space for", &sink.path.full, e))?;
         }
         Ok(sink)
     }
@@ -254,22 +581,12 @@ impl FileSink {
         &self.file
     }
 
-    /// The temporary file an earlier run left for this same version, if there is one.
-    fn resume(path: &Path, temp: &Path, size: u64, etag: &str) -> Option<FileSink> {
-        let file = OpenOptions::new().read(true).write(true).open(temp).ok()?;
-        if file.metadata().ok()?.len() != size {
+    /// The parts an earlier run left in the claimed file for this same version, if any.
+    fn resumable(&self, size: u64, etag: &str) -> Option<Journal> {
+        if self.file.metadata().ok()?.len() != size {
             return None;
         }
-        let journal = Journal::restore(&file, etag, size)?;
-        Some(FileSink {
-            file: Arc::new(file),
-            temp: temp.to_owned(),
-            path: path.to_owned(),
-            restored: journal.written().clone(),
-            version: Some((size, etag.to_owned())),
-            journal: Some(Mutex::new(journal)),
-            committed: false,
-        })
+        Journal::restore(&self.file, etag, size)
     }
 
     pub(crate) fn rename_into_place(mut self) -> Result<()> {
@@ -277,8 +594,12 @@ impl FileSink {
             mark_complete(&self.file, etag, *size)
                 .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
         }
-        fs::rename(&self.temp, &self.path)
-            .map_err(|e| Error::io("cannot move into place", &self.path, e))?;
+        let name = self.path.name()?;
+        // Checked again right before the rename: only a regular file (or nothing) is replaced.
+        let replaces = may_replace(&self.dir, name, &self.path)?;
+        self.dir
+            .rename(&self.temp_name, name, replaces)
+            .map_err(|e| Error::io("cannot move into place", &self.path.full, e))?;
         self.committed = true;
         Ok(())
     }
@@ -291,89 +612,106 @@ impl Drop for FileSink {
             .as_ref()
             .is_some_and(|journal| journal.lock().is_ok_and(|j| j.written().bytes() > 0));
         if !self.committed && !resumable {
-            // Best effort: the file may never have been fully created.
-            let _ = fs::remove_file(&self.temp);
+            // Still locked by us, so still ours to remove. Best effort.
+            let _ = self.dir.remove(&self.temp_name);
         }
     }
 }
 
-/// Write a whole small object: temp file, write, mark, rename.
-fn write_small_file(path: &Path, data: &[u8], etag: Option<&str>) -> Result<()> {
-    refuse_link(path)?;
-    let temp = temp_path_for(path);
-    let written = create_with_parents(&temp).and_then(|file| {
-        file.write_all_at(data, 0)
-            .map_err(|e| Error::io("cannot write", path, e))?;
-        match etag {
-            Some(etag) => mark_complete(&file, etag, data.len() as u64)
-                .map_err(|e| Error::io("cannot mark", path, e)),
-            None => Ok(()),
-        }
-    });
-    let result = written.and_then(|()| {
-        fs::rename(&temp, path).map_err(|e| Error::io("cannot move into place", path, e))
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
-/// A destination that is a symbolic link is left alone: replacing it would surprise, and
-/// writing through it could land anywhere.
-fn refuse_link(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.file_type().is_symlink() => Err(Error::io(
-            "will not replace the symbolic link",
+/// The final name may only be replaced when nothing or a regular file is there: never a
+/// link, a directory, a device or a FIFO. True when a regular file is there.
+fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
+    let stat = dir
+        .stat(name)
+        .map_err(|e| Error::io("cannot check", path, e))?;
+    match stat.as_ref().and_then(kind_name) {
+        None => Ok(stat.is_some()),
+        Some(kind) => Err(Error::io(
+            "will not replace",
             path,
-            io::Error::other(
-                "parabyte never writes through or over links; remove the link or choose another destination",
-            ),
+            io::Error::other(format!(
+                "it is {kind}; parabyte only replaces regular files and never writes through links"
+            )),
         )),
-        _ => Ok(()),
     }
+}
+
+/// Create the temporary file `temp`, or claim the one an earlier run left: never through
+/// a link, only a regular file, locked so no other run writes into it, and still the file
+/// under that name once locked (else whoever held it removed it meanwhile: try again).
+fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<File> {
+    for _ in 0..CLAIM_ATTEMPTS {
+        let file = match dir.create_new(temp) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match dir.open_existing(temp) {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                    return Err(not_ours(path, temp, "a symbolic link"))
+                }
+                Err(e) => return Err(Error::io("cannot open the temporary file of", path, e)),
+            },
+            Err(e) => return Err(Error::io("cannot create", path, e)),
+        };
+        let opened = rustix::fs::fstat(&file)
+            .map_err(|e| Error::io("cannot check the temporary file of", path, e.into()))?;
+        if let Some(kind) = kind_name(&opened) {
+            return Err(not_ours(path, temp, kind));
+        }
+        match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            // File systems without locks (some FUSE ones): exclusive creation still keeps
+            // two new downloads apart; only claiming a leftover goes unguarded.
+            Ok(()) | Err(Errno::NOLCK | Errno::OPNOTSUPP | Errno::NOSYS) => {}
+            Err(Errno::WOULDBLOCK) => {
+                return Err(Error::io(
+                    "another parabyte process is writing",
+                    path,
+                    io::Error::other(
+                        "it holds the lock on the temporary file; let it finish, or stop it and run again",
+                    ),
+                ))
+            }
+            Err(e) => return Err(Error::io("cannot lock the temporary file of", path, e.into())),
+        }
+        let now = dir
+            .stat(temp)
+            .map_err(|e| Error::io("cannot check the temporary file of", path, e))?;
+        if now.is_some_and(|now| now.st_ino == opened.st_ino && now.st_dev == opened.st_dev) {
+            return Ok(file);
+        }
+    }
+    Err(Error::io(
+        "another parabyte process is writing",
+        path,
+        io::Error::other("its temporary file keeps being replaced; let it finish and run again"),
+    ))
+}
+
+fn not_ours(path: &Path, temp: &OsStr, kind: &str) -> Error {
+    Error::io(
+        "will not write",
+        path,
+        io::Error::other(format!(
+            "{kind} sits at its temporary name '{}', which parabyte did not create; remove it and run again",
+            temp.to_string_lossy()
+        )),
+    )
+}
+
+/// Write a whole small object: claim the temporary file, write, mark, rename.
+fn write_small_file(path: &FilePath, data: &[u8], etag: Option<&str>) -> Result<()> {
+    let mut sink = FileSink::create(path, None, None)?;
+    sink.file
+        .write_all_at(data, 0)
+        .map_err(|e| Error::io("cannot write", &path.full, e))?;
+    sink.version = etag.map(|etag| (data.len() as u64, etag.to_owned()));
+    sink.rename_into_place()
 }
 
 /// The version an interrupted download of `path` left a resumable temporary file for.
 pub(crate) fn interrupted_version(path: &Path) -> Option<(u64, String)> {
-    resume::interrupted_version(&temp_path_for(path))
-}
-
-/// `dir/.name.parabyte-part`: hidden, beside the destination so the final rename is atomic.
-fn temp_path_for(path: &Path) -> PathBuf {
-    const SUFFIX: &str = ".parabyte-part";
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    // Keep within the 255-byte name limit of common file systems.
-    let mut cut = name.len().min(255 - SUFFIX.len() - 1);
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    path.with_file_name(format!(".{}{SUFFIX}", &name[..cut]))
-}
-
-fn create_with_parents(path: &Path) -> Result<File> {
-    let open = || {
-        // Readable too: the MD5 check reads back what was just written.
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-    };
-    match open() {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(|e| Error::io("cannot create directory", parent, e))?;
-            }
-            open().map_err(|e| Error::io("cannot create", path, e))
-        }
-        other => other.map_err(|e| Error::io("cannot create", path, e)),
-    }
+    let temp = path.with_file_name(temp_name(path.file_name()?));
+    resume::interrupted_version(&temp)
 }
 
 fn preallocate(file: &File, size: u64) -> io::Result<()> {
@@ -413,12 +751,18 @@ async fn blocking<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use md5::Md5;
+    use std::fs;
 
     #[tokio::test]
     async fn a_file_sink_appears_only_on_commit() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/deeper/object.bin");
-        let sink = Sink::open(&Target::File(path.clone()), Some(SMALL_OBJECT + 4), None)
+        let target = Target::File(FilePath::below(
+            dir.path(),
+            Path::new("nested/deeper/object.bin"),
+        ));
+        let sink = Sink::open(&target, Some(SMALL_OBJECT + 4), None)
             .await
             .unwrap();
         sink.write_at(Bytes::from_static(b"tail"), SMALL_OBJECT)
@@ -428,21 +772,26 @@ mod tests {
             .await
             .unwrap();
         assert!(!path.exists());
-        assert!(temp_path_for(&path).exists());
+        let temp = path.with_file_name(temp_name(OsStr::new("object.bin")));
+        assert!(temp.exists());
         sink.commit().await.unwrap();
         let written = fs::read(&path).unwrap();
         assert_eq!(written.len() as u64, SMALL_OBJECT + 4);
         assert_eq!(&written[SMALL_OBJECT as usize..], b"tail");
-        assert!(!temp_path_for(&path).exists());
+        assert!(!temp.exists());
     }
 
     #[tokio::test]
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
-        let sink = Sink::open(&Target::File(path.clone()), Some(10 * SMALL_OBJECT), None)
-            .await
-            .unwrap();
+        let sink = Sink::open(
+            &Target::File(FilePath::at(&path)),
+            Some(10 * SMALL_OBJECT),
+            None,
+        )
+        .await
+        .unwrap();
         sink.write_at(Bytes::from_static(b"partial"), 0)
             .await
             .unwrap();
@@ -454,9 +803,8 @@ mod tests {
     async fn small_objects_are_written_whole() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b.txt");
-        let sink = Sink::open(&Target::File(path.clone()), Some(5), None)
-            .await
-            .unwrap();
+        let target = Target::File(FilePath::below(dir.path(), Path::new("a/b.txt")));
+        let sink = Sink::open(&target, Some(5), None).await.unwrap();
         sink.write_at(Bytes::from_static(b"hello"), 0)
             .await
             .unwrap();
@@ -466,9 +814,102 @@ mod tests {
     }
 
     #[test]
-    fn temp_names_fit_the_name_limit() {
-        let long = "é".repeat(127);
-        let temp = temp_path_for(Path::new(&long));
-        assert!(temp.file_name().unwrap().len() <= 255);
+    fn temp_names_are_reserved_fixed_length_and_distinct() {
+        let long_a = [b'a'; 250];
+        let mut long_b = long_a;
+        long_b[245] = b'b';
+        let names = [
+            OsStr::from_bytes(&long_a),
+            OsStr::from_bytes(&long_b),
+            OsStr::from_bytes(b"n\xff"),
+            OsStr::from_bytes(b"n\xfe"),
+            OsStr::new("x"),
+            OsStr::new(".x.parabyte-part"),
+        ];
+        let temps: std::collections::HashSet<_> = names.iter().map(|n| temp_name(n)).collect();
+        assert_eq!(
+            temps.len(),
+            names.len(),
+            "one temporary name per final name"
+        );
+        for temp in &temps {
+            assert!(is_reserved(temp), "{temp:?}");
+            assert_eq!(temp.len(), ".parabyte-.tmp".len() + 32);
+        }
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = FilePath::at(&dir.path().join("big"));
+        let version = Some((10, "\"e\"".to_owned()));
+        let first = FileSink::create(&path, version.clone(), Some(10)).unwrap();
+        let error = FileSink::create(&path, version.clone(), Some(10))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("another parabyte process is writing"),
+            "{error}"
+        );
+        drop(first);
+        assert!(
+            FileSink::create(&path, version, Some(10)).is_ok(),
+            "free again"
+        );
+    }
+
+    #[test]
+    fn the_final_rename_never_replaces_what_is_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        let final_path = dir.path().join("x");
+        let sink = FileSink::create(&FilePath::at(&final_path), None, Some(4)).unwrap();
+        // Planted after the sink was opened: found at the rename.
+        std::os::unix::fs::symlink(&outside, &final_path).unwrap();
+        let error = sink.rename_into_place().unwrap_err().to_string();
+        assert!(error.contains("symbolic link"), "{error}");
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert!(fs_is_link(&final_path));
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_ordered_sink_writes_in_order_and_stops_when_a_part_fails() {
+        let (mut reader, writer) = io::pipe().unwrap();
+        let out = File::from(std::os::fd::OwnedFd::from(writer));
+        let sink = Sink::Ordered(OrderedSink::over(out, PathBuf::from("pipe")));
+        let md5 = Arc::new(OrderedMd5::default());
+        sink.hash_in_write_order(&md5);
+        let (later, first) = tokio::join!(
+            sink.write_at(Bytes::from_static(b"world"), 6),
+            sink.write_at(Bytes::from_static(b"hello "), 0),
+        );
+        later.unwrap();
+        first.unwrap();
+        let mut received = [0u8; 11];
+        io::Read::read_exact(&mut reader, &mut received).unwrap();
+        assert_eq!(&received, b"hello world");
+        // Hashed as the bytes went out: nothing needs reading back from the pipe.
+        let digest = sink
+            .read_back(move |read| md5.finish(11, read))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(digest, <[u8; 16]>::from(Md5::digest(b"hello world")));
+
+        // Bytes after a part that failed for good never get their turn: they stop waiting.
+        let (waiting, ()) = tokio::join!(sink.write_at(Bytes::from_static(b"!"), 100), async {
+            tokio::task::yield_now().await;
+            sink.part_failed();
+        });
+        let error = waiting.unwrap_err().to_string();
+        assert!(
+            error.contains("an earlier part of the object failed"),
+            "{error}"
+        );
+    }
+
+    fn fs_is_link(path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
     }
 }

@@ -3,12 +3,12 @@
 //! check keeps all its state: CRC pieces, and the MD5 computed in order behind the writes,
 //! reading back through the sink.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::checksum::{check_crc, check_md5, Check, Crc, FullChecksum, OrderedMd5, Piece};
 use crate::disk::sink::Sink;
 use crate::error::Result;
-use crate::ranges::Coverage;
 use crate::source::Fetched;
 
 #[derive(Debug)]
@@ -17,6 +17,9 @@ pub(super) struct ContentCheck {
     plan: OnceLock<Expectation>,
     pieces: Mutex<Vec<Piece>>,
     md5: Arc<OrderedMd5>,
+    /// The sink hands the MD5 each write in order itself (a stream, which cannot be read
+    /// back).
+    fed_by_sink: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -34,20 +37,24 @@ impl ContentCheck {
             plan: OnceLock::new(),
             pieces: Mutex::default(),
             md5: Arc::default(),
+            fed_by_sink: AtomicBool::new(false),
         }
     }
 
-    /// Decide from the first response; `restored` is what an earlier run wrote, which the
-    /// MD5 reads back rather than waits for.
-    pub(super) fn observe(&self, fetched: &Fetched, restored: &Coverage) {
+    /// Decide from the first response, before `sink` is written. What an earlier run wrote
+    /// is read back by the MD5 rather than waited for.
+    pub(super) fn observe(&self, fetched: &Fetched, sink: &Sink) {
         self.plan
             .get_or_init(|| match (fetched.checksum, fetched.content_md5) {
                 _ if !self.enabled => Expectation::SizeOnly,
                 // A CRC costs next to nothing per byte; MD5 is the fallback.
                 (Some(checksum), _) => Expectation::Crc(checksum),
                 (None, Some(md5)) => {
-                    for (start, end) in restored.stretches() {
+                    for (start, end) in sink.restored().stretches() {
                         self.md5.written(start, end - start);
+                    }
+                    if sink.hash_in_write_order(&self.md5) {
+                        self.fed_by_sink.store(true, Relaxed);
                     }
                     Expectation::Md5(md5)
                 }
@@ -67,12 +74,16 @@ impl ContentCheck {
         self.pieces.lock().expect("pieces poisoned").push(piece);
     }
 
-    /// `start..start + length` was written: the MD5 hashes whatever became contiguous.
-    pub(super) async fn written(&self, sink: &Sink, start: u64, length: u64) -> Result<()> {
-        if !matches!(self.plan.get(), Some(Expectation::Md5(_))) {
+    /// `data` was written at `start`: the MD5 hashes whatever became contiguous, straight
+    /// from `data` when it is next in line, else by reading back.
+    pub(super) async fn written(&self, sink: &Sink, start: u64, data: &[u8]) -> Result<()> {
+        if !matches!(self.plan.get(), Some(Expectation::Md5(_))) || self.fed_by_sink.load(Relaxed) {
             return Ok(());
         }
-        self.md5.written(start, length);
+        self.md5.written(start, data.len() as u64);
+        if self.md5.hash_in_order(start, data) && self.md5.caught_up() {
+            return Ok(());
+        }
         let md5 = self.md5.clone();
         sink.read_back(move |read| md5.catch_up(read))
             .await

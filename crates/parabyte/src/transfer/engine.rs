@@ -345,6 +345,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 let failure = &failure;
                 async move {
                     if let Err(error) = self.fetch_range(object, part, None).await {
+                        object.sink.part_failed();
                         failure
                             .lock()
                             .expect("failure poisoned")
@@ -379,7 +380,14 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                             end: range.end,
                         };
                         let pinned = object.pinned.validator();
-                        let response = self.send(object.source, Some(rest), pinned).await?;
+                        let slot = if object.sink.is_next_in_line(next) {
+                            self.request_limit.first_in_line()
+                        } else {
+                            self.request_limit.acquire().await
+                        };
+                        let response = self
+                            .send_in(slot, object.source, Some(rest), pinned)
+                            .await?;
                         check_part(
                             object.source,
                             &response.fetched,
@@ -414,6 +422,17 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         pinned: Option<&Validator>,
     ) -> Result<InFlight> {
         let slot = self.request_limit.acquire().await;
+        self.send_in(slot, object, range, pinned).await
+    }
+
+    /// Send a request in a slot already taken.
+    async fn send_in(
+        &self,
+        slot: Slot,
+        object: &ObjectUrl,
+        range: Option<ByteRange>,
+        pinned: Option<&Validator>,
+    ) -> Result<InFlight> {
         match self.source.fetch(object, range, pinned).await {
             Ok(fetched) => {
                 self.request_limit.succeeded();
@@ -443,7 +462,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     ) -> Result<()> {
         let InFlight { fetched, _slot } = response;
         let check = object.check;
-        check.observe(&fetched, &object.sink.restored());
+        check.observe(&fetched, object.sink);
         let mut crc = check.crc().map(|crc| crc.digest());
         let start = *next;
         let mut body = fetched.body;
@@ -523,8 +542,8 @@ async fn write_out(object: &Object<'_>, buffer: &mut BytesMut, next: &mut u64) -
 /// Write `data` at `next`, let the content check see it, and move `next` past it.
 async fn write(object: &Object<'_>, data: Bytes, next: &mut u64) -> Result<()> {
     let length = data.len() as u64;
-    object.sink.write_at(data, *next).await?;
-    object.check.written(object.sink, *next, length).await?;
+    object.sink.write_at(data.clone(), *next).await?;
+    object.check.written(object.sink, *next, &data).await?;
     *next += length;
     Ok(())
 }

@@ -62,6 +62,16 @@ impl RequestLimit {
         }
     }
 
+    /// A slot for the one request that every other in flight waits on (the next bytes of a
+    /// stream, which later parts wait to write behind): it takes no permit, so it can never
+    /// wait for the slots those parts hold.
+    pub(crate) fn first_in_line(self: &Arc<Self>) -> Slot {
+        Slot {
+            permit: None,
+            limit: self.clone(),
+        }
+    }
+
     /// The store asked to slow down.
     pub(crate) fn throttled(&self) {
         let mut state = self.state.lock().expect("request limit poisoned");
@@ -107,11 +117,10 @@ impl RequestLimit {
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        let Some(permit) = self.permit.take() else {
+            return;
+        };
         let mut state = self.limit.state.lock().expect("request limit poisoned");
-        let permit = self
-            .permit
-            .take()
-            .expect("a slot holds its permit until dropped");
         if state.debt > 0 {
             state.debt -= 1;
             permit.forget();

@@ -7,6 +7,7 @@ use std::time::Duration;
 use md5::{Digest as _, Md5};
 
 use super::*;
+use crate::disk::sink::{FilePath, StreamTarget};
 use crate::location::S3Url;
 use crate::report::Silent;
 use crate::retry::RetryPolicy;
@@ -411,7 +412,7 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
         size,
         validator: Some(etag("\"e1\"")),
     };
-    let target = Target::File(path.clone());
+    let target = Target::File(FilePath::at(&path));
     let run = run_with(FakeSource::new(&object, Some("\"e1\"")), retry_once);
     run.source
         .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
@@ -455,7 +456,7 @@ async fn a_failure_that_no_later_run_can_get_past_keeps_nothing() {
         .script(When::at(2 * FILE_PART), Answer::default().shape(shifted));
     let outcome = run
         .engine
-        .download(&job(None, Target::File(path.clone())))
+        .download(&job(None, Target::File(FilePath::at(&path))))
         .await;
     assert!(matches!(outcome, Err(Error::Changed { .. })), "{outcome:?}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -488,4 +489,45 @@ async fn throttling_cuts_the_request_limit_and_successes_grow_it_back() {
     assert_eq!(outcome.unwrap(), Finished::Downloaded(object.len() as u64));
     assert!(bytes == object);
     assert_eq!(run.engine.request_limit.limit(), 8, "grown back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_never_waits_behind_the_parts_that_wait_for_it() {
+    // Parts 2-4 take every request slot and wait to write behind part 1. Part 1 breaks, and
+    // its retry is throttled, which cuts the limit below the slots they hold: its next try
+    // must still go out, or nothing ever moves again.
+    let object = data(19, SIZE);
+    let config = TransferConfig {
+        ranges_per_object: 4,
+        max_requests: 4,
+        ..config(3)
+    };
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    run.source
+        .script(When::at_nth(0, 1), Answer::default().break_after(100));
+    run.source
+        .script(When::at_nth(100, 1), Answer::default().fail(throttled));
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let drained = std::thread::spawn(move || {
+        let mut received = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut received).unwrap();
+        received
+    });
+    let pipe = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&writer));
+    let stream = StreamTarget::device(std::path::Path::new(&pipe), true).unwrap();
+    let known = Known {
+        size: SIZE,
+        validator: Some(etag("\"e1\"")),
+    };
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        run.engine
+            .download(&job(Some(known), Target::Stream(stream))),
+    )
+    .await
+    .expect("the stream waited behind the parts that wait for it");
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(run.engine.request_limit.limit() < 4, "the limit was cut");
+    drop(writer);
+    assert!(drained.join().unwrap() == object);
 }
