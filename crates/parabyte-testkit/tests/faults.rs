@@ -347,11 +347,6 @@ fn a_stall_pauses_the_body_then_goes_on_closes_or_resets() {
             "{then:?} took only {:?}",
             answer.elapsed
         );
-        assert!(
-            answer.elapsed < pause + Duration::from_secs(5),
-            "{then:?} took {:?}",
-            answer.elapsed
-        );
         match then {
             AfterStall::Continue => answer.assert_whole_object(),
             AfterStall::Close => answer.assert_cut(64 << 10, io::ErrorKind::UnexpectedEof),
@@ -445,11 +440,6 @@ fn the_first_byte_can_be_late() {
     assert_eq!(answer.status, StatusCode::OK);
     assert!(
         answer.headers_after >= delay,
-        "headers after {:?}",
-        answer.headers_after
-    );
-    assert!(
-        answer.headers_after < delay + Duration::from_secs(5),
         "headers after {:?}",
         answer.headers_after
     );
