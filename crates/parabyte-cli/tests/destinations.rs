@@ -11,9 +11,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{bare_parabyte, files_under, run, stderr, summary, Bed};
+use common::{bare_parabyte, files_under, run, stderr, summary, temporary_name, Bed};
 use parabyte_testkit::{payload, Fault, Rule, ServerKind, Serving, WebServer};
-use sha2::{Digest, Sha256};
 
 const MIB: u64 = 1 << 20;
 /// Large enough for eight parts of 1 MiB, which arrive in any order.
@@ -162,11 +161,7 @@ fn a_destination_that_cannot_be_written_fails_before_any_get() {
 
 /// The temporary name parabyte uses for a file named `name` (and the one it used to).
 fn temporary_names(name: &str) -> [String; 2] {
-    let digest = Sha256::digest(name.as_bytes());
-    [
-        format!(".parabyte-{}.tmp", hex::encode(&digest[..16])),
-        format!(".{name}.parabyte-part"),
-    ]
+    [temporary_name(name), format!(".{name}.parabyte-part")]
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{files_under, run, stderr, summary, wait_for, wait_for_exit, Bed};
+use common::{files_under, run, stderr, summary, temporary_name, wait_for, wait_for_exit, Bed};
 use parabyte_testkit::{payload, AfterStall, Fault, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
@@ -146,7 +146,7 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let temp = bed.path("out/.big.parabyte-part");
+    let temp = bed.path("out").join(temporary_name("big"));
     wait_for("the five other parts journaled", EVENT_LIMIT, || {
         journaled_bytes(&temp) == INTERRUPTED_SIZE - MIB
     });

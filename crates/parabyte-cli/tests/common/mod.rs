@@ -151,3 +151,11 @@ pub fn wait_for_exit(
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// The hidden temporary name parabyte writes a file named `name` under until it is complete:
+/// `.parabyte-` and the first 32 hex digits of the SHA-256 of the name's bytes.
+pub fn temporary_name(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    format!(".parabyte-{}.tmp", hex::encode(&digest[..16]))
+}
