@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 import parabyte
-from conftest import LARGE_SIZE, SMALL_COUNT, Store, files_in, only_resumable_parts
+from conftest import (
+    LARGE_SIZE,
+    SMALL_COUNT,
+    Store,
+    files_in,
+    only_resumable_parts,
+    temporary_name,
+)
 
 # Far above what any awaited event needs; only a broken program waits this long.
 EVENT_LIMIT_S = 20
@@ -64,7 +71,7 @@ def test_async_progress_and_cancellation(store: Store, tmp_path: Path):
         )
         # Cancel once progress was reported and a part is kept for resuming.
         deadline = time.monotonic() + EVENT_LIMIT_S
-        while not (seen and _journaled(tmp_path / ".big.bin.parabyte-part")):
+        while not (seen and _journaled(tmp_path / temporary_name("big.bin"))):
             assert time.monotonic() < deadline, "no part was finished"
             await asyncio.sleep(0.01)
         task.cancel()
