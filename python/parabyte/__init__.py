@@ -24,7 +24,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 from . import _native
 from ._native import (
@@ -89,6 +89,8 @@ atexit.register(_native.close_gate)
 ProgressCallback = Callable[[Progress], object]
 ItemLike = Item | ObjectInfo | str
 Destination = str | os.PathLike[str] | None
+ByteRange = tuple[int, int]
+"""`(start, end)`: bytes start to end - 1, as in a slice."""
 
 
 class Client(_native.Client):
@@ -120,9 +122,19 @@ class Client(_native.Client):
         """`download_many` as a coroutine."""
         return await super().download_many_async(items, destination, progress=progress)
 
-    async def get_bytes_async(self, source: str) -> Buffer:
+    @overload
+    async def get_bytes_async(self, source: str, *, range: ByteRange | None = None) -> Buffer: ...
+    @overload
+    async def get_bytes_async(self, source: str, *, ranges: list[ByteRange]) -> list[Buffer]: ...
+    async def get_bytes_async(
+        self,
+        source: str,
+        *,
+        range: ByteRange | None = None,
+        ranges: list[ByteRange] | None = None,
+    ) -> Buffer | list[Buffer]:
         """`get_bytes` as a coroutine."""
-        return await super().get_bytes_async(source)
+        return await super().get_bytes_async(source, range=range, ranges=ranges)
 
 
 # Clients made for module-level calls with options, most recently used last. A client holds
@@ -212,11 +224,37 @@ async def download_many_async(
     return await _client(options).download_many_async(items, destination, progress=progress)
 
 
-def get_bytes(source: str, **options: Any) -> Buffer:
-    """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python)."""
-    return _client(options).get_bytes(source)
+@overload
+def get_bytes(source: str, *, range: ByteRange | None = None, **options: Any) -> Buffer: ...
+@overload
+def get_bytes(source: str, *, ranges: list[ByteRange], **options: Any) -> list[Buffer]: ...
+def get_bytes(
+    source: str,
+    *,
+    range: ByteRange | None = None,
+    ranges: list[ByteRange] | None = None,
+    **options: Any,
+) -> Buffer | list[Buffer]:
+    """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python).
+    `range=(start, end)` fetches those bytes only (end excluded, cut at the object's end);
+    `ranges=[(start, end), ...]` gives a list of buffers, all of the same version."""
+    return _client(options).get_bytes(source, range=range, ranges=ranges)
 
 
-async def get_bytes_async(source: str, **options: Any) -> Buffer:
+@overload
+async def get_bytes_async(
+    source: str, *, range: ByteRange | None = None, **options: Any
+) -> Buffer: ...
+@overload
+async def get_bytes_async(
+    source: str, *, ranges: list[ByteRange], **options: Any
+) -> list[Buffer]: ...
+async def get_bytes_async(
+    source: str,
+    *,
+    range: ByteRange | None = None,
+    ranges: list[ByteRange] | None = None,
+    **options: Any,
+) -> Buffer | list[Buffer]:
     """`get_bytes` as a coroutine."""
-    return await _client(options).get_bytes_async(source)
+    return await _client(options).get_bytes_async(source, range=range, ranges=ranges)

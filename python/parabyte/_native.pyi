@@ -4,7 +4,7 @@ import datetime
 import os
 import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 __version__: str
 
@@ -119,12 +119,34 @@ class Client:
     ) -> Awaitable[Summary]:
         """`download_many` as an awaitable."""
 
-    def get_bytes(self, source: str) -> Buffer:
-        """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one buffer and handed over
-        without a copy. Raises `NotFoundError` and friends on failure."""
+    @overload
+    def get_bytes(self, source: str, *, range: tuple[int, int] | None = None) -> Buffer: ...
+    @overload
+    def get_bytes(self, source: str, *, ranges: list[tuple[int, int]]) -> list[Buffer]: ...
+    def get_bytes(
+        self,
+        source: str,
+        *,
+        range: tuple[int, int] | None = None,
+        ranges: list[tuple[int, int]] | None = None,
+    ) -> Buffer | list[Buffer]:
+        """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one
+        buffer and handed over without a copy. Raises `NotFoundError` and friends on failure.
 
-    def get_bytes_async(self, source: str) -> Awaitable[Buffer]:
-        """`get_bytes` as an awaitable."""
+        `range=(start, end)`: bytes `start` to `end - 1` only (one ranged GET; an end past
+        the object is cut at its end, a start past it raises `InvalidInputError`).
+        `ranges=[(start, end), ...]`: a list of buffers, one per range, fetched in parallel
+        and all of the same version of the object (a change midway raises
+        `ObjectChangedError`)."""
+
+    def get_bytes_async(
+        self,
+        source: str,
+        *,
+        range: tuple[int, int] | None = None,
+        ranges: list[tuple[int, int]] | None = None,
+    ) -> Awaitable[Buffer | list[Buffer]]:
+        """`get_bytes` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
 
     def list(self, prefix: str, *, recursive: bool = True) -> ListIterator:
         """Entries under `s3://bucket/prefix` as the listing arrives: every key when

@@ -144,3 +144,24 @@ def test_module_level_calls_reuse_a_client_per_options(store: Store):
     assert first.objects == again.objects == 1
     # A new client would open a connection of its own; the cached one reuses its pool.
     assert again.connections == 0
+
+
+def test_get_bytes_takes_ranges(client: parabyte.Client, store: Store):
+    url = store.url("large/big.bin")
+    stored = store.stored("large/big.bin")
+    assert bytes(client.get_bytes(url, range=(1000, 1100))) == stored[1000:1100]
+    # An end past the object is cut at its end, as a slice is.
+    assert bytes(client.get_bytes(url, range=(LARGE_SIZE - 10, LARGE_SIZE + 50))) == stored[-10:]
+    asked = [(0, 1), (5 << 20, (5 << 20) + 4096), (17, 4113), (LARGE_SIZE - 1, LARGE_SIZE)]
+    buffers = client.get_bytes(url, ranges=asked)
+    assert [bytes(b) for b in buffers] == [stored[start:end] for start, end in asked]
+    # Through a presigned URL, and from the module level and asyncio alike.
+    assert bytes(parabyte.get_bytes(store.presigned_url, range=(7, 70))) == stored[7:70]
+    fetched = asyncio.run(client.get_bytes_async(url, ranges=[(3, 9)]))
+    assert [bytes(b) for b in fetched] == [stored[3:9]]
+    with pytest.raises(parabyte.InvalidInputError, match="starts past its end"):
+        client.get_bytes(url, ranges=[(0, 10), (LARGE_SIZE, LARGE_SIZE + 1)])
+    with pytest.raises(parabyte.InvalidInputError, match="holds no byte"):
+        client.get_bytes(url, range=(10, 10))
+    with pytest.raises(parabyte.InvalidInputError, match="not both"):
+        client.get_bytes(url, range=(0, 1), ranges=[(0, 1)])

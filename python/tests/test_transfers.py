@@ -160,12 +160,16 @@ def test_a_web_server_without_ranges_streams_as_one(tmp_path: Path):
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}/file.bin"
-            summary = parabyte.Client(part_size="256KiB").download(url, f"{tmp_path}/out/")
+            client = parabyte.Client(part_size="256KiB")
+            summary = client.download(url, f"{tmp_path}/out/")
+            # Ranges are cut from the whole body it sends.
+            slices = client.get_bytes(url, ranges=[(10, 20), (len(content) - 5, len(content))])
         finally:
             server.shutdown()
     assert (tmp_path / "out" / "file.bin").read_bytes() == content
     # The server ignores Range and answers 200 with everything: one request, one stream.
     assert summary.requests.get == 1 and summary.bytes == len(content)
+    assert [bytes(b) for b in slices] == [content[10:20], content[-5:]]
 
 
 def test_a_finished_download_is_skipped_unless_forced(store: Store, tmp_path: Path):

@@ -2,6 +2,7 @@
 //! threads. Every method is a few lines: parse the arguments, hand the core a future.
 
 use std::future::Future;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +12,7 @@ use parabyte::{
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
 
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
@@ -264,15 +266,30 @@ impl Client {
     }
 
     /// One object's (or URL's) bytes, fetched as parallel ranges into one buffer, handed
-    /// over uncopied.
-    fn get_bytes(&self, py: Python<'_>, source: &str) -> PyResult<Buffer> {
-        let fetch = self.fetch(py, source)?;
-        wait(py, fetch, |_| Ok(()))
+    /// over uncopied; with `range=(start, end)` those bytes only, with `ranges=[...]` a list
+    /// of buffers, one per range, all of the same version.
+    #[pyo3(signature = (source, *, range = None, ranges = None))]
+    fn get_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fetch = self.fetch(py, source, range, ranges)?;
+        wait(py, fetch, |_| Ok(()))?.into_bound_py_any(py)
     }
 
     /// `get_bytes` as an awaitable.
-    fn get_bytes_async<'py>(&self, py: Python<'py>, source: &str) -> PyResult<Bound<'py, PyAny>> {
-        let fetch = self.fetch(py, source)?;
+    #[pyo3(signature = (source, *, range = None, ranges = None))]
+    fn get_bytes_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fetch = self.fetch(py, source, range, ranges)?;
         awaitable(py, fetch)
     }
 
@@ -354,18 +371,53 @@ impl Client {
         )
     }
 
+    /// `get_bytes`: the whole object, one range of it, or a list of ranges.
     fn fetch(
         &self,
         py: Python<'_>,
         source: &str,
-    ) -> PyResult<impl Future<Output = PyResult<Buffer>> + use<>> {
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<impl Future<Output = PyResult<Fetched>> + use<>> {
         let source = object_url(source)?;
         let client = self.inner(py)?;
+        let asked: Option<(Vec<Range<u64>>, bool)> = match (range, ranges) {
+            (Some(_), Some(_)) => {
+                return Err(InvalidInputError::new_err(
+                    "give range=(start, end) or ranges=[...], not both",
+                ))
+            }
+            (Some((start, end)), None) => Some((std::iter::once(start..end).collect(), false)),
+            (None, Some(ranges)) => Some((
+                ranges.into_iter().map(|(start, end)| start..end).collect(),
+                true,
+            )),
+            (None, None) => None,
+        };
         Ok(async move {
-            let bytes = client.get_bytes(source).await.map_err(to_py)?;
-            Ok(Buffer::from(bytes))
+            let Some((ranges, as_list)) = asked else {
+                let bytes = client.get_bytes(source).await.map_err(to_py)?;
+                return Ok(Fetched::One(Buffer::from(bytes)));
+            };
+            let mut slices = client
+                .get_ranges(source, &ranges)
+                .await
+                .map_err(to_py)?
+                .into_iter()
+                .map(Buffer::from);
+            match (as_list, slices.next()) {
+                (false, Some(one)) => Ok(Fetched::One(one)),
+                (_, first) => Ok(Fetched::Many(first.into_iter().chain(slices).collect())),
+            }
         })
     }
+}
+
+/// What `get_bytes` hands back: one buffer, or one per range asked for.
+#[derive(IntoPyObject)]
+enum Fetched {
+    One(Buffer),
+    Many(Vec<Buffer>),
 }
 
 /// Resolve credentials, region and endpoint for a core client (no request is sent).
