@@ -20,6 +20,7 @@ shadow the builtin: call it as `parabyte.list`.
 from __future__ import annotations
 
 import atexit
+import builtins
 import os
 import threading
 from collections import OrderedDict
@@ -123,16 +124,26 @@ class Client(_native.Client):
         return await super().download_many_async(items, destination, progress=progress)
 
     @overload
+    async def get_bytes_async(
+        self, source: str, *, ranges: builtins.list[ByteRange]
+    ) -> builtins.list[Buffer]: ...
+    @overload
     async def get_bytes_async(self, source: str, *, range: ByteRange | None = None) -> Buffer: ...
     @overload
-    async def get_bytes_async(self, source: str, *, ranges: list[ByteRange]) -> list[Buffer]: ...
     async def get_bytes_async(
         self,
         source: str,
         *,
         range: ByteRange | None = None,
-        ranges: list[ByteRange] | None = None,
-    ) -> Buffer | list[Buffer]:
+        ranges: builtins.list[ByteRange] | None = None,
+    ) -> Buffer | builtins.list[Buffer]: ...
+    async def get_bytes_async(
+        self,
+        source: str,
+        *,
+        range: ByteRange | None = None,
+        ranges: builtins.list[ByteRange] | None = None,
+    ) -> Buffer | builtins.list[Buffer]:
         """`get_bytes` as a coroutine."""
         return await super().get_bytes_async(source, range=range, ranges=ranges)
 
@@ -225,16 +236,18 @@ async def download_many_async(
 
 
 @overload
-def get_bytes(source: str, *, range: ByteRange | None = None, **options: Any) -> Buffer: ...
+def get_bytes(
+    source: str, *, ranges: builtins.list[ByteRange], **options: Any
+) -> builtins.list[Buffer]: ...
 @overload
-def get_bytes(source: str, *, ranges: list[ByteRange], **options: Any) -> list[Buffer]: ...
+def get_bytes(source: str, *, range: ByteRange | None = None, **options: Any) -> Buffer: ...
 def get_bytes(
     source: str,
     *,
     range: ByteRange | None = None,
-    ranges: list[ByteRange] | None = None,
+    ranges: builtins.list[ByteRange] | None = None,
     **options: Any,
-) -> Buffer | list[Buffer]:
+) -> Buffer | builtins.list[Buffer]:
     """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python).
     `range=(start, end)` fetches those bytes only (end excluded, cut at the object's end);
     `ranges=[(start, end), ...]` gives a list of buffers, all of the same version."""
@@ -243,18 +256,18 @@ def get_bytes(
 
 @overload
 async def get_bytes_async(
-    source: str, *, range: ByteRange | None = None, **options: Any
-) -> Buffer: ...
+    source: str, *, ranges: builtins.list[ByteRange], **options: Any
+) -> builtins.list[Buffer]: ...
 @overload
 async def get_bytes_async(
-    source: str, *, ranges: list[ByteRange], **options: Any
-) -> list[Buffer]: ...
+    source: str, *, range: ByteRange | None = None, **options: Any
+) -> Buffer: ...
 async def get_bytes_async(
     source: str,
     *,
     range: ByteRange | None = None,
-    ranges: list[ByteRange] | None = None,
+    ranges: builtins.list[ByteRange] | None = None,
     **options: Any,
-) -> Buffer | list[Buffer]:
+) -> Buffer | builtins.list[Buffer]:
     """`get_bytes` as a coroutine."""
     return await _client(options).get_bytes_async(source, range=range, ranges=ranges)

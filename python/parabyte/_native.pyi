@@ -120,15 +120,12 @@ class Client:
         """`download_many` as an awaitable."""
 
     @overload
-    def get_bytes(self, source: str, *, range: tuple[int, int] | None = None) -> Buffer: ...
+    def get_bytes(self, source: str, *, ranges: list[_Range]) -> list[Buffer]: ...
     @overload
-    def get_bytes(self, source: str, *, ranges: list[tuple[int, int]]) -> list[Buffer]: ...
+    def get_bytes(self, source: str, *, range: _Range | None = None) -> Buffer: ...
+    @overload
     def get_bytes(
-        self,
-        source: str,
-        *,
-        range: tuple[int, int] | None = None,
-        ranges: list[tuple[int, int]] | None = None,
+        self, source: str, *, range: _Range | None = None, ranges: list[_Range] | None = None
     ) -> Buffer | list[Buffer]:
         """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one
         buffer and handed over without a copy. Raises `NotFoundError` and friends on failure.
@@ -138,13 +135,13 @@ class Client:
         `ranges=[(start, end), ...]`: a list of buffers, one per range, fetched in parallel
         and all of the same version of the object (a change midway raises
         `ObjectChangedError`)."""
-
+    @overload
+    def get_bytes_async(self, source: str, *, ranges: list[_Range]) -> Awaitable[list[Buffer]]: ...
+    @overload
+    def get_bytes_async(self, source: str, *, range: _Range | None = None) -> Awaitable[Buffer]: ...
+    @overload
     def get_bytes_async(
-        self,
-        source: str,
-        *,
-        range: tuple[int, int] | None = None,
-        ranges: list[tuple[int, int]] | None = None,
+        self, source: str, *, range: _Range | None = None, ranges: list[_Range] | None = None
     ) -> Awaitable[Buffer | list[Buffer]]:
         """`get_bytes` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
 
@@ -323,3 +320,4 @@ def _restore(cls: type[Any], fields: dict[str, Any]) -> Any:
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str
+_Range: TypeAlias = tuple[int, int]
