@@ -428,7 +428,17 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         };
         let pinned = &Pinned::new(None);
         let (head, total) = with_retries(&self.config.retry, &self.counters, || async move {
-            let response = self.send(source, Some(first), None).await?;
+            let response =
+                self.send(source, Some(first), None)
+                    .await
+                    .map_err(|error| match error {
+                        // Unpinned, so not another version: a 416, the start is past the end.
+                        Error::Changed { .. } => Error::InvalidInput(format!(
+                            "{source}: the range from byte {} starts past its end",
+                            first.start
+                        )),
+                        other => other,
+                    })?;
             let (got, total) = match response.fetched.shape {
                 Shape::Partial { range, total } => (Some(range), total),
                 Shape::Empty => (None, 0),
