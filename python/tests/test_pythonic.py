@@ -43,8 +43,13 @@ def test_async_methods_are_coroutines(client: parabyte.Client, store: Store, tmp
     asyncio.run(main())
 
 
-def _fetch_in_child(client: parabyte.Client, url: str, options: dict[str, str], sizes) -> None:
-    sizes.put((len(client.get_bytes(url)), len(parabyte.get_bytes(url, **options))))
+def _fetch_in_child(client, url, options, listing, sizes) -> None:
+    try:
+        next(listing)
+        refused = ""
+    except parabyte.InvalidInputError as error:
+        refused = str(error)
+    sizes.put((len(client.get_bytes(url)), len(parabyte.get_bytes(url, **options)), refused))
 
 
 def test_a_forked_child_gets_its_own_runtime_and_connections(client: parabyte.Client, store: Store):
@@ -52,9 +57,12 @@ def test_a_forked_child_gets_its_own_runtime_and_connections(client: parabyte.Cl
     # Used before the fork: the runtime runs and the pools hold connections.
     assert len(client.get_bytes(url)) == SMALL_SIZE
     assert len(parabyte.get_bytes(url, **store.client_options())) == SMALL_SIZE
+    listing = client.list(store.url("small/"))
     fork = multiprocessing.get_context("fork")
     sizes = fork.Queue()
-    child = fork.Process(target=_fetch_in_child, args=(client, url, store.client_options(), sizes))
+    child = fork.Process(
+        target=_fetch_in_child, args=(client, url, store.client_options(), listing, sizes)
+    )
     child.start()
     child.join(EVENT_LIMIT_S)
     if child.exitcode is None:  # hung: the parent's runtime has no threads in the child
@@ -62,7 +70,11 @@ def test_a_forked_child_gets_its_own_runtime_and_connections(client: parabyte.Cl
         child.join()
         pytest.fail("the forked child hung")
     assert child.exitcode == 0
-    assert sizes.get(timeout=EVENT_LIMIT_S) == (SMALL_SIZE, SMALL_SIZE)
+    sizes_in_child = sizes.get(timeout=EVENT_LIMIT_S)
+    # A listing started before the fork says so instead of waiting for the parent's tasks.
+    assert sizes_in_child[:2] == (SMALL_SIZE, SMALL_SIZE)
+    assert "before os.fork()" in sizes_in_child[2]
+    assert next(listing).key.startswith("small/")
     # The parent's own client still works.
     assert len(client.get_bytes(url)) == SMALL_SIZE
 

@@ -14,7 +14,7 @@ use pyo3::types::{IntoPyDict, PyDict, PyTuple};
 use crate::pyvalue::{reduce, repr};
 
 use crate::awaitable::awaitable;
-use crate::errors::to_py;
+use crate::errors::{to_py, InvalidInputError};
 use crate::run::wait;
 
 /// Entries taken from the stream in one go: those already listed, up to a page.
@@ -203,6 +203,8 @@ impl Pages {
 #[pyclass(frozen, module = "parabyte")]
 pub struct ListIterator {
     pages: Arc<tokio::sync::Mutex<Pages>>,
+    /// The process the listing runs in: its tasks do not survive `os.fork()`.
+    process: u32,
 }
 
 impl std::fmt::Debug for ListIterator {
@@ -224,7 +226,20 @@ impl ListIterator {
         };
         ListIterator {
             pages: Arc::new(tokio::sync::Mutex::new(pages)),
+            process: std::process::id(),
         }
+    }
+}
+
+impl ListIterator {
+    /// A listing iterated after a fork would wait forever for its parent's tasks.
+    fn same_process(&self) -> PyResult<()> {
+        if self.process == std::process::id() {
+            return Ok(());
+        }
+        Err(InvalidInputError::new_err(
+            "this listing was started before os.fork(); list again in this process",
+        ))
     }
 }
 
@@ -235,6 +250,7 @@ impl ListIterator {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<ObjectInfo>> {
+        self.same_process()?;
         // Entries already fetched need no trip through the runtime.
         if let Ok(mut pages) = self.pages.try_lock() {
             if let Some(entry) = pages.ready.pop_front() {
@@ -251,6 +267,7 @@ impl ListIterator {
     }
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.same_process()?;
         let pages = self.pages.clone();
         awaitable(py, async move {
             match pages.lock().await.next_entry().await.map_err(to_py)? {
