@@ -5,22 +5,31 @@
     print(summary.objects, summary.bytes, summary.requests.get)
 
 The module-level functions use one shared default `Client` (options from the AWS
-environment) unless given options, in which case they build a `Client` for that call.
-Create a `Client` yourself to reuse one connection pool with your own options. Every call
-has an `*_async` twin; `list` gives an iterator that also works with `async for`.
+environment); called with options, they reuse a `Client` per distinct set of options (the
+last few sets are kept). Create a `Client` yourself to choose when connections are made and
+dropped. Every call has an `*_async` twin, a coroutine; `list` gives an iterator that also
+works with `async for`.
+
+After `os.fork()` a child process builds its own runtime and connections on first use, so
+clients made before the fork keep working in both processes.
+
+`from parabyte import *` imports the classes and the functions except `list`, which would
+shadow the builtin: call it as `parabyte.list`.
 """
 
 from __future__ import annotations
 
 import atexit
+import builtins
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
+from . import _native
 from ._native import (
     Buffer,
-    Client,
     Failure,
     Item,
     ListIterator,
@@ -73,10 +82,7 @@ __all__ = [
     "download_many_async",
     "get_bytes",
     "get_bytes_async",
-    "list",
 ]
-
-from . import _native
 
 # parabyte's threads must stop calling into Python before the interpreter finalizes.
 atexit.register(_native.close_gate)
@@ -84,20 +90,92 @@ atexit.register(_native.close_gate)
 ProgressCallback = Callable[[Progress], object]
 ItemLike = Item | ObjectInfo | str
 Destination = str | os.PathLike[str] | None
+ByteRange = tuple[int, int]
+"""`(start, end)`: bytes start to end - 1, as in a slice."""
 
-_default_client: Client | None = None
-_default_client_lock = threading.Lock()
+
+class Client(_native.Client):
+    """A connection pool and options, reused across calls and threads. See `_native.Client`
+    for the options; the `*_async` methods here are coroutines, so `asyncio.create_task`,
+    `asyncio.gather` and type checkers take them."""
+
+    async def download_async(
+        self,
+        source: str,
+        destination: Destination,
+        *,
+        recursive: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> Summary:
+        """`download` as a coroutine; cancelling it cancels the transfer. The progress
+        callback runs on a parabyte thread."""
+        return await super().download_async(
+            source, destination, recursive=recursive, progress=progress
+        )
+
+    async def download_many_async(
+        self,
+        items: Iterable[ItemLike],
+        destination: Destination,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> Summary:
+        """`download_many` as a coroutine."""
+        return await super().download_many_async(items, destination, progress=progress)
+
+    @overload
+    async def get_bytes_async(
+        self, source: str, *, ranges: builtins.list[ByteRange]
+    ) -> builtins.list[Buffer]: ...
+    @overload
+    async def get_bytes_async(self, source: str, *, range: ByteRange | None = None) -> Buffer: ...
+    @overload
+    async def get_bytes_async(
+        self,
+        source: str,
+        *,
+        range: ByteRange | None = None,
+        ranges: builtins.list[ByteRange] | None = None,
+    ) -> Buffer | builtins.list[Buffer]: ...
+    async def get_bytes_async(
+        self,
+        source: str,
+        *,
+        range: ByteRange | None = None,
+        ranges: builtins.list[ByteRange] | None = None,
+    ) -> Buffer | builtins.list[Buffer]:
+        """`get_bytes` as a coroutine."""
+        return await super().get_bytes_async(source, range=range, ranges=ranges)
+
+
+# Clients made for module-level calls with options, most recently used last. A client holds
+# a connection pool, so only a few are kept.
+_CACHED_CLIENTS = 8
+_clients: OrderedDict[tuple[tuple[str, Any], ...], Client] = OrderedDict()
+_clients_lock = threading.Lock()
 
 
 def _client(options: dict[str, Any]) -> Client:
-    """The shared default client, or a new one when options are given."""
-    global _default_client
-    if options:
+    """The client for these options (the default one when there are none), made on first
+    use and reused after."""
+    key = tuple(sorted(options.items()))
+    try:
+        hash(key)
+    except TypeError:  # an option value that cannot be a key: this call gets its own client
         return Client(**options)
-    with _default_client_lock:
-        if _default_client is None:
-            _default_client = Client()
-        return _default_client
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is not None:
+            _clients.move_to_end(key)
+            return client
+    # Made outside the lock: connecting may take a while (credentials, a profile's SSO).
+    client = Client(**options)
+    with _clients_lock:
+        client = _clients.setdefault(key, client)
+        _clients.move_to_end(key)
+        while len(_clients) > _CACHED_CLIENTS:
+            _clients.popitem(last=False)
+    return client
 
 
 def download(
@@ -157,11 +235,39 @@ async def download_many_async(
     return await _client(options).download_many_async(items, destination, progress=progress)
 
 
-def get_bytes(source: str, **options: Any) -> Buffer:
-    """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python)."""
-    return _client(options).get_bytes(source)
+@overload
+def get_bytes(
+    source: str, *, ranges: builtins.list[ByteRange], **options: Any
+) -> builtins.list[Buffer]: ...
+@overload
+def get_bytes(source: str, *, range: ByteRange | None = None, **options: Any) -> Buffer: ...
+def get_bytes(
+    source: str,
+    *,
+    range: ByteRange | None = None,
+    ranges: builtins.list[ByteRange] | None = None,
+    **options: Any,
+) -> Buffer | builtins.list[Buffer]:
+    """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python).
+    `range=(start, end)` fetches those bytes only (end excluded, cut at the object's end);
+    `ranges=[(start, end), ...]` gives a list of buffers, all of the same version."""
+    return _client(options).get_bytes(source, range=range, ranges=ranges)
 
 
-async def get_bytes_async(source: str, **options: Any) -> Buffer:
+@overload
+async def get_bytes_async(
+    source: str, *, ranges: builtins.list[ByteRange], **options: Any
+) -> builtins.list[Buffer]: ...
+@overload
+async def get_bytes_async(
+    source: str, *, range: ByteRange | None = None, **options: Any
+) -> Buffer: ...
+async def get_bytes_async(
+    source: str,
+    *,
+    range: ByteRange | None = None,
+    ranges: builtins.list[ByteRange] | None = None,
+    **options: Any,
+) -> Buffer | builtins.list[Buffer]:
     """`get_bytes` as a coroutine."""
-    return await _client(options).get_bytes_async(source)
+    return await _client(options).get_bytes_async(source, range=range, ranges=ranges)

@@ -1,14 +1,16 @@
 """Type stubs for the Rust extension module. Use these classes through `parabyte`."""
 
+import datetime
 import os
 import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import TypeAlias
+from typing import Any, TypeAlias, overload
 
 __version__: str
 
 class Client:
-    """A connection pool and options, reused across calls and threads.
+    """A connection pool and options, reused across calls and threads. `parabyte.Client`
+    subclasses this one so that the `*_async` methods are coroutines; use that one.
 
     Store options default to the AWS chain (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_PROFILE`,
     `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `~/.aws/config`, SSO, instance roles, ...).
@@ -93,8 +95,8 @@ class Client:
         recursive: bool = False,
         progress: _Progress | None = None,
     ) -> Awaitable[Summary]:
-        """`download` as an awaitable; cancelling it cancels the transfer. The progress
-        callback runs on a parabyte thread."""
+        """`download` as an asyncio future (`parabyte.Client` makes it a coroutine);
+        cancelling it cancels the transfer. The progress callback runs on a parabyte thread."""
 
     def download_many(
         self,
@@ -105,7 +107,8 @@ class Client:
     ) -> Summary:
         """Download many objects into the `destination` directory. An item is an `Item`, an
         `ObjectInfo` from `list`, or a URL; items with a known size (and ETag) cost exactly
-        one GET per part and no probe. Objects that fail are listed in the summary."""
+        one GET per part and no probe. An S3 item without a destination lands at its key,
+        folders kept, below `destination`. Objects that fail are listed in the summary."""
 
     def download_many_async(
         self,
@@ -116,12 +119,31 @@ class Client:
     ) -> Awaitable[Summary]:
         """`download_many` as an awaitable."""
 
-    def get_bytes(self, source: str) -> Buffer:
-        """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one buffer and handed over
-        without a copy. Raises `NotFoundError` and friends on failure."""
+    @overload
+    def get_bytes(self, source: str, *, ranges: list[_Range]) -> list[Buffer]: ...
+    @overload
+    def get_bytes(self, source: str, *, range: _Range | None = None) -> Buffer: ...
+    @overload
+    def get_bytes(
+        self, source: str, *, range: _Range | None = None, ranges: list[_Range] | None = None
+    ) -> Buffer | list[Buffer]:
+        """One object's (`s3://` or `http(s)://`) bytes, fetched as parallel ranges into one
+        buffer and handed over without a copy. Raises `NotFoundError` and friends on failure.
 
-    def get_bytes_async(self, source: str) -> Awaitable[Buffer]:
-        """`get_bytes` as an awaitable."""
+        `range=(start, end)`: bytes `start` to `end - 1` only (one ranged GET; an end past
+        the object is cut at its end, a start past it raises `InvalidInputError`).
+        `ranges=[(start, end), ...]`: a list of buffers, one per range, fetched in parallel
+        and all of the same version of the object (a change midway raises
+        `ObjectChangedError`)."""
+    @overload
+    def get_bytes_async(self, source: str, *, ranges: list[_Range]) -> Awaitable[list[Buffer]]: ...
+    @overload
+    def get_bytes_async(self, source: str, *, range: _Range | None = None) -> Awaitable[Buffer]: ...
+    @overload
+    def get_bytes_async(
+        self, source: str, *, range: _Range | None = None, ranges: list[_Range] | None = None
+    ) -> Awaitable[Buffer | list[Buffer]]:
+        """`get_bytes` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
 
     def list(self, prefix: str, *, recursive: bool = True) -> ListIterator:
         """Entries under `s3://bucket/prefix` as the listing arrives: every key when
@@ -148,22 +170,41 @@ class Item:
         Args:
             source: s3://bucket/key.
             destination: absolute, or relative to download_many's destination (which it may
-                not leave); None: the last segment of the key.
+                not leave); None: the key, folders kept (a web URL: its last segment).
             size: the object's size, when known: no probe request is sent.
             etag: the ETag, when known with the size: pins the version.
         """
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]:
+        """source, destination, size and etag."""
 
 class ObjectInfo:
-    """One listed object, or a folder (`is_prefix`) in a listing that is not recursive."""
+    """One listed object, or a folder (`is_prefix`) in a listing that is not recursive.
+    Equal (and hashed) by every field; pickles."""
 
     bucket: str
     key: str
     size: int
     etag: str | None
-    last_modified: str | None
-    """ISO 8601, e.g. "2026-01-02T03:04:05.000Z"."""
+    last_modified: datetime.datetime | None
+    """Timezone-aware, in UTC, to the millisecond; None for a folder."""
     storage_class: str | None
     is_prefix: bool
+    def __init__(
+        self,
+        bucket: str,
+        key: str,
+        size: int = 0,
+        etag: str | None = None,
+        last_modified: datetime.datetime | None = None,
+        storage_class: str | None = None,
+        is_prefix: bool = False,
+    ) -> None: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The fields above, `ObjectInfo(**d)` gives the entry back."""
     @property
     def url(self) -> str:
         """s3://bucket/key."""
@@ -201,6 +242,8 @@ class Requests:
 
     get: int
     list: int
+    def __init__(self, get: int = 0, list: int = 0) -> None: ...
+    def to_dict(self) -> dict[str, int]: ...
 
 class Verified:
     """How the objects that arrived were checked."""
@@ -208,12 +251,17 @@ class Verified:
     checksum: int
     md5: int
     size_only: int
+    def __init__(self, checksum: int = 0, md5: int = 0, size_only: int = 0) -> None: ...
+    def to_dict(self) -> dict[str, int]: ...
 
 class Failure:
     """One object that did not arrive."""
 
     source: str
     error: str
+    def __init__(self, source: str, error: str, exception: BaseException) -> None: ...
+    def to_dict(self) -> dict[str, Any]:
+        """source, error and exception."""
     @property
     def exception(self) -> Exception:
         """The error as the `parabyte.Error` subclass a single download would raise
@@ -238,6 +286,25 @@ class Summary:
     retries: int
     verified: Verified
     failures: list[Failure]
+    def __init__(
+        self,
+        *,
+        objects: int = 0,
+        failed: int = 0,
+        skipped: int = 0,
+        bytes: int = 0,
+        elapsed: float = 0.0,
+        first_object_seconds: float | None = None,
+        bytes_per_second: float = 0.0,
+        requests: Requests = ...,
+        connections: int = 0,
+        retries: int = 0,
+        verified: Verified = ...,
+        failures: list[Failure] = ...,
+    ) -> None:
+        """Summaries come from transfers; this is for unpickling."""
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, the nested ones (requests, verified, failures) as dicts too."""
     @property
     def ok(self) -> bool:
         """True when every object arrived."""
@@ -247,6 +314,10 @@ class Summary:
 def close_gate() -> None:
     """Called at exit: parabyte's threads stop calling into Python."""
 
+def _restore(cls: type[Any], fields: dict[str, Any]) -> Any:
+    """Unpickling: `cls(**fields)`."""
+
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str
+_Range: TypeAlias = tuple[int, int]

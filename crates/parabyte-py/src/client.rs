@@ -2,32 +2,50 @@
 //! threads. Every method is a few lines: parse the arguments, hand the core a future.
 
 use std::future::Future;
+use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
-use parabyte::{CopyRequest, Destination, Location, ObjectUrl, S3Url, Source};
+use parabyte::{
+    CopyRequest, Destination, Location, ObjectUrl, S3Url, Source, StoreConfig, TransferConfig,
+};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
 
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
 use crate::errors::{to_py, InvalidInputError};
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Size, StoreOptions, TransferOptions};
+use crate::pyvalue::{reduce, repr};
 use crate::run::{transfer_async, transfer_sync, wait, Transfer};
 use crate::runtime::runtime;
 use crate::summary::Summary;
 
 /// One object for `download_many`: where it is, optionally where it goes, and its size and
 /// ETag when known (from a manifest or a listing), which spares the probe request.
-#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, hash, get_all, from_py_object, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Item {
     pub source: String,
-    /// Absolute, or relative to `download_many`'s destination; `None`: the key's last segment.
+    /// Absolute, or relative to `download_many`'s destination; `None`: the key, its folders
+    /// kept (for a web URL: the last segment of its path).
     pub destination: Option<PathBuf>,
     pub size: Option<u64>,
     pub etag: Option<String>,
+}
+
+impl Item {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("source", &self.source)?;
+        fields.set_item("destination", &self.destination)?;
+        fields.set_item("size", self.size)?;
+        fields.set_item("etag", &self.etag)?;
+        Ok(fields)
+    }
 }
 
 #[pymethods]
@@ -48,11 +66,17 @@ impl Item {
         }
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Item(source={:?}, destination={:?}, size={:?}, etag={:?})",
-            self.source, self.destination, self.size, self.etag
-        )
+    /// The fields as a dict (`destination` a `pathlib.Path` or `None`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.fields(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("Item", &self.fields(py)?)
     }
 }
 
@@ -72,20 +96,26 @@ impl ItemLike {
             ItemLike::Listed(info) => (info.url(), None, Some(info.size), info.etag),
             ItemLike::Url(url) => (url, None, None, None),
         };
+        let source = object_url(&source)?;
         Ok(parabyte::Item {
-            source: object_url(&source)?,
-            destination,
+            destination: destination.or_else(|| key_path(&source)),
+            source,
             size,
             etag,
         })
     }
 }
 
-/// A connection to a store with transfer settings; create one and reuse it.
-#[pyclass(frozen, module = "parabyte")]
+/// A connection to a store with transfer settings; create one and reuse it. Subclassed by
+/// `parabyte.Client` in Python, whose `*_async` methods are coroutines.
+#[pyclass(frozen, subclass, module = "parabyte._native")]
 #[derive(Debug)]
 pub struct Client {
-    inner: Arc<parabyte::Client>,
+    store: StoreConfig,
+    transfer: TransferConfig,
+    /// The core client and the process it was connected in: after `os.fork()` its pools
+    /// belong to the parent's runtime, so a child connects again.
+    connected: Mutex<(u32, Arc<parabyte::Client>)>,
 }
 
 #[pymethods]
@@ -173,14 +203,11 @@ impl Client {
             force,
         }
         .into_config()?;
-        let connect = async move {
-            parabyte::Client::connect(&store, transfer)
-                .await
-                .map_err(to_py)
-        };
-        let inner = wait(py, connect, |_| Ok(()))?;
+        let inner = connect(py, &store, &transfer)?;
         Ok(Client {
-            inner: Arc::new(inner),
+            store,
+            transfer,
+            connected: Mutex::new((std::process::id(), inner)),
         })
     }
 
@@ -195,7 +222,7 @@ impl Client {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
         let request = CopyRequest::parse(source, destination_of(destination), recursive);
-        transfer_sync(py, self.copy(request.map_err(to_py)?), progress)
+        transfer_sync(py, self.copy(py, request.map_err(to_py)?)?, progress)
     }
 
     /// `download` as an awaitable.
@@ -209,7 +236,7 @@ impl Client {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let request = CopyRequest::parse(source, destination_of(destination), recursive);
-        transfer_async(py, self.copy(request.map_err(to_py)?), progress)
+        transfer_async(py, self.copy(py, request.map_err(to_py)?)?, progress)
     }
 
     /// Download many objects into `destination`; items with a known size cost no probe.
@@ -221,7 +248,7 @@ impl Client {
         destination: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
-        let transfer = self.copy_items(items, destination)?;
+        let transfer = self.copy_items(py, items, destination)?;
         transfer_sync(py, transfer, progress)
     }
 
@@ -234,33 +261,49 @@ impl Client {
         destination: Option<PathBuf>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let transfer = self.copy_items(items, destination)?;
+        let transfer = self.copy_items(py, items, destination)?;
         transfer_async(py, transfer, progress)
     }
 
     /// One object's (or URL's) bytes, fetched as parallel ranges into one buffer, handed
-    /// over uncopied.
-    fn get_bytes(&self, py: Python<'_>, source: &str) -> PyResult<Buffer> {
-        let fetch = self.fetch(source)?;
-        wait(py, fetch, |_| Ok(()))
+    /// over uncopied; with `range=(start, end)` those bytes only, with `ranges=[...]` a list
+    /// of buffers, one per range, all of the same version.
+    #[pyo3(signature = (source, *, range = None, ranges = None))]
+    fn get_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fetch = self.fetch(py, source, range, ranges)?;
+        wait(py, fetch, |_| Ok(()))?.into_bound_py_any(py)
     }
 
     /// `get_bytes` as an awaitable.
-    fn get_bytes_async<'py>(&self, py: Python<'py>, source: &str) -> PyResult<Bound<'py, PyAny>> {
-        let fetch = self.fetch(source)?;
+    #[pyo3(signature = (source, *, range = None, ranges = None))]
+    fn get_bytes_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fetch = self.fetch(py, source, range, ranges)?;
         awaitable(py, fetch)
     }
 
     /// Entries under a prefix as they are listed: every key when `recursive`, else one
     /// level with "folders". Iterate with `for` or `async for`.
     #[pyo3(signature = (prefix, *, recursive = true))]
-    fn list(&self, prefix: &str, recursive: bool) -> PyResult<ListIterator> {
+    fn list(&self, py: Python<'_>, prefix: &str, recursive: bool) -> PyResult<ListIterator> {
         let url = S3Url::parse(prefix).map_err(to_py)?;
+        let inner = self.inner(py)?;
         // The listing spawns its first worker as soon as it is created.
         let _runtime = runtime().enter();
         Ok(ListIterator::new(
             url.bucket.clone(),
-            self.inner.list(&url, recursive),
+            inner.list(&url, recursive),
         ))
     }
 
@@ -270,11 +313,32 @@ impl Client {
 }
 
 impl Client {
+    /// The core client of this process: after a fork, the child connects its own.
+    fn inner(&self, py: Python<'_>) -> PyResult<Arc<parabyte::Client>> {
+        let pid = std::process::id();
+        {
+            let connected = self
+                .connected
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if connected.0 == pid {
+                return Ok(connected.1.clone());
+            }
+        }
+        // Not under the lock: waiting takes the GIL back now and then.
+        let inner = connect(py, &self.store, &self.transfer)?;
+        *self
+            .connected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = (pid, inner.clone());
+        Ok(inner)
+    }
+
     /// The core's one entry point for a request; a request naming one object raises that
     /// object's failure, as its own typed exception.
-    fn copy(&self, request: CopyRequest) -> Transfer<Summary> {
-        let client = self.inner.clone();
-        Box::new(move |reporter| {
+    fn copy(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
+        let client = self.inner(py)?;
+        Ok(Box::new(move |reporter| {
             async move {
                 let summary = client.copy(&request, reporter).await.map_err(to_py)?;
                 match summary.failures.first() {
@@ -283,12 +347,13 @@ impl Client {
                 }
             }
             .boxed()
-        })
+        }))
     }
 
     /// `download_many`'s request; any iterable of items will do.
     fn copy_items(
         &self,
+        py: Python<'_>,
         items: &Bound<'_, PyAny>,
         destination: Option<PathBuf>,
     ) -> PyResult<Transfer<Summary>> {
@@ -296,20 +361,88 @@ impl Client {
             .try_iter()?
             .map(|item| item?.extract::<ItemLike>()?.into_core())
             .collect::<PyResult<Vec<_>>>()?;
-        Ok(self.copy(CopyRequest {
-            source: Source::Items(items),
-            destination: destination_of(destination),
-            recursive: false,
-        }))
+        self.copy(
+            py,
+            CopyRequest {
+                source: Source::Items(items),
+                destination: destination_of(destination),
+                recursive: false,
+            },
+        )
     }
 
-    fn fetch(&self, source: &str) -> PyResult<impl Future<Output = PyResult<Buffer>> + use<>> {
+    /// `get_bytes`: the whole object, one range of it, or a list of ranges.
+    fn fetch(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        range: Option<(u64, u64)>,
+        ranges: Option<Vec<(u64, u64)>>,
+    ) -> PyResult<impl Future<Output = PyResult<Fetched>> + use<>> {
         let source = object_url(source)?;
-        let client = self.inner.clone();
+        let client = self.inner(py)?;
+        let asked: Option<(Vec<Range<u64>>, bool)> = match (range, ranges) {
+            (Some(_), Some(_)) => {
+                return Err(InvalidInputError::new_err(
+                    "give range=(start, end) or ranges=[...], not both",
+                ))
+            }
+            (Some((start, end)), None) => Some((std::iter::once(start..end).collect(), false)),
+            (None, Some(ranges)) => Some((
+                ranges.into_iter().map(|(start, end)| start..end).collect(),
+                true,
+            )),
+            (None, None) => None,
+        };
         Ok(async move {
-            let bytes = client.get_bytes(source).await.map_err(to_py)?;
-            Ok(Buffer::from(bytes))
+            let Some((ranges, as_list)) = asked else {
+                let bytes = client.get_bytes(source).await.map_err(to_py)?;
+                return Ok(Fetched::One(Buffer::from(bytes)));
+            };
+            let mut slices = client
+                .get_ranges(source, &ranges)
+                .await
+                .map_err(to_py)?
+                .into_iter()
+                .map(Buffer::from);
+            match (as_list, slices.next()) {
+                (false, Some(one)) => Ok(Fetched::One(one)),
+                (_, first) => Ok(Fetched::Many(first.into_iter().chain(slices).collect())),
+            }
         })
+    }
+}
+
+/// What `get_bytes` hands back: one buffer, or one per range asked for.
+#[derive(IntoPyObject)]
+enum Fetched {
+    One(Buffer),
+    Many(Vec<Buffer>),
+}
+
+/// Resolve credentials, region and endpoint for a core client (no request is sent).
+fn connect(
+    py: Python<'_>,
+    store: &StoreConfig,
+    transfer: &TransferConfig,
+) -> PyResult<Arc<parabyte::Client>> {
+    let (store, transfer) = (store.clone(), transfer.clone());
+    let connect = async move {
+        parabyte::Client::connect(&store, transfer)
+            .await
+            .map_err(to_py)
+    };
+    wait(py, connect, |_| Ok(())).map(Arc::new)
+}
+
+/// Where an S3 object goes in `download_many` when its item names no destination: its
+/// key, folders kept, relative to the batch's directory (which the core checks it stays
+/// in). A key starting with '/' would read as an absolute path, so it keeps the core's
+/// default, the last segment; so do web URLs.
+fn key_path(source: &ObjectUrl) -> Option<PathBuf> {
+    match source {
+        ObjectUrl::S3(url) if !url.key.starts_with('/') => Some(PathBuf::from(&url.key)),
+        _ => None,
     }
 }
 

@@ -22,7 +22,7 @@ pyo3::import_exception!(parabyte.exceptions, TransferFailedError);
 pub fn to_py(error: impl Borrow<parabyte::Error>) -> PyErr {
     use parabyte::Error as Core;
     let error = error.borrow();
-    let message = error.to_string();
+    let message = keyword_names(&error.to_string());
     // A retry budget that ran out is reported as what kept failing.
     let mut kind = error;
     while let Core::GaveUp { last, .. } = kind {
@@ -48,4 +48,107 @@ pub fn to_py(error: impl Borrow<parabyte::Error>) -> PyErr {
 /// A transfer task that panicked or was torn down: a bug, not a store failure.
 pub fn task_failed(join: tokio::task::JoinError) -> PyErr {
     PyRuntimeError::new_err(format!("parabyte transfer task failed: {join}"))
+}
+
+/// The CLI flags core messages mention, with the keyword each one is in Python; flags that
+/// switch something on become `name=True`.
+const KEYWORDS: &[(&str, &str)] = &[
+    ("--endpoint-url", "endpoint_url="),
+    ("--region", "region="),
+    ("--profile", "profile="),
+    ("--no-sign-request", "no_sign_request=True"),
+    ("--ca-bundle", "ca_bundle="),
+    ("--timeout", "timeout="),
+    ("--workers", "workers="),
+    ("--ranges-per-object", "ranges_per_object="),
+    ("--threads", "threads="),
+    ("--part-size", "part_size="),
+    ("--max-requests", "max_requests="),
+    ("--retries", "retries="),
+    ("--list-parallelism", "list_parallelism="),
+    ("--list-page-size", "list_page_size="),
+];
+
+/// A core message with its CLI flags named as Python keywords: "--workers must be at least
+/// 1" reads "workers must be at least 1", "--part-size 100 is too small" reads
+/// "part_size=100 is too small", "check --endpoint-url/--region" reads "check
+/// endpoint_url=/region=". Only a flag that starts a word is replaced, so a key or bucket
+/// name with "--" inside it stays as it is.
+pub fn keyword_names(message: &str) -> String {
+    let mut named = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        let (before, from_flag) = rest.split_at(at);
+        named.push_str(before);
+        let starts_word = named
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
+        let flag = KEYWORDS.iter().find(|(flag, _)| {
+            from_flag.strip_prefix(flag).is_some_and(|after| {
+                after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !(c.is_alphanumeric() || c == '-'))
+            })
+        });
+        let Some((flag, keyword)) = flag.filter(|_| starts_word) else {
+            named.push_str("--");
+            rest = &from_flag[2..];
+            continue;
+        };
+        let after = &from_flag[flag.len()..];
+        if let Some(value) = after
+            .strip_prefix(' ')
+            .filter(|value| value.starts_with(|c: char| c.is_ascii_digit() || c == '"'))
+        {
+            // The flag and its value: `part_size=100`.
+            named.push_str(keyword);
+            rest = value;
+        } else if named.is_empty() && after.starts_with(' ') {
+            // The message's subject: `workers must be ...`.
+            named.push_str(keyword.trim_end_matches('='));
+            rest = after;
+        } else {
+            named.push_str(keyword);
+            rest = after;
+        }
+    }
+    named.push_str(rest);
+    named
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyword_names;
+
+    #[test]
+    fn cli_flags_read_as_keywords() {
+        let cases = [
+            ("--workers must be at least 1", "workers must be at least 1"),
+            (
+                "--part-size 100 is too small; use at least 1KiB",
+                "part_size=100 is too small; use at least 1KiB",
+            ),
+            (
+                "--timeout 0.0 is out of range",
+                "timeout=0.0 is out of range",
+            ),
+            (
+                "bucket 'b' does not exist (x); check the name and --endpoint-url/--region",
+                "bucket 'b' does not exist (x); check the name and endpoint_url=/region=",
+            ),
+            (
+                "access denied; try --no-sign-request for a public bucket",
+                "access denied; try no_sign_request=True for a public bucket",
+            ),
+            // Not flags: a key with dashes inside, an unknown flag, a longer name.
+            ("s3://b/a--region: not found", "s3://b/a--region: not found"),
+            ("see --verbose", "see --verbose"),
+            ("see --regions", "see --regions"),
+        ];
+        for (core, python) in cases {
+            assert_eq!(keyword_names(core), python);
+        }
+    }
 }

@@ -19,6 +19,7 @@ mod errors;
 mod listing;
 mod options;
 mod progress;
+mod pyvalue;
 mod run;
 mod runtime;
 mod summary;
@@ -39,5 +40,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<summary::Failure>()?;
     module.add_class::<summary::Verified>()?;
     module.add_function(wrap_pyfunction!(awaitable::close_gate, module)?)?;
+    module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
     Ok(())
 }

@@ -9,28 +9,38 @@ use futures::StreamExt;
 use parabyte::Listed;
 use pyo3::exceptions::PyStopAsyncIteration;
 use pyo3::prelude::*;
+use pyo3::types::{IntoPyDict, PyDict, PyTuple};
+
+use crate::pyvalue::{reduce, repr};
 
 use crate::awaitable::awaitable;
-use crate::errors::to_py;
+use crate::errors::{to_py, InvalidInputError};
 use crate::run::wait;
 
 /// Entries taken from the stream in one go: those already listed, up to a page.
 const BATCH: usize = 1000;
 
 /// One listed object, or a "folder" (`is_prefix`) in a listing that is not recursive.
-#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
-#[derive(Debug, Clone)]
+/// Equal when every field is; pickles and turns into a dict.
+#[pyclass(frozen, eq, hash, from_py_object, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ObjectInfo {
+    #[pyo3(get)]
     pub bucket: String,
     /// The full key (for a folder, the prefix ending in `/`).
+    #[pyo3(get)]
     pub key: String,
     /// Size in bytes (0 for a folder).
+    #[pyo3(get)]
     pub size: u64,
     /// The ETag with its quotes, as the store sends it.
+    #[pyo3(get)]
     pub etag: Option<String>,
-    /// ISO 8601 time of the last write, e.g. `2026-01-02T03:04:05.000Z`.
-    pub last_modified: Option<String>,
+    /// The last write, in milliseconds since the Unix epoch (a `datetime` in Python).
+    last_modified_ms: Option<i64>,
+    #[pyo3(get)]
     pub storage_class: Option<String>,
+    #[pyo3(get)]
     pub is_prefix: bool,
 }
 
@@ -42,7 +52,7 @@ impl ObjectInfo {
                 key: object.key,
                 size: object.size,
                 etag: object.etag,
-                last_modified: object.last_modified.map(|time| time.to_string()),
+                last_modified_ms: object.last_modified.map(|time| time.unix_millis()),
                 storage_class: object.storage_class,
                 is_prefix: false,
             },
@@ -51,33 +61,107 @@ impl ObjectInfo {
                 key: prefix,
                 size: 0,
                 etag: None,
-                last_modified: None,
+                last_modified_ms: None,
                 storage_class: None,
                 is_prefix: true,
             },
         }
     }
+
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("bucket", &self.bucket)?;
+        fields.set_item("key", &self.key)?;
+        fields.set_item("size", self.size)?;
+        fields.set_item("etag", &self.etag)?;
+        fields.set_item("last_modified", self.last_modified(py)?)?;
+        fields.set_item("storage_class", &self.storage_class)?;
+        fields.set_item("is_prefix", self.is_prefix)?;
+        Ok(fields)
+    }
+}
+
+/// The Unix epoch as an aware `datetime` and a millisecond as a `timedelta`.
+fn epoch_and_millisecond(py: Python<'_>) -> PyResult<(Bound<'_, PyAny>, Bound<'_, PyAny>)> {
+    let datetime = py.import("datetime")?;
+    let utc = datetime.getattr("timezone")?.getattr("utc")?;
+    let epoch = datetime
+        .getattr("datetime")?
+        .call((1970, 1, 1, 0, 0, 0, 0, utc), None)?;
+    let millisecond = datetime
+        .getattr("timedelta")?
+        .call((), Some(&[("milliseconds", 1)].into_py_dict(py)?))?;
+    Ok((epoch, millisecond))
 }
 
 #[pymethods]
 impl ObjectInfo {
+    /// For unpickling, and for tests that build listings of their own.
+    // One keyword per field, as `to_dict` gives them.
+    #[allow(clippy::too_many_arguments)]
+    #[new]
+    #[pyo3(signature = (bucket, key, size = 0, etag = None, last_modified = None, storage_class = None, is_prefix = false))]
+    fn py_new(
+        py: Python<'_>,
+        bucket: String,
+        key: String,
+        size: u64,
+        etag: Option<String>,
+        last_modified: Option<Bound<'_, PyAny>>,
+        storage_class: Option<String>,
+        is_prefix: bool,
+    ) -> PyResult<Self> {
+        let last_modified_ms = match last_modified {
+            None => None,
+            Some(time) => {
+                let (epoch, millisecond) = epoch_and_millisecond(py)?;
+                let since = time.call_method1("__sub__", (epoch,))?;
+                Some(
+                    since
+                        .call_method1("__floordiv__", (millisecond,))?
+                        .extract()?,
+                )
+            }
+        };
+        Ok(ObjectInfo {
+            bucket,
+            key,
+            size,
+            etag,
+            last_modified_ms,
+            storage_class,
+            is_prefix,
+        })
+    }
+
+    /// The last write as a timezone-aware UTC `datetime` (`None` for a folder).
+    #[getter]
+    fn last_modified<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(millis) = self.last_modified_ms else {
+            return Ok(None);
+        };
+        let (epoch, millisecond) = epoch_and_millisecond(py)?;
+        let since = millisecond.call_method1("__mul__", (millis,))?;
+        Ok(Some(epoch.call_method1("__add__", (since,))?))
+    }
+
     /// `s3://bucket/key`, ready to pass to `download` or `download_many`.
     #[getter]
     pub fn url(&self) -> String {
         format!("s3://{}/{}", self.bucket, self.key)
     }
 
-    fn __repr__(&self) -> String {
-        if self.is_prefix {
-            format!("ObjectInfo(url={:?}, is_prefix=True)", self.url())
-        } else {
-            format!(
-                "ObjectInfo(url={:?}, size={}, etag={:?})",
-                self.url(),
-                self.size,
-                self.etag
-            )
-        }
+    /// The fields as a dict (`last_modified` a `datetime`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.fields(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("ObjectInfo", &self.fields(py)?)
     }
 }
 
@@ -119,6 +203,8 @@ impl Pages {
 #[pyclass(frozen, module = "parabyte")]
 pub struct ListIterator {
     pages: Arc<tokio::sync::Mutex<Pages>>,
+    /// The process the listing runs in: its tasks do not survive `os.fork()`.
+    process: u32,
 }
 
 impl std::fmt::Debug for ListIterator {
@@ -140,7 +226,20 @@ impl ListIterator {
         };
         ListIterator {
             pages: Arc::new(tokio::sync::Mutex::new(pages)),
+            process: std::process::id(),
         }
+    }
+}
+
+impl ListIterator {
+    /// A listing iterated after a fork would wait forever for its parent's tasks.
+    fn same_process(&self) -> PyResult<()> {
+        if self.process == std::process::id() {
+            return Ok(());
+        }
+        Err(InvalidInputError::new_err(
+            "this listing was started before os.fork(); list again in this process",
+        ))
     }
 }
 
@@ -151,6 +250,7 @@ impl ListIterator {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<ObjectInfo>> {
+        self.same_process()?;
         // Entries already fetched need no trip through the runtime.
         if let Ok(mut pages) = self.pages.try_lock() {
             if let Some(entry) = pages.ready.pop_front() {
@@ -167,6 +267,7 @@ impl ListIterator {
     }
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.same_process()?;
         let pages = self.pages.clone();
         awaitable(py, async move {
             match pages.lock().await.next_entry().await.map_err(to_py)? {

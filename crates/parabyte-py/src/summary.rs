@@ -4,26 +4,51 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{to_py, TransferFailedError};
+use crate::pyvalue::{reduce, repr};
 
 /// Requests sent, by kind (downloads send no other kinds).
-#[pyclass(frozen, get_all, module = "parabyte")]
+#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Requests {
     pub get: u64,
     pub list: u64,
 }
 
+impl Requests {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("get", self.get)?;
+        fields.set_item("list", self.list)?;
+        Ok(fields)
+    }
+}
+
 #[pymethods]
 impl Requests {
-    fn __repr__(&self) -> String {
-        format!("Requests(get={}, list={})", self.get, self.list)
+    #[new]
+    #[pyo3(signature = (get = 0, list = 0))]
+    fn new(get: u64, list: u64) -> Self {
+        Requests { get, list }
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.fields(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("Requests", &self.fields(py)?)
     }
 }
 
 /// How the objects that arrived were checked.
-#[pyclass(frozen, get_all, module = "parabyte")]
+#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Verified {
     /// By the store's full-object CRC32, CRC32C or CRC64NVME.
@@ -34,18 +59,43 @@ pub struct Verified {
     pub size_only: u64,
 }
 
+impl Verified {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("checksum", self.checksum)?;
+        fields.set_item("md5", self.md5)?;
+        fields.set_item("size_only", self.size_only)?;
+        Ok(fields)
+    }
+}
+
 #[pymethods]
 impl Verified {
-    fn __repr__(&self) -> String {
-        format!(
-            "Verified(checksum={}, md5={}, size_only={})",
-            self.checksum, self.md5, self.size_only
-        )
+    #[new]
+    #[pyo3(signature = (checksum = 0, md5 = 0, size_only = 0))]
+    fn new(checksum: u64, md5: u64, size_only: u64) -> Self {
+        Verified {
+            checksum,
+            md5,
+            size_only,
+        }
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.fields(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr("Verified", &self.fields(py)?)
     }
 }
 
 /// One object that did not arrive, and why.
-#[pyclass(frozen, module = "parabyte")]
+#[pyclass(frozen, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Failure {
     /// The source URL, e.g. `s3://bucket/key`.
@@ -59,21 +109,52 @@ pub struct Failure {
     exception: Arc<PyErr>,
 }
 
+impl Failure {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("source", &self.source)?;
+        fields.set_item("error", &self.error)?;
+        fields.set_item("exception", self.exception.value(py))?;
+        Ok(fields)
+    }
+}
+
 #[pymethods]
 impl Failure {
+    /// For unpickling: the exception comes back with the failure.
+    #[new]
+    fn new(source: String, error: String, exception: Bound<'_, PyBaseException>) -> Self {
+        Failure {
+            source,
+            error,
+            exception: Arc::new(PyErr::from_value(exception.into_any())),
+        }
+    }
+
+    /// `source`, `error` and `exception` as a dict.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.fields(py)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
     /// The error as its `parabyte.Error` subclass (`NotFoundError` is a `FileNotFoundError`).
     #[getter]
     fn exception<'py>(&self, py: Python<'py>) -> Bound<'py, PyBaseException> {
         self.exception.value(py).clone()
     }
 
-    fn __repr__(&self) -> String {
-        format!("Failure(source={:?}, error={:?})", self.source, self.error)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let fields = self.fields(py)?;
+        fields.del_item("exception")?;
+        repr("Failure", &fields)
     }
 }
 
 /// What one transfer did.
-#[pyclass(frozen, get_all, module = "parabyte")]
+#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// Objects that arrived (or were fetched, when discarding).
@@ -139,8 +220,76 @@ impl From<parabyte::Summary> for Summary {
     }
 }
 
+impl Summary {
+    /// The fields as the constructor takes them (nested ones as objects).
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = PyDict::new(py);
+        fields.set_item("objects", self.objects)?;
+        fields.set_item("failed", self.failed)?;
+        fields.set_item("skipped", self.skipped)?;
+        fields.set_item("bytes", self.bytes)?;
+        fields.set_item("elapsed", self.elapsed)?;
+        fields.set_item("first_object_seconds", self.first_object_seconds)?;
+        fields.set_item("bytes_per_second", self.bytes_per_second)?;
+        fields.set_item("requests", self.requests.clone())?;
+        fields.set_item("connections", self.connections)?;
+        fields.set_item("retries", self.retries)?;
+        fields.set_item("verified", self.verified.clone())?;
+        fields.set_item("failures", self.failures.clone())?;
+        Ok(fields)
+    }
+}
+
 #[pymethods]
 impl Summary {
+    /// For unpickling.
+    #[allow(clippy::too_many_arguments)]
+    #[new]
+    #[pyo3(signature = (
+        *,
+        objects = 0,
+        failed = 0,
+        skipped = 0,
+        bytes = 0,
+        elapsed = 0.0,
+        first_object_seconds = None,
+        bytes_per_second = 0.0,
+        requests = Requests { get: 0, list: 0 },
+        connections = 0,
+        retries = 0,
+        verified = Verified { checksum: 0, md5: 0, size_only: 0 },
+        failures = Vec::new(),
+    ))]
+    fn new(
+        objects: u64,
+        failed: u64,
+        skipped: u64,
+        bytes: u64,
+        elapsed: f64,
+        first_object_seconds: Option<f64>,
+        bytes_per_second: f64,
+        requests: Requests,
+        connections: u64,
+        retries: u64,
+        verified: Verified,
+        failures: Vec<Failure>,
+    ) -> Self {
+        Summary {
+            objects,
+            failed,
+            skipped,
+            bytes,
+            elapsed,
+            first_object_seconds,
+            bytes_per_second,
+            requests,
+            connections,
+            retries,
+            verified,
+            failures,
+        }
+    }
+
     /// True when every object arrived.
     #[getter]
     fn ok(&self) -> bool {
@@ -166,17 +315,36 @@ impl Summary {
         )))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Summary(objects={}, failed={}, skipped={}, bytes={}, elapsed={:.3}, requests={}, connections={}, retries={})",
-            self.objects,
-            self.failed,
-            self.skipped,
-            self.bytes,
-            self.elapsed,
-            self.requests.__repr__(),
-            self.connections,
-            self.retries
-        )
+    /// Every field as a dict, the nested ones too (`requests`, `verified`, `failures`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let fields = self.fields(py)?;
+        fields.set_item("requests", self.requests.fields(py)?)?;
+        fields.set_item("verified", self.verified.fields(py)?)?;
+        let failures = self
+            .failures
+            .iter()
+            .map(|failure| failure.fields(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        fields.set_item("failures", failures)?;
+        Ok(fields)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        reduce(slf.as_any(), slf.get().fields(slf.py())?)
+    }
+
+    /// The counts; the failures themselves are in `failures`.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let fields = self.fields(py)?;
+        for long in [
+            "failures",
+            "verified",
+            "first_object_seconds",
+            "bytes_per_second",
+        ] {
+            fields.del_item(long)?;
+        }
+        fields.set_item("elapsed", (self.elapsed * 1000.0).round() / 1000.0)?;
+        repr("Summary", &fields)
     }
 }

@@ -17,6 +17,7 @@ use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
+use crate::ranges::ByteRange;
 use crate::report::{Failure, Reporter, Silent, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
@@ -117,6 +118,33 @@ impl Client {
         self.engine(Arc::new(Silent)).download(&job).await?;
         let mut buffer = buffer.lock().expect("memory sink poisoned");
         Ok(std::mem::take(&mut *buffer))
+    }
+
+    /// Byte ranges of one object (`start..end`, end excluded), one ranged GET each, all of
+    /// the same version. A range may end past the object (it is cut at the end) but must
+    /// start inside it and hold at least one byte.
+    pub async fn get_ranges(
+        &self,
+        source: impl Into<ObjectUrl>,
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Vec<Vec<u8>>> {
+        let source = source.into();
+        let ranges = ranges
+            .iter()
+            .map(|range| match range.end.checked_sub(1) {
+                Some(end) if range.start <= end => Ok(ByteRange {
+                    start: range.start,
+                    end,
+                }),
+                _ => Err(Error::InvalidInput(format!(
+                    "{source}: the range {}..{} holds no byte; give start < end",
+                    range.start, range.end
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.engine(Arc::new(Silent))
+            .fetch_slices(&source, &ranges)
+            .await
     }
 
     fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<Sources> {

@@ -56,7 +56,7 @@ impl Pinned {
     }
 
     /// Whether `got` is the pinned version; the first answer pins it when nothing did yet.
-    fn check(&self, got: Option<&Validator>) -> std::result::Result<(), String> {
+    pub(super) fn check(&self, got: Option<&Validator>) -> std::result::Result<(), String> {
         let pinned = self.0.get_or_init(|| got.cloned());
         match (pinned, got) {
             (Some(want), Some(got)) if want.matches(got) => Ok(()),

@@ -531,3 +531,76 @@ async fn a_stream_never_waits_behind_the_parts_that_wait_for_it() {
     drop(writer);
     assert!(drained.join().unwrap() == object);
 }
+
+#[tokio::test]
+async fn slices_are_ranged_gets_pinned_to_the_first_answers_version() {
+    let object = data(20, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let source = job(None, Target::Discard).source;
+    let asked = [
+        range(10, 19),
+        range(2 * PART, 2 * PART + 99),
+        range(SIZE - 3, SIZE + 50),
+    ];
+    let slices = run.engine.fetch_slices(&source, &asked).await.unwrap();
+    let expected = [
+        &object[10..20],
+        &object[2048..2148],
+        &object[SIZE as usize - 3..],
+    ];
+    assert_eq!(
+        slices, expected,
+        "the end past the object is cut at its end"
+    );
+    assert_eq!(
+        run.source.seen(),
+        [
+            seen(range(10, 19), None),
+            seen(range(2 * PART, 2 * PART + 99), Some("\"e1\"")),
+            seen(range(SIZE - 3, SIZE - 1), Some("\"e1\"")),
+        ]
+    );
+    let past = run
+        .engine
+        .fetch_slices(&source, &[range(0, 0), range(SIZE, SIZE)])
+        .await;
+    assert!(past
+        .unwrap_err()
+        .to_string()
+        .contains("starts past its end"));
+}
+
+#[tokio::test]
+async fn a_slice_of_another_version_fails_as_changed() {
+    let run = run_with(FakeSource::new(&data(21, SIZE), Some("\"e1\"")), config(0));
+    run.source.script(
+        When::nth(2),
+        Answer::default().ignore_pin().validator(Some("\"e2\"")),
+    );
+    let source = job(None, Target::Discard).source;
+    let outcome = run
+        .engine
+        .fetch_slices(&source, &[range(0, 9), range(PART, PART + 9)])
+        .await;
+    let error = outcome.unwrap_err();
+    assert!(matches!(error, Error::Changed { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn slices_of_a_whole_answer_are_cut_from_it() {
+    let object = data(22, SIZE);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    run.source.script(When::every(), Answer::default().whole());
+    let source = job(None, Target::Discard).source;
+    let slices = run
+        .engine
+        .fetch_slices(&source, &[range(5, 9), range(PART, 2 * PART - 1)])
+        .await
+        .unwrap();
+    assert_eq!(slices, [&object[5..10], &object[1024..2048]]);
+    assert_eq!(
+        run.source.seen().len(),
+        1,
+        "one request brought the whole object"
+    );
+}
