@@ -219,7 +219,7 @@ def main() -> int:
     if len(selected) != len(chosen):
         raise SystemExit(f"unknown workloads in {args.workloads}")
 
-    parabyte = REPO / "target/release/parabyte"
+    parabyte = REPO / "target/profiling/parabyte"
     preflight(parabyte)
     data_dir = Path(args.data_dir)
     on_tmpfs = is_tmpfs(data_dir)

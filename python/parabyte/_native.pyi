@@ -247,6 +247,9 @@ class Summary:
 def close_gate() -> None:
     """Called at exit: parabyte's threads stop calling into Python."""
 
+def run_cli(argv: list[str]) -> int:
+    """The `parabyte` command line on `argv` (program name first); returns its exit status."""
+
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str
