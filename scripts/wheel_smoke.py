@@ -106,8 +106,11 @@ class StallingHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(end - start + 1))
         self.send_header("ETag", '"stalled"')
         self.end_headers()
-        self.wfile.write(b"s" * min(STALL_AFTER, end - start + 1))
-        self.wfile.flush()
+        try:
+            self.wfile.write(b"s" * min(STALL_AFTER, end - start + 1))
+            self.wfile.flush()
+        except ConnectionError:
+            return  # parabyte was interrupted before this part's bytes went out
         StallingHandler.sent.set()
         StallingHandler.release.wait(LIMIT_S)
 
