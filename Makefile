@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: build tools demo test test-python lint check fmt bench
+.PHONY: build tools demo test test-python wheel-smoke lint check fmt bench
 
 # The Python package is built and tested in this virtualenv (pins: python/requirements-dev.txt).
 PY_VENV ?= .tools/venv-py
@@ -10,7 +10,8 @@ PY_VENV ?= .tools/venv-py
 # Extra arguments for bench/run.py, e.g. BENCH_ARGS="--quick" or "--workloads W1,W2 --runs 5".
 BENCH_ARGS ?=
 
-## build: release binary at target/release/parabyte
+## build: release binary at target/release/parabyte (stripped; `cargo install --path
+## crates/parabyte-cli` installs the same)
 build:
 	$(CARGO) build --release --locked -p parabyte-cli
 
@@ -23,10 +24,11 @@ demo: tools
 	$(CARGO) build --release --locked -p parabyte-cli -p parabyte-testkit
 	scripts/demo.sh
 
-## test: every test, against real servers on loopback
+## test: every test, against real servers on loopback, then the release wheel as users install it
 test: tools
 	$(CARGO) test --workspace --locked
 	$(MAKE) test-python
+	$(MAKE) wheel-smoke
 
 ## test-python: build the Python package into $(PY_VENV) and run its pytest suite. A debug
 ## build: it reuses the dependencies `cargo test` just compiled.
@@ -34,6 +36,12 @@ test-python: $(PY_VENV)/.installed
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	VIRTUAL_ENV=$(abspath $(PY_VENV)) $(PY_VENV)/bin/maturin develop --locked --quiet
 	$(PY_VENV)/bin/python -m pytest -p no:cacheprovider
+
+## wheel-smoke: build the release wheel, install it into a fresh virtualenv and use both
+## `import parabyte` and the `parabyte` command against a local S3 server
+wheel-smoke: $(PY_VENV)/.installed
+	$(CARGO) build --locked -p parabyte-testkit --bin testbed
+	MATURIN=$(abspath $(PY_VENV))/bin/maturin scripts/wheel-smoke.sh
 
 $(PY_VENV)/.installed: python/requirements-dev.txt
 	python3 -m venv $(PY_VENV)
@@ -46,20 +54,21 @@ lint: $(PY_VENV)/.installed
 	python3 scripts/check-layers.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
-	$(PY_VENV)/bin/ruff check python
-	$(PY_VENV)/bin/ruff format --check python
+	$(PY_VENV)/bin/ruff check python scripts/wheel_smoke.py
+	$(PY_VENV)/bin/ruff format --check python scripts/wheel_smoke.py
 
 ## check: what CI runs
 check: test lint
 
 fmt: $(PY_VENV)/.installed
 	$(CARGO) fmt --all
-	$(PY_VENV)/bin/ruff format python
+	$(PY_VENV)/bin/ruff format python scripts/wheel_smoke.py
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
-## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour)
+## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour).
+## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
-	$(CARGO) build --release --locked -p parabyte-cli
+	$(CARGO) build --profile profiling --locked -p parabyte-cli
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)

@@ -49,8 +49,8 @@ def parse_args() -> argparse.Namespace:
                    help="tmpfs under which the store and the downloads live (default /dev/shm)")
     p.add_argument("--docs", action=argparse.BooleanOptionalAction, default=None,
                    help="rewrite docs/BENCHMARKS.md and docs/bench/*.png (default: full runs only)")
-    p.add_argument("--parabyte", metavar="BIN", type=Path, default=REPO / "target/release/parabyte",
-                   help="the parabyte binary to measure (default target/release/parabyte); "
+    p.add_argument("--parabyte", metavar="BIN", type=Path, default=REPO / "target/profiling/parabyte",
+                   help="the parabyte binary to measure (default target/profiling/parabyte); "
                         "to compare two builds, run once with each")
     p.add_argument("--max-minutes", type=float, default=90,
                    help="stop starting runs after this long; what is left is reported as skipped")

@@ -307,7 +307,7 @@ def _command_line(argv: list[str] | None) -> str:
     text = re.sub(r"\S*/parabyte-bench-\d+/certs/", "", text)
     text = re.sub(r"\S*/\.tools/venv-bench/bin/", "", text)
     text = re.sub(r"/usr/bin/time -f %U %S %M -o \S+ ", "", text)
-    text = re.sub(r"\S*/target/release/parabyte", "parabyte", text)
+    text = re.sub(r"\S*/target/(?:release|profiling)/parabyte", "parabyte", text)
     text = re.sub(r"\S*/bench/peers/", "bench/peers/", text)
     return text
 

@@ -317,6 +317,9 @@ def close_gate() -> None:
 def _restore(cls: type[Any], fields: dict[str, Any]) -> Any:
     """Unpickling: `cls(**fields)`."""
 
+def run_cli(argv: list[str]) -> int:
+    """The `parabyte` command line on `argv` (program name first); returns its exit status."""
+
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str

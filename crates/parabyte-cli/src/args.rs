@@ -46,6 +46,16 @@ pub enum Command {
     Cp(CpArgs),
     /// List objects and "folders" under a prefix.
     Ls(LsArgs),
+    /// Print a shell completion script.
+    #[command(after_help = "Examples:\n  \
+        parabyte completions bash > ~/.local/share/bash-completion/completions/parabyte\n  \
+        parabyte completions zsh > ~/.zfunc/_parabyte   # with fpath+=~/.zfunc in ~/.zshrc\n  \
+        parabyte completions fish > ~/.config/fish/completions/parabyte.fish")]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,9 @@
 //!   (`awaitable.rs`);
 //! - core errors become the `parabyte.Error` tree defined in `parabyte/exceptions.py`
 //!   (`errors.rs`).
+//!
+//! It also carries the command line: `run_cli` is the wheel's `parabyte` command
+//! (`parabyte._cli:main`), so one `pip install` gives both, from one copy of the engine.
 
 mod awaitable;
 mod buffer;
@@ -24,7 +27,17 @@ mod run;
 mod runtime;
 mod summary;
 
+use std::ffi::OsString;
+
 use pyo3::prelude::*;
+
+/// Run the `parabyte` command line on `argv` (program name first) and return its exit
+/// status. The caller leaves SIGINT and SIGTERM at their defaults: the command line handles
+/// them itself (cleanup, then 130 or 143).
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
+    py.detach(|| parabyte_cli::main_with(argv))
+}
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -41,5 +54,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<summary::Verified>()?;
     module.add_function(wrap_pyfunction!(awaitable::close_gate, module)?)?;
     module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
+    module.add_function(wrap_pyfunction!(run_cli, module)?)?;
     Ok(())
 }
