@@ -197,17 +197,15 @@ impl OrderedMd5 {
     }
 
     /// Hash `data`, just written at `start`, straight from memory when it continues what is
-    /// hashed (bytes arriving in order need no reading back); false when it does not.
-    pub(crate) fn hash_in_order(&self, start: u64, data: &[u8]) -> bool {
+    /// hashed: bytes arriving in order need no reading back. Otherwise `catch_up` will.
+    pub(crate) fn hash_in_order(&self, start: u64, data: &[u8]) {
         let Ok(mut hashed) = self.hashed.try_lock() else {
-            return false;
+            return;
         };
-        if hashed.0 != start {
-            return false;
+        if hashed.0 == start {
+            hashed.1.update(data);
+            hashed.0 += data.len() as u64;
         }
-        hashed.1.update(data);
-        hashed.0 += data.len() as u64;
-        true
     }
 
     /// Everything written from byte 0 on without a gap is hashed.
