@@ -230,3 +230,15 @@ impl Error {
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `head`, then each cause of `error` after a `: `: the chain is what says which sources
+/// were tried and what the system answered.
+pub(crate) fn with_causes(mut head: String, error: &dyn std::error::Error) -> String {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        head.push_str(": ");
+        head.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    head
+}

@@ -15,7 +15,7 @@ use reqwest::{Request, Response, StatusCode, Url};
 
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
-use crate::error::{Error, Result};
+use crate::error::{with_causes, Error, Result};
 
 /// Redirect hops followed for one request, as many as curl and browsers allow.
 pub(crate) const MAX_REDIRECTS: usize = 10;
@@ -205,7 +205,7 @@ pub(crate) fn transport_error(what: &str, error: &reqwest::Error, endpoint: &str
 
 /// Describe a transport error without leaking the URL's query (presigned signatures live there).
 pub(crate) fn describe(error: &reqwest::Error) -> String {
-    let mut text = if error.is_timeout() {
+    let text = if error.is_timeout() {
         "timed out".to_owned()
     } else if error.is_connect() {
         "could not connect".to_owned()
@@ -214,13 +214,7 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
     } else {
         "request failed".to_owned()
     };
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    with_causes(text, error)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use aws_sigv4::http_request::{
 };
 use aws_sigv4::sign::v4;
 
-use crate::error::{Error, Result};
+use crate::error::{with_causes, Error, Result};
 
 /// SHA-256 of an empty body: every request parabyte signs is a bodiless GET.
 const EMPTY_BODY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -52,7 +52,7 @@ impl Signer {
             .provider
             .provide_credentials()
             .await
-            .map_err(|e| Error::NoCredentials(describe_chain_error(&e)))?;
+            .map_err(|e| Error::NoCredentials(with_causes(e.to_string(), &e)))?;
         *self.cached.lock().expect("credential cache poisoned") = Some(credentials.clone());
         Ok(credentials)
     }
@@ -108,18 +108,6 @@ impl Signer {
             .map(|header| (header.name(), header.value().to_owned()))
             .collect())
     }
-}
-
-/// The chain's error with its causes, which say which sources were tried.
-fn describe_chain_error(error: &aws_credential_types::provider::error::CredentialsError) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
