@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, NON_ALPHANUMERIC};
 use tokio::sync::oneshot;
+
+use crate::serve::{accept_until, lock};
 
 /// How many requests [`HostileServer::requests`] keeps (the first ones): a client stuck in a
 /// loop must not fill the test's memory.
@@ -448,32 +450,13 @@ impl Drop for HostileServer {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 async fn serve(
     listener: std::net::TcpListener,
     script: Arc<Script>,
     ledger: Arc<Ledger>,
-    mut stop: oneshot::Receiver<()>,
+    stop: oneshot::Receiver<()>,
 ) {
-    let listener = tokio::net::TcpListener::from_std(listener).expect("register the listener");
-    loop {
-        let stream = tokio::select! {
-            _ = &mut stop => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    // Out of file descriptors, say: back off instead of spinning.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        let _ = stream.set_nodelay(true);
+    accept_until(listener, stop, |stream| {
         let script = Arc::clone(&script);
         let ledger = Arc::clone(&ledger);
         tokio::spawn(async move {
@@ -488,7 +471,8 @@ async fn serve(
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
-    }
+    })
+    .await;
 }
 
 async fn answer(

@@ -68,6 +68,7 @@ mod names;
 mod nginx;
 mod process;
 mod proxy;
+mod serve;
 mod server;
 mod tls;
 

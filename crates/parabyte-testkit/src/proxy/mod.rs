@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -35,6 +35,7 @@ use tokio::sync::oneshot;
 use self::body::CutBody;
 use self::fault::{Action, Armed, Due, Hook, Script};
 use self::socket::{Connection, WatchedStream};
+use crate::serve::{accept_until, lock};
 
 pub use self::fault::{AfterStall, Fault, FaultHandle, Rule, MAX_FAULT_PAUSE};
 
@@ -233,32 +234,13 @@ impl Ledger {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 async fn serve(
     listener: std::net::TcpListener,
     forwarder: Arc<Forwarder>,
-    mut stop: oneshot::Receiver<()>,
+    stop: oneshot::Receiver<()>,
 ) {
-    let listener = tokio::net::TcpListener::from_std(listener).expect("register the listener");
-    loop {
-        let stream = tokio::select! {
-            _ = &mut stop => return,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    // Out of file descriptors, say: back off instead of spinning.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
+    accept_until(listener, stop, |stream| {
         lock(&forwarder.ledger).counts.connections += 1;
-        let _ = stream.set_nodelay(true);
         let forwarder = Arc::clone(&forwarder);
         let connection = Arc::new(Connection::default());
         let stream = WatchedStream::new(stream, Arc::clone(&connection));
@@ -275,7 +257,8 @@ async fn serve(
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
-    }
+    })
+    .await;
 }
 
 #[derive(Debug)]
