@@ -30,6 +30,7 @@ class Client:
         path_style: bool = False,
         ca_bundle: _Path | None = None,
         timeout: float | None = None,
+        bind: list[str] | None = None,
         workers: int | None = None,
         ranges_per_object: int | None = None,
         threads: int | None = None,
@@ -51,6 +52,7 @@ class Client:
             path_style: https://host/bucket/key addressing on AWS too.
             ca_bundle: a PEM file of extra certificate authorities (default AWS_CA_BUNDLE).
             timeout: seconds to wait for a connection or the next byte (30).
+            bind: local IP addresses to send from, taken in turn (several NICs).
             workers: objects in flight (64).
             ranges_per_object: ranged requests in flight per object (16).
             threads: the old name of ranges_per_object, still accepted.

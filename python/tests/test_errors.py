@@ -79,3 +79,11 @@ def test_failed_objects_are_raised_when_asked(
     assert raised.value.summary is summary
     assert len(raised.value.failures) == 2
     assert not (tmp_path / "escapes.bin").exists()
+
+
+def test_bind_takes_local_addresses(store: Store, tmp_path: Path):
+    options = {**store.client_options(), "bind": ["127.0.0.2", "127.0.0.3"]}
+    data = parabyte.Client(**options).get_bytes(store.url("small/00003.bin"))
+    assert bytes(data) == store.stored("small/00003.bin")
+    with pytest.raises(parabyte.InvalidInputError, match=r'^bind= takes IP addresses.*"eth0"'):
+        parabyte.Client(bind=["127.0.0.1", "eth0"])

@@ -2,6 +2,7 @@
 //! and the Python binding share one meaning for every option.
 
 use std::fmt;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -183,6 +184,10 @@ pub struct StoreArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true,
           default_value_t = Seconds(StoreConfig::default().read_timeout))]
     pub timeout: Seconds,
+    /// Local addresses to send from, e.g. 10.0.0.5,10.0.1.5: connections take them in
+    /// turn, to use several network interfaces at once.
+    #[arg(long, value_name = "ADDR[,ADDR...]", value_delimiter = ',')]
+    pub bind: Vec<IpAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -258,6 +263,7 @@ impl StoreArgs {
             no_sign_request: self.no_sign_request,
             credentials: None,
             ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle.clone()),
+            local_addresses: self.bind.clone(),
             ..defaults
         }
         .with_timeout(self.timeout.0)

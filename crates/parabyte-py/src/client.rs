@@ -135,6 +135,7 @@ impl Client {
         path_style = false,
         ca_bundle = None,
         timeout = None,
+        bind = None,
         workers = None,
         ranges_per_object = None,
         threads = None,
@@ -158,6 +159,7 @@ impl Client {
         path_style: bool,
         ca_bundle: Option<PathBuf>,
         timeout: Option<f64>,
+        bind: Option<Vec<String>>,
         workers: Option<usize>,
         ranges_per_object: Option<usize>,
         threads: Option<usize>,
@@ -180,6 +182,7 @@ impl Client {
             path_style,
             ca_bundle,
             timeout,
+            bind: bind.unwrap_or_default(),
         }
         .into_config()?;
         // `threads` is the old name of `ranges_per_object`, still accepted.

@@ -59,6 +59,7 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--no-sign-request", "no_sign_request=True"),
     ("--ca-bundle", "ca_bundle="),
     ("--timeout", "timeout="),
+    ("--bind", "bind="),
     ("--workers", "workers="),
     ("--ranges-per-object", "ranges_per_object="),
     ("--threads", "threads="),

@@ -1,6 +1,7 @@
 //! Keyword arguments into the core's `StoreConfig` and `TransferConfig`: the same structs,
 //! defaults and validation as the CLI's flags, so an option means one thing everywhere.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use parabyte::{parse_size, Keys, RetryPolicy, StoreConfig, TransferConfig};
@@ -29,6 +30,8 @@ pub struct StoreOptions {
     pub ca_bundle: Option<PathBuf>,
     /// `None` keeps the core's default.
     pub timeout: Option<f64>,
+    /// Local addresses to send from, in turn (`--bind`), as Python gives them.
+    pub bind: Vec<String>,
 }
 
 impl StoreOptions {
@@ -50,6 +53,18 @@ impl StoreOptions {
             .map(parabyte::parse_timeout_seconds)
             .transpose()
             .map_err(to_py)?;
+        let local_addresses = self
+            .bind
+            .iter()
+            .map(|address| {
+                address.parse::<IpAddr>().map_err(|_| {
+                    InvalidInputError::new_err(format!(
+                        "bind= takes IP addresses of this machine, e.g. [\"10.0.0.5\"]; \
+                         {address:?} is not one"
+                    ))
+                })
+            })
+            .collect::<PyResult<_>>()?;
         let defaults = StoreConfig::from_env();
         let config = StoreConfig {
             region: self.region,
@@ -59,6 +74,7 @@ impl StoreOptions {
             no_sign_request: self.no_sign_request,
             credentials,
             ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
+            local_addresses,
             ..defaults
         };
         Ok(match timeout {

@@ -1,6 +1,7 @@
 //! The one place options live. The CLI's flags and the Python keyword arguments both fill
 //! these structs, so the two front ends cannot drift apart.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,6 +34,9 @@ pub struct StoreConfig {
     pub connect_timeout: Duration,
     /// Limit for silence on an open connection (no byte received).
     pub read_timeout: Duration,
+    /// Local addresses to send from, taken in turn, so that connections spread over several
+    /// network interfaces (`--bind`); empty lets the system choose.
+    pub local_addresses: Vec<IpAddr>,
 }
 
 /// An access key pair given explicitly (and an optional session token).
@@ -73,6 +77,7 @@ impl Default for StoreConfig {
             ca_bundle: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
+            local_addresses: Vec::new(),
         }
     }
 }

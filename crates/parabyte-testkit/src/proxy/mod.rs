@@ -170,6 +170,12 @@ impl CountingProxy {
             .collect()
     }
 
+    /// The client's source address of each connection accepted, in order: what a client
+    /// told to bind local addresses really used.
+    pub fn connection_peers(&self) -> Vec<IpAddr> {
+        lock(&self.ledger).connection_peers.clone()
+    }
+
     /// Forgets all counts and requests, e.g. after a test's setup went through the proxy.
     /// Injected faults stay, and keep counting where they were.
     pub fn reset(&self) {
@@ -213,6 +219,8 @@ struct Ledger {
     recent: VecDeque<SeenRequest>,
     /// For each of `recent`: requests in flight when it arrived, itself included.
     in_flight_at_arrival: VecDeque<u64>,
+    /// The client's address of each connection accepted, in order.
+    connection_peers: Vec<IpAddr>,
 }
 
 impl Ledger {
@@ -240,7 +248,13 @@ async fn serve(
     stop: oneshot::Receiver<()>,
 ) {
     accept_until(listener, stop, |stream| {
-        lock(&forwarder.ledger).counts.connections += 1;
+        {
+            let mut ledger = lock(&forwarder.ledger);
+            ledger.counts.connections += 1;
+            if let Ok(peer) = stream.peer_addr() {
+                ledger.connection_peers.push(peer.ip());
+            }
+        }
         let forwarder = Arc::clone(&forwarder);
         let connection = Arc::new(Connection::default());
         let stream = WatchedStream::new(stream, Arc::clone(&connection));

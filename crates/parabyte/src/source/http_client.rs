@@ -3,7 +3,10 @@
 //! redirects followed here rather than by reqwest, so that no secret follows them.
 
 use std::future::Future;
+use std::net::IpAddr;
+use std::path::Path;
 use std::pin::Pin;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -30,10 +33,83 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
     IF_MODIFIED_SINCE,
 ];
 
-/// Build the client every request of a run goes through.
-pub(crate) fn build_client(
+/// The clients every request of a run goes through: one per local address to send from
+/// (`--bind`), or one that lets the system choose. Each keeps its own pool, and requests
+/// take them in turn, so connections spread evenly over the addresses (and the network
+/// interfaces behind them): one interface caps one host's throughput otherwise.
+#[derive(Clone, Debug)]
+pub(crate) struct HttpClient {
+    clients: Arc<[reqwest::Client]>,
+    turn: Arc<AtomicUsize>,
+}
+
+impl HttpClient {
+    pub(crate) fn new(config: &StoreConfig, counters: Arc<Counters>) -> Result<HttpClient> {
+        let extra_roots = match &config.ca_bundle {
+            Some(path) => Some(read_ca_bundle(path)?),
+            None => None,
+        };
+        let build = |local_address: Option<IpAddr>| {
+            build_client(config, counters.clone(), extra_roots.clone(), local_address)
+        };
+        let clients = if config.local_addresses.is_empty() {
+            vec![build(None)?]
+        } else {
+            config
+                .local_addresses
+                .iter()
+                .map(|&address| {
+                    check_local_address(address)?;
+                    build(Some(address))
+                })
+                .collect::<Result<_>>()?
+        };
+        Ok(HttpClient {
+            clients: clients.into(),
+            turn: Arc::default(),
+        })
+    }
+
+    /// A GET request for `url`, to be sent with [`send_following`].
+    pub(crate) fn get(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
+        self.clients[0].get(url)
+    }
+
+    /// The client for the next request: each local address in turn.
+    fn next(&self) -> &reqwest::Client {
+        let turn = self.turn.fetch_add(1, Relaxed);
+        &self.clients[turn % self.clients.len()]
+    }
+}
+
+fn read_ca_bundle(path: &Path) -> Result<Vec<reqwest::Certificate>> {
+    let pem = std::fs::read(path).map_err(|e| Error::io("cannot read CA bundle", path, e))?;
+    reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+        Error::InvalidInput(format!(
+            "CA bundle '{}' is not valid PEM: {e}",
+            path.display()
+        ))
+    })
+}
+
+/// A bind address that is not this machine's would fail every connection with the same
+/// error; say so once, up front.
+fn check_local_address(address: IpAddr) -> Result<()> {
+    std::net::TcpListener::bind((address, 0))
+        .map(drop)
+        .map_err(|e| {
+            Error::InvalidInput(format!(
+                "--bind {address}: cannot send from this address ({e}); give addresses of \
+                 this machine's network interfaces"
+            ))
+        })
+}
+
+fn build_client(
     config: &StoreConfig,
     counters: Arc<Counters>,
+    extra_roots: Option<Vec<reqwest::Certificate>>,
+    local_address: Option<IpAddr>,
 ) -> Result<reqwest::Client> {
     let mut builder = reqwest::Client::builder()
         // One range per connection is the point of parallel byte serving; HTTP/2 would
@@ -49,16 +125,10 @@ pub(crate) fn build_client(
         .redirect(reqwest::redirect::Policy::none())
         .referer(false)
         .no_proxy()
+        .local_address(local_address)
         .user_agent(concat!("parabyte/", env!("CARGO_PKG_VERSION")))
         .connector_layer(CountConnections { counters });
-    if let Some(path) = &config.ca_bundle {
-        let pem = std::fs::read(path).map_err(|e| Error::io("cannot read CA bundle", path, e))?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-            Error::InvalidInput(format!(
-                "CA bundle '{}' is not valid PEM: {e}",
-                path.display()
-            ))
-        })?;
+    if let Some(certs) = extra_roots {
         builder = builder.tls_certs_merge(certs);
     }
     builder
@@ -71,7 +141,7 @@ pub(crate) fn build_client(
 /// only [`PORTABLE_HEADERS`]. No hop ever carries a Referer. Every request that went out
 /// is counted, and only those: one that got no connection was never sent.
 pub(crate) async fn send_following(
-    http: &reqwest::Client,
+    http: &HttpClient,
     mut request: Request,
     counters: &Counters,
     kind: RequestKind,
@@ -90,12 +160,12 @@ pub(crate) async fn send_following(
 }
 
 async fn send_counted(
-    http: &reqwest::Client,
+    http: &HttpClient,
     request: Request,
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, reqwest::Error> {
-    let result = http.execute(request).await;
+    let result = http.next().execute(request).await;
     if !matches!(&result, Err(error) if error.is_connect() || error.is_builder()) {
         counters.count_request(kind);
     }

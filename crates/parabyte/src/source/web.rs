@@ -13,7 +13,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
-use crate::source::http_client::{build_client, send_following, transport_error, MAX_REDIRECTS};
+use crate::source::http_client::{send_following, transport_error, HttpClient, MAX_REDIRECTS};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
 use crate::validator::Validator;
 
@@ -21,14 +21,14 @@ use crate::validator::Validator;
 /// credentials to other origins, rustls with the system's roots plus `--ca-bundle`).
 #[derive(Debug)]
 pub(crate) struct WebSource {
-    http: reqwest::Client,
+    http: HttpClient,
     counters: Arc<Counters>,
 }
 
 impl WebSource {
     pub(crate) fn new(config: &StoreConfig, counters: Arc<Counters>) -> Result<WebSource> {
         Ok(WebSource {
-            http: build_client(config, counters.clone())?,
+            http: HttpClient::new(config, counters.clone())?,
             counters,
         })
     }

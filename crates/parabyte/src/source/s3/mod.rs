@@ -22,7 +22,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
-use crate::source::http_client::{build_client, describe, send_following, transport_error};
+use crate::source::http_client::{describe, send_following, transport_error, HttpClient};
 use crate::source::{body_of, shape_of, Fetched, RangeSource};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
@@ -44,7 +44,7 @@ const MAX_LIST_OVERHEAD: usize = 64 * 1024;
 /// A connection to one S3-compatible store.
 #[derive(Debug)]
 pub(crate) struct S3Store {
-    http: reqwest::Client,
+    http: HttpClient,
     endpoint: Endpoint,
     /// `None` for anonymous requests (`--no-sign-request`).
     signer: Option<Signer>,
@@ -105,7 +105,7 @@ impl S3Store {
             }
         };
         Ok(S3Store {
-            http: build_client(config, counters.clone())?,
+            http: HttpClient::new(config, counters.clone())?,
             endpoint,
             signer,
             counters,

@@ -1,0 +1,76 @@
+//! `--bind`: connections take the given local addresses in turn, so one host can use
+//! several network interfaces. On loopback every 127.0.0.0/8 address is this machine's,
+//! and the proxy's server side records where each connection came from.
+
+mod common;
+
+use std::net::IpAddr;
+
+use common::{run, stderr, Bed};
+use parabyte_testkit::{payload, ServerKind};
+
+const MIB: u64 = 1 << 20;
+const SIZE: u64 = 8 * MIB + 99;
+
+fn download(bed: &Bed, extra: &[&str]) {
+    bed.admin
+        .put_generated(&bed.bucket, "big.bin", 5, SIZE)
+        .unwrap();
+    let source = bed.url("big.bin");
+    let mut args = vec!["cp", "--part-size", "1MiB", "--ranges-per-object", "4"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[source.as_str(), "out.bin"]);
+    let output = run(bed.parabyte().args(args));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written = std::fs::read(bed.path("out.bin")).unwrap();
+    assert!(written == payload(5, SIZE as usize), "content differs");
+}
+
+fn connections_from(bed: &Bed, address: &str) -> usize {
+    let address: IpAddr = address.parse().unwrap();
+    bed.proxy
+        .connection_peers()
+        .into_iter()
+        .filter(|peer| *peer == address)
+        .count()
+}
+
+#[test]
+fn connections_take_each_bound_address_in_turn() {
+    let bed = Bed::new(ServerKind::Versitygw, "bind-two");
+    bed.proxy.reset();
+    download(&bed, &["--bind", "127.0.0.1,127.0.0.2"]);
+    let first = connections_from(&bed, "127.0.0.1");
+    let second = connections_from(&bed, "127.0.0.2");
+    assert!(
+        first >= 1 && second >= 1,
+        "connections from 127.0.0.1: {first}, from 127.0.0.2: {second}"
+    );
+    assert_eq!(first + second, bed.proxy.connection_peers().len());
+}
+
+#[test]
+fn one_bound_address_carries_every_connection() {
+    let bed = Bed::new(ServerKind::Versitygw, "bind-one");
+    bed.proxy.reset();
+    download(&bed, &["--bind", "127.0.0.3"]);
+    let peers = bed.proxy.connection_peers();
+    assert!(!peers.is_empty());
+    assert_eq!(
+        connections_from(&bed, "127.0.0.3"),
+        peers.len(),
+        "{peers:?}"
+    );
+}
+
+#[test]
+fn a_bind_value_that_is_no_address_is_a_usage_error() {
+    let bed = Bed::new(ServerKind::Versitygw, "bind-bad");
+    let output =
+        run(bed
+            .parabyte()
+            .args(["cp", "--bind", "127.0.0.1,eth0", &bed.url("x"), "out.bin"]));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("eth0"), "{}", stderr(&output));
+    assert_eq!(bed.proxy.counts().get, 0);
+}
