@@ -251,7 +251,8 @@ fn verbose_prints_each_request_and_no_secret() {
     let presigned = format!(
         "{}?X-Amz-Credential=AKIDLEAK%2F20260101&X-Amz-Signature=sigleak123&api_key=keyleak",
         server.url(Serving::Ranges, "big.bin")
-    );
+    )
+    .replace("http://", "http://someone:passleak@");
     let output = bare_parabyte(dir.path())
         .args(["cp", "-v", "--part-size", "1MiB", &presigned, "big.bin"])
         .output()
@@ -271,7 +272,7 @@ fn verbose_prints_each_request_and_no_secret() {
         .all(|l| l.contains("X-Amz-Signature=REDACTED")
             && l.contains("/files/big.bin?")
             && l.ends_with(" ms")));
-    for secret in ["AKIDLEAK", "sigleak123", "keyleak"] {
+    for secret in ["AKIDLEAK", "sigleak123", "keyleak", "passleak"] {
         assert!(!err.contains(secret), "{secret} printed: {err}");
     }
 
