@@ -217,8 +217,10 @@ async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
         print_json(&summary);
     }
     if !args.output.quiet || summary.failed > 0 {
-        // Failures were printed as they happened when the bar was showing.
-        let failures = if show_progress {
+        // Each failure is printed once: as it happened, under the bar, or else in the list.
+        // Should one not have been shown, the list has them all.
+        let shown = progress.as_ref().map_or(0, |bar| bar.failures_shown());
+        let failures = if shown == summary.failed {
             Failures::ShownAbove
         } else {
             Failures::List

@@ -16,6 +16,7 @@ pub struct ProgressBarReporter {
     bar: ProgressBar,
     queued: AtomicU64,
     finished: AtomicU64,
+    failures_shown: AtomicU64,
 }
 
 /// The bar's layouts, widest first, each with the narrowest terminal it fits whatever the
@@ -49,12 +50,18 @@ impl ProgressBarReporter {
             bar,
             queued: AtomicU64::new(0),
             finished: AtomicU64::new(0),
+            failures_shown: AtomicU64::new(0),
         }
     }
 
     /// Remove the bar before the summary is printed.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// Failures printed as they happened.
+    pub fn failures_shown(&self) -> u64 {
+        self.failures_shown.load(Relaxed)
     }
 
     fn update_message(&self) {
@@ -107,6 +114,7 @@ impl Reporter for ProgressBarReporter {
             let source = crate::escape::printable(report.source);
             self.bar
                 .suspend(|| crate::tell(format_args!("error: {source}: {error}")));
+            self.failures_shown.fetch_add(1, Relaxed);
         }
     }
 }
