@@ -34,9 +34,9 @@ pub(crate) struct Counters {
     verified_checksum: AtomicU64,
     verified_md5: AtomicU64,
     size_only: AtomicU64,
-    pub(crate) skipped_by_size_and_time: AtomicU64,
-    pub(crate) resumed: AtomicU64,
-    pub(crate) resumed_bytes: AtomicU64,
+    skipped_by_size_and_time: AtomicU64,
+    resumed: AtomicU64,
+    resumed_bytes: AtomicU64,
 }
 
 impl Counters {
@@ -57,6 +57,17 @@ impl Counters {
             None => &self.size_only,
         }
         .fetch_add(1, Relaxed);
+    }
+
+    /// A file without parabyte's mark was left in place: it had the object's size and time.
+    pub(crate) fn count_skipped_by_size_and_time(&self) {
+        self.skipped_by_size_and_time.fetch_add(1, Relaxed);
+    }
+
+    /// An object was completed from an interrupted run's parts, which held `bytes`.
+    pub(crate) fn count_resumed(&self, bytes: u64) {
+        self.resumed.fetch_add(1, Relaxed);
+        self.resumed_bytes.fetch_add(bytes, Relaxed);
     }
 
     pub(crate) fn snapshot(&self) -> Snapshot {

@@ -9,7 +9,6 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -129,7 +128,7 @@ pub(crate) async fn copy_local(
                 let counts = match result {
                     Ok(Copied::Bytes(size)) => (objects + 1, skipped, bytes + size, failures),
                     Ok(Copied::Unchanged) => {
-                        counters.skipped_by_size_and_time.fetch_add(1, Relaxed);
+                        counters.count_skipped_by_size_and_time();
                         (objects, skipped + 1, bytes, failures)
                     }
                     Err(error) => {

@@ -166,9 +166,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             self.reporter.bytes_skipped(known.size);
         }
         if found == Some(Verification::SizeAndTime) {
-            self.counters
-                .skipped_by_size_and_time
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.counters.count_skipped_by_size_and_time();
         }
         found
     }
@@ -309,12 +307,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             .await?;
         let fetched = known.size - restored;
         let status = if restored > 0 {
-            self.counters
-                .resumed
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.counters
-                .resumed_bytes
-                .fetch_add(restored, std::sync::atomic::Ordering::Relaxed);
+            self.counters.count_resumed(restored);
             Status::Resumed
         } else {
             Status::Copied
