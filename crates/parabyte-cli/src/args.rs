@@ -24,6 +24,10 @@ use parabyte::{parse_size, parse_timeout_seconds, RetryPolicy, StoreConfig, Tran
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print each request on stderr as it completes: method, URL (secrets redacted), range,
+    /// status and time taken. Turns the progress bar off.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -196,6 +200,11 @@ pub struct OutputArgs {
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Stream one JSON line per object on stdout as each finishes: source, destination,
+    /// bytes, status (copied, resumed, skipped, failed), verification, error. With --json
+    /// the summary follows as the last line.
+    #[arg(long)]
+    pub json_lines: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

@@ -18,10 +18,11 @@ use clap::{CommandFactory, Parser};
 use futures::StreamExt;
 use parabyte::{
     Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
+    REQUEST_EVENTS,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
-use progress::ProgressBarReporter;
+use progress::{JsonLines, ProgressBarReporter, Tee};
 
 /// Exit statuses, as documented in `--help`.
 const SUCCESS: u8 = 0;
@@ -44,10 +45,15 @@ where
             return u8::try_from(error.exit_code()).unwrap_or(FATAL);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let request_log = cli.verbose.then(request_log);
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(log) = request_log.clone() {
+        // Only this run's threads listen: a process may run the command more than once (the
+        // Python wheel's `parabyte`). A runtime thread keeps it until it ends.
+        builder.on_thread_start(move || std::mem::forget(tracing::dispatcher::set_default(&log)));
+    }
+    let _listening = request_log.as_ref().map(tracing::dispatcher::set_default);
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             tell(format_args!(
@@ -58,7 +64,7 @@ where
     };
     let status = runtime.block_on(async {
         tokio::select! {
-            status = run(cli.command) => status,
+            status = run(cli.command, cli.verbose) => status,
             signal = interrupted() => {
                 tell(format_args!(
                     "interrupted: finished objects are in place; parts of unfinished large objects \
@@ -71,6 +77,23 @@ where
     // Dropping the runtime drops unfinished downloads, which removes their temporary files.
     runtime.shutdown_timeout(Duration::from_secs(1));
     status
+}
+
+/// `-v`: the library's request events as plain lines on stderr.
+fn request_log() -> tracing::Dispatch {
+    use tracing_subscriber::layer::SubscriberExt;
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .without_time()
+        .with_level(false)
+        .with_target(false);
+    let only_requests = tracing_subscriber::filter::Targets::new()
+        .with_target(REQUEST_EVENTS, tracing::Level::INFO);
+    tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(tracing_subscriber::Layer::with_filter(lines, only_requests)),
+    )
 }
 
 /// Wait for Ctrl-C (SIGINT) or SIGTERM; returns the signal number, or `None` when the
@@ -112,9 +135,9 @@ fn print_completions(shell: clap_complete::Shell) -> u8 {
     }
 }
 
-async fn run(command: Command) -> u8 {
+async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
-        Command::Cp(args) => copy(args).await,
+        Command::Cp(args) => copy(args, verbose).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };
@@ -147,9 +170,10 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
-    if args.output.json && destination == Destination::Stdout {
+    if (args.output.json || args.output.json_lines) && destination == Destination::Stdout {
         return Err(Error::InvalidInput(
-            "--json prints to stdout, which '-' uses for the object's bytes; drop one".into(),
+            "--json and --json-lines print to stdout, which '-' uses for the object's bytes; drop one"
+                .into(),
         ));
     }
     match &args.manifest {
@@ -166,14 +190,22 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
     }
 }
 
-async fn copy(args: CpArgs) -> Result<u8, Error> {
+async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
-    let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
+    // The bar and request lines would garble each other: -v is a log, not a display.
+    let show_progress = !args.output.quiet && !verbose && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
-    let reporter: Arc<dyn Reporter> = match &progress {
-        Some(bar) => bar.clone(),
-        None => Arc::new(Silent),
+    let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();
+    if let Some(bar) = &progress {
+        reporters.push(bar.clone());
+    }
+    if args.output.json_lines {
+        reporters.push(Arc::new(JsonLines::default()));
+    }
+    let reporter: Arc<dyn Reporter> = match reporters.len() {
+        0 => Arc::new(Silent),
+        _ => Arc::new(Tee(reporters)),
     };
     let client = Client::connect(&args.store.to_config(), transfer).await?;
     let summary = client.copy(&request, reporter).await;
@@ -185,13 +217,28 @@ async fn copy(args: CpArgs) -> Result<u8, Error> {
         print_json(&summary);
     }
     if !args.output.quiet || summary.failed > 0 {
-        print_summary(&summary, args.output.quiet);
+        // Each failure is printed once: as it happened, under the bar, or else in the list.
+        // Should one not have been shown, the list has them all.
+        let shown = progress.as_ref().map_or(0, |bar| bar.failures_shown());
+        let failures = if shown == summary.failed {
+            Failures::ShownAbove
+        } else {
+            Failures::List
+        };
+        print_summary(&summary, failures, args.output.quiet);
     }
     Ok(if summary.failed > 0 {
         SOME_FAILED
     } else {
         SUCCESS
     })
+}
+
+/// How the summary shows failures: each is printed once, live or at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failures {
+    List,
+    ShownAbove,
 }
 
 /// The `--json` summary on stdout. A reader that has gone away (`| head -0`, a closed
@@ -211,42 +258,75 @@ fn print_json(summary: &Summary) {
     }
 }
 
-fn print_summary(summary: &Summary, only_failures: bool) {
+fn print_summary(summary: &Summary, failures: Failures, only_failures: bool) {
     let mut err = std::io::stderr().lock();
     if !summary.failures.is_empty() {
-        let _ = writeln!(err, "failed {} object(s):", summary.failures.len());
-        for failure in &summary.failures {
-            let _ = writeln!(err, "  {}: {}", failure.source, failure.error);
+        match failures {
+            Failures::ShownAbove => {
+                let _ = writeln!(
+                    err,
+                    "failed {} object(s), each shown above as it failed",
+                    summary.failures.len()
+                );
+            }
+            Failures::List => {
+                let _ = writeln!(err, "failed {} object(s):", summary.failures.len());
+                for failure in &summary.failures {
+                    let source = escape::printable(&failure.source);
+                    let _ = writeln!(err, "  {source}: {}", failure.error);
+                }
+            }
         }
     }
     if only_failures {
         return;
     }
+    for line in summary_lines(summary) {
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+/// The summary as text: only the lines that say something about this run.
+fn summary_lines(summary: &Summary) -> Vec<String> {
     let seconds = summary.elapsed.as_secs_f64();
-    let _ = writeln!(
-        err,
-        "{} object(s), {} in {seconds:.2}s ({}/s); {} already complete and skipped",
+    let by_time = match summary.skipped_by_size_and_time {
+        0 => String::new(),
+        n => format!(" ({n} of them by size and modification time alone)"),
+    };
+    let mut lines = vec![format!(
+        "{} object(s), {} in {seconds:.2}s ({}/s); {} already complete and skipped{by_time}",
         summary.objects,
         human_bytes(summary.bytes as f64),
         human_bytes(summary.bytes_per_second),
         summary.skipped,
-    );
+    )];
+    if summary.resumed > 0 {
+        lines.push(format!(
+            "resumed {} object(s) where an earlier run stopped: {} already on disk, not fetched again",
+            summary.resumed,
+            human_bytes(summary.resumed_bytes as f64),
+        ));
+    }
     let requests = summary.requests;
-    let _ = writeln!(
-        err,
-        "requests: {} GET, {} LIST; {} connection(s) opened; {} retr{}",
-        requests.get,
-        requests.list,
-        summary.connections,
-        summary.retries,
-        if summary.retries == 1 { "y" } else { "ies" },
-    );
+    // A local copy sends nothing: no line of zeros.
+    if requests.get + requests.list + summary.connections + summary.retries > 0 {
+        lines.push(format!(
+            "requests: {} GET, {} LIST; {} connection(s) opened; {} retr{}",
+            requests.get,
+            requests.list,
+            summary.connections,
+            summary.retries,
+            if summary.retries == 1 { "y" } else { "ies" },
+        ));
+    }
     let verified = summary.verified;
-    let _ = writeln!(
-        err,
-        "verified: {} by the store's checksum, {} by the MD5 in the ETag, {} by size only",
-        verified.checksum, verified.md5, verified.size_only,
-    );
+    if verified.checksum + verified.md5 + verified.size_only > 0 {
+        lines.push(format!(
+            "verified: {} by the store's checksum, {} by the MD5 in the ETag, {} by size only",
+            verified.checksum, verified.md5, verified.size_only,
+        ));
+    }
+    lines
 }
 
 fn human_bytes(bytes: f64) -> String {

@@ -1,33 +1,56 @@
-//! The progress bar: the engine reports, this draws (only when stderr is a terminal).
+//! What the command shows while it runs: the progress bar and each failure as it happens
+//! (only when stderr is a terminal), and the `--json-lines` stream of objects on stdout.
+//! The engine reports; this draws.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use parabyte::Reporter;
+use parabyte::{Error, ObjectReport, Reporter, Status};
 
-/// Bytes, objects, rate and ETA on one line of stderr.
+/// Bytes, objects, rate and ETA on one line of stderr, as much of it as the terminal's width
+/// holds; failures are printed above it as they happen.
 pub struct ProgressBarReporter {
     bar: ProgressBar,
     queued: AtomicU64,
     finished: AtomicU64,
+    failures_shown: AtomicU64,
 }
 
+/// The bar's layouts, widest first, each with the narrowest terminal it fits whatever the
+/// numbers (sizes up to "1023.99 GiB", counts up to seven digits). A line wider than the
+/// terminal wraps, and the bar's redraws then stack up copies of it.
+const LAYOUTS: [(u16, &str); 4] = [
+    (
+        100,
+        "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+    ),
+    (
+        70,
+        "{spinner} {wide_bar} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
+    ),
+    (30, "{spinner} {binary_bytes}/{binary_total_bytes} {wide_msg}"),
+    (0, "{spinner} {wide_msg}"),
+];
+
 impl ProgressBarReporter {
+    /// A bar on stderr, laid out for the terminal's width now.
     pub fn new() -> Self {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(10));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
-            )
-            .expect("progress template is valid")
-            .progress_chars("=> "),
-        );
+        let (_, width) = console::Term::stderr().size();
+        Self::drawn_on(ProgressDrawTarget::stderr_with_hz(10), width)
+    }
+
+    fn drawn_on(target: ProgressDrawTarget, width: u16) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(0), target);
+        bar.set_style(style_for(width));
         bar.enable_steady_tick(Duration::from_millis(100));
         ProgressBarReporter {
             bar,
             queued: AtomicU64::new(0),
             finished: AtomicU64::new(0),
+            failures_shown: AtomicU64::new(0),
         }
     }
 
@@ -36,10 +59,26 @@ impl ProgressBarReporter {
         self.bar.finish_and_clear();
     }
 
+    /// Failures printed as they happened.
+    pub fn failures_shown(&self) -> u64 {
+        self.failures_shown.load(Relaxed)
+    }
+
     fn update_message(&self) {
         let (finished, queued) = (self.finished.load(Relaxed), self.queued.load(Relaxed));
         self.bar.set_message(format!("{finished}/{queued} objects"));
     }
+}
+
+/// The widest layout that fits `width` columns.
+fn style_for(width: u16) -> ProgressStyle {
+    let template = LAYOUTS
+        .iter()
+        .find(|(narrowest, _)| width >= *narrowest)
+        .map_or(LAYOUTS[LAYOUTS.len() - 1].1, |(_, template)| template);
+    ProgressStyle::with_template(template)
+        .expect("progress templates are valid")
+        .progress_chars("=> ")
 }
 
 impl Reporter for ProgressBarReporter {
@@ -64,12 +103,164 @@ impl Reporter for ProgressBarReporter {
         self.bar.dec_length(bytes);
     }
 
-    fn object_finished(&self, key: &str, outcome: Result<u64, &parabyte::Error>) {
+    fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {
         self.finished.fetch_add(1, Relaxed);
-        if let Err(error) = outcome {
-            self.bar
-                .suspend(|| crate::tell(format_args!("error: {key}: {error}")));
-        }
         self.update_message();
+    }
+
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        // Every failure comes through here once; the summary then only counts them.
+        if let (Status::Failed, Some(error)) = (report.status, report.error) {
+            let source = crate::escape::printable(report.source);
+            self.bar
+                .suspend(|| crate::tell(format_args!("error: {source}: {error}")));
+            self.failures_shown.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// `--json-lines`: one JSON object per object on stdout as each finishes. A reader that has
+/// gone (`| head -1`) ends the stream quietly; the run goes on.
+#[derive(Debug, Default)]
+pub struct JsonLines {
+    gone: AtomicBool,
+}
+
+impl Reporter for JsonLines {
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        if self.gone.load(Relaxed) {
+            return;
+        }
+        let Ok(line) = serde_json::to_string(report) else {
+            return;
+        };
+        let mut out = std::io::stdout().lock();
+        let written =
+            writeln!(out, "{}", crate::escape::json_line(line)).and_then(|()| out.flush());
+        if let Err(error) = written {
+            self.gone.store(true, Relaxed);
+            if error.kind() != std::io::ErrorKind::BrokenPipe {
+                crate::tell(format_args!(
+                    "warning: --json-lines stopped, stdout cannot be written: {error}"
+                ));
+            }
+        }
+    }
+}
+
+/// Several reporters as one.
+pub struct Tee(pub Vec<Arc<dyn Reporter>>);
+
+impl Reporter for Tee {
+    fn object_queued(&self, size: Option<u64>) {
+        self.0.iter().for_each(|r| r.object_queued(size));
+    }
+
+    fn size_discovered(&self, size: u64) {
+        self.0.iter().for_each(|r| r.size_discovered(size));
+    }
+
+    fn bytes_transferred(&self, bytes: u64) {
+        self.0.iter().for_each(|r| r.bytes_transferred(bytes));
+    }
+
+    fn bytes_skipped(&self, bytes: u64) {
+        self.0.iter().for_each(|r| r.bytes_skipped(bytes));
+    }
+
+    fn object_finished(&self, key: &str, outcome: Result<u64, &Error>) {
+        self.0.iter().for_each(|r| r.object_finished(key, outcome));
+    }
+
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        self.0.iter().for_each(|r| r.object_reported(report));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use indicatif::TermLike;
+    use std::sync::Mutex;
+
+    /// A terminal of a given width that keeps the text of each line drawn on it.
+    #[derive(Debug)]
+    struct Screen {
+        width: u16,
+        lines: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            self.width
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> std::io::Result<()> {
+            self.write_str(line)
+        }
+        fn write_str(&self, text: &str) -> std::io::Result<()> {
+            self.lines.lock().unwrap().push(text.to_owned());
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The lines a bar draws at `width` columns with large numbers on it.
+    fn drawn_at(width: u16) -> Vec<String> {
+        let lines = Arc::new(Mutex::default());
+        let screen = Screen {
+            width,
+            lines: lines.clone(),
+        };
+        let target = ProgressDrawTarget::term_like(Box::new(screen));
+        let bar = ProgressBarReporter::drawn_on(target, width);
+        for _ in 0..1_000_000 {
+            bar.queued.fetch_add(1, Relaxed);
+        }
+        bar.object_queued(Some(1000 << 30));
+        bar.bytes_transferred(999 << 30);
+        bar.object_finished("k", Ok(1));
+        bar.bar.tick();
+        let drawn = lines.lock().unwrap().clone();
+        drawn
+    }
+
+    #[test]
+    fn the_bar_fits_narrow_terminals() {
+        for width in [120, 100, 80, 70, 40, 20] {
+            let lines = drawn_at(width);
+            let drawn: Vec<_> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
+            assert!(!drawn.is_empty(), "nothing drawn at {width} columns");
+            for line in drawn {
+                let columns = console::measure_text_width(line);
+                assert!(
+                    columns <= usize::from(width),
+                    "{columns} columns at {width}: {line:?}"
+                );
+            }
+        }
+        // Where there is room, the bar itself shows.
+        for width in [70, 100] {
+            assert!(
+                drawn_at(width).iter().any(|line| line.contains("=>")),
+                "no bar at {width} columns"
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! object starts with the first page and memory stays flat however many keys there are.
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
 use crate::ranges::ByteRange;
-use crate::report::{Failure, Reporter, Silent, Summary};
+use crate::report::{Failure, ObjectReport, Reporter, Silent, Status, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::source::web::WebSource;
@@ -174,7 +175,14 @@ impl Client {
         let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
         let planner = tokio::spawn(planner(queue));
         let engine = Arc::new(self.engine(reporter.clone()));
-        let driven = drive(engine, jobs, self.transfer.workers, reporter, started).await;
+        let driven = drive(
+            engine,
+            jobs,
+            self.transfer.workers,
+            reporter.clone(),
+            started,
+        )
+        .await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = planner
             .await
@@ -188,10 +196,9 @@ impl Client {
             if error.is_fatal() || (nothing_done && !store_broke_it) {
                 return Err(error);
             }
-            outcome.failures.push(Failure {
-                source: format!("{listed} (listing stopped, later keys were not downloaded)"),
-                error,
-            });
+            let source = format!("{listed} (listing stopped, later keys were not downloaded)");
+            report_failure(reporter.as_ref(), &source, None, &error);
+            outcome.failures.push(Failure { source, error });
         }
         Ok(Summary::new(
             outcome.objects,
@@ -229,6 +236,23 @@ impl Client {
     }
 }
 
+/// Every failure the summary lists is reported as it happens too.
+fn report_failure(
+    reporter: &dyn Reporter,
+    source: &str,
+    destination: Option<&Path>,
+    error: &Error,
+) {
+    reporter.object_reported(&ObjectReport {
+        source,
+        destination,
+        bytes: 0,
+        status: Status::Failed,
+        verification: None,
+        error: Some(error),
+    });
+}
+
 #[derive(Debug, Default)]
 struct Outcome {
     first_started: Option<Duration>,
@@ -249,30 +273,34 @@ async fn drive(
     let object_slots = Arc::new(Semaphore::new(workers));
     let mut running = JoinSet::new();
     let mut outcome = Outcome::default();
-    let record = |outcome: &mut Outcome, (source, result): (String, Result<Finished>)| match result
-    {
-        Ok(Finished::Downloaded(bytes)) => {
-            reporter.object_finished(&source, Ok(bytes));
-            outcome.objects += 1;
-            outcome.bytes += bytes;
-            Ok(())
-        }
-        Ok(Finished::AlreadyThere(bytes)) => {
-            reporter.object_finished(&source, Ok(bytes));
-            outcome.skipped += 1;
-            Ok(())
-        }
-        Err(error) if error.is_fatal() => Err(error),
-        Err(error) => {
-            reporter.object_finished(&source, Err(&error));
-            outcome.failures.push(Failure { source, error });
-            Ok(())
+    let record = |outcome: &mut Outcome,
+                  (source, target, result): (String, Target, Result<Finished>)| {
+        match result {
+            Ok(Finished::Downloaded(bytes)) => {
+                reporter.object_finished(&source, Ok(bytes));
+                outcome.objects += 1;
+                outcome.bytes += bytes;
+                Ok(())
+            }
+            Ok(Finished::AlreadyThere(bytes)) => {
+                reporter.object_finished(&source, Ok(bytes));
+                outcome.skipped += 1;
+                Ok(())
+            }
+            Err(error) if error.is_fatal() => Err(error),
+            Err(error) => {
+                reporter.object_finished(&source, Err(&error));
+                report_failure(reporter.as_ref(), &source, target.path(), &error);
+                outcome.failures.push(Failure { source, error });
+                Ok(())
+            }
         }
     };
     while let Some(planned) = jobs.recv().await {
         let job = match planned {
             Planned::Job(job) => job,
             Planned::Refused(failure) => {
+                report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
                 outcome.failures.push(failure);
                 continue;
             }
@@ -289,7 +317,7 @@ async fn drive(
         running.spawn(async move {
             let result = engine.download(&job).await;
             drop(slot);
-            (job.source.to_string(), result)
+            (job.source.to_string(), job.target, result)
         });
         while let Some(done) = running.try_join_next() {
             record(&mut outcome, done.expect("download task panicked"))?;

@@ -34,6 +34,9 @@ pub(crate) struct Counters {
     verified_checksum: AtomicU64,
     verified_md5: AtomicU64,
     size_only: AtomicU64,
+    skipped_by_size_and_time: AtomicU64,
+    resumed: AtomicU64,
+    resumed_bytes: AtomicU64,
 }
 
 impl Counters {
@@ -56,6 +59,17 @@ impl Counters {
         .fetch_add(1, Relaxed);
     }
 
+    /// A file without parabyte's mark was left in place: it had the object's size and time.
+    pub(crate) fn count_skipped_by_size_and_time(&self) {
+        self.skipped_by_size_and_time.fetch_add(1, Relaxed);
+    }
+
+    /// An object was completed from an interrupted run's parts, which held `bytes`.
+    pub(crate) fn count_resumed(&self, bytes: u64) {
+        self.resumed.fetch_add(1, Relaxed);
+        self.resumed_bytes.fetch_add(bytes, Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             requests: RequestCounts {
@@ -69,6 +83,9 @@ impl Counters {
                 md5: self.verified_md5.load(Relaxed),
                 size_only: self.size_only.load(Relaxed),
             },
+            skipped_by_size_and_time: self.skipped_by_size_and_time.load(Relaxed),
+            resumed: self.resumed.load(Relaxed),
+            resumed_bytes: self.resumed_bytes.load(Relaxed),
         }
     }
 }
@@ -80,6 +97,9 @@ pub(crate) struct Snapshot {
     pub(crate) connections: u64,
     pub(crate) retries: u64,
     pub(crate) verified: Verified,
+    pub(crate) skipped_by_size_and_time: u64,
+    pub(crate) resumed: u64,
+    pub(crate) resumed_bytes: u64,
 }
 
 impl Snapshot {
@@ -96,6 +116,10 @@ impl Snapshot {
                 md5: self.verified.md5 - earlier.verified.md5,
                 size_only: self.verified.size_only - earlier.verified.size_only,
             },
+            skipped_by_size_and_time: self.skipped_by_size_and_time
+                - earlier.skipped_by_size_and_time,
+            resumed: self.resumed - earlier.resumed,
+            resumed_bytes: self.resumed_bytes - earlier.resumed_bytes,
         }
     }
 }

@@ -53,8 +53,11 @@ pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};
 pub use plan::{CopyRequest, Destination, Source};
-pub use report::{Failure, Reporter, Silent, Summary, Verified};
+pub use report::{
+    Failure, ObjectReport, Reporter, Silent, Status, Summary, Verification, Verified,
+};
 pub use retry::RetryPolicy;
+pub use source::http_client::REQUEST_EVENTS;
 pub use source::s3::listing::Listed;
 pub use source::s3::ObjectEntry;
 pub use timestamp::Timestamp;

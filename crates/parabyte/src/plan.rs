@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
@@ -348,6 +349,7 @@ async fn plan_listing(
                 known: Some(Known {
                     size: object.size,
                     validator: object.etag.map(Validator::ETag),
+                    modified: object.last_modified.map(SystemTime::from),
                 }),
                 target: Target::Discard,
             };
@@ -460,6 +462,7 @@ pub(crate) async fn plan_items(
             known: item.size.map(|size| Known {
                 size,
                 validator: item.etag.clone().map(Validator::ETag),
+                modified: None,
             }),
             target: Target::Discard,
             source: item.source.clone(),

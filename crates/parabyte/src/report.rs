@@ -1,6 +1,7 @@
 //! What the engine tells the outside world: live progress through a [`Reporter`], and a
 //! [`Summary`] at the end. The engine never draws anything itself.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -21,6 +22,63 @@ pub trait Reporter: Send + Sync {
     fn bytes_skipped(&self, _bytes: u64) {}
     /// An object finished, well or badly.
     fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {}
+    /// How one object ended, with what a script needs to know of it. Every object of a
+    /// copy is reported here exactly once, including each failure the summary lists.
+    fn object_reported(&self, _report: &ObjectReport<'_>) {}
+}
+
+/// How one object ended: the CLI streams these as `--json-lines`.
+#[derive(Debug, Serialize)]
+pub struct ObjectReport<'a> {
+    /// The source, e.g. `s3://bucket/key` (URLs redacted).
+    pub source: &'a str,
+    /// The file written or left in place, when there is one.
+    #[serde(serialize_with = "as_lossy_path")]
+    pub destination: Option<&'a Path>,
+    /// Body bytes this run moved for it (a resumed object: only the missing ones).
+    pub bytes: u64,
+    /// What happened to it.
+    pub status: Status,
+    /// How its content was checked (a skipped object: how it was known to be unchanged).
+    pub verification: Option<Verification>,
+    /// Why it failed.
+    #[serde(serialize_with = "as_optional_message")]
+    pub error: Option<&'a Error>,
+}
+
+/// What happened to one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Fetched (or copied) whole by this run.
+    Copied,
+    /// Completed from the parts an interrupted run left.
+    Resumed,
+    /// Already in place: nothing fetched.
+    Skipped,
+    /// Not in place; see the error.
+    Failed,
+}
+
+/// How an object's content was checked, or how a skipped one was known to be unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verification {
+    /// The store's full-object CRC32.
+    Crc32,
+    /// The store's full-object CRC32C.
+    Crc32c,
+    /// The store's full-object CRC64NVME.
+    Crc64nvme,
+    /// The MD5 the ETag is.
+    Md5,
+    /// Only the size could be checked.
+    SizeOnly,
+    /// Skipped: the file carries parabyte's mark of this very version.
+    VersionMark,
+    /// Skipped: a file of the same size whose modification time is the object's (another
+    /// tool downloaded it, as `aws s3 sync` judges), or a local copy's source's.
+    SizeAndTime,
 }
 
 /// A reporter that ignores everything.
@@ -47,6 +105,13 @@ pub struct Summary {
     pub failed: u64,
     /// Objects left alone: an earlier run completed this same version.
     pub skipped: u64,
+    /// Of `skipped`, those judged by size and modification time alone (no parabyte mark: a
+    /// file another tool downloaded, or an unchanged local copy).
+    pub skipped_by_size_and_time: u64,
+    /// Objects completed from the parts an interrupted run left.
+    pub resumed: u64,
+    /// Bytes those parts held: not fetched again.
+    pub resumed_bytes: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time of the whole run.
@@ -88,6 +153,9 @@ impl Summary {
             objects,
             failed: failures.len() as u64,
             skipped,
+            skipped_by_size_and_time: counted.skipped_by_size_and_time,
+            resumed: counted.resumed,
+            resumed_bytes: counted.resumed_bytes,
             bytes,
             elapsed,
             bytes_per_second: if seconds > 0.0 {
@@ -107,6 +175,26 @@ impl Summary {
 
 fn as_message<S: serde::Serializer>(error: &Error, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(error)
+}
+
+fn as_optional_message<S: serde::Serializer>(
+    error: &Option<&Error>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(error) => serializer.collect_str(error),
+        None => serializer.serialize_none(),
+    }
+}
+
+fn as_lossy_path<S: serde::Serializer>(
+    path: &Option<&Path>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(path) => serializer.collect_str(&path.to_string_lossy()),
+        None => serializer.serialize_none(),
+    }
 }
 
 fn as_optional_seconds<S: serde::Serializer>(

@@ -3,6 +3,7 @@
 //! of keys should not spend its time guessing date formats.
 
 use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Serialize, Serializer};
 
@@ -54,6 +55,17 @@ impl Timestamp {
         Some(Timestamp(
             ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis,
         ))
+    }
+}
+
+impl From<Timestamp> for SystemTime {
+    fn from(time: Timestamp) -> SystemTime {
+        let millis = Duration::from_millis(time.0.unsigned_abs());
+        if time.0 >= 0 {
+            UNIX_EPOCH + millis
+        } else {
+            UNIX_EPOCH - millis
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use crate::disk::dir::Dir;
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
 use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
-use crate::report::{Failure, Reporter, Summary};
+use crate::report::{Failure, ObjectReport, Reporter, Status, Summary, Verification};
 
 /// Entries found by the walk but not yet copied; the walk pauses when this many wait.
 const WALK_AHEAD: usize = 4096;
@@ -77,21 +77,24 @@ pub(crate) async fn copy_local(
         tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     };
     let first_started = OnceLock::new();
+    let counters = Counters::default();
     // Only failures are kept: memory stays flat however many files there are.
-    let (objects, bytes, failures) = receiver_stream(walk)
+    let (objects, skipped, bytes, failures) = receiver_stream(walk)
         .map(|entry| {
             let (reporter, chunk_slots) = (reporter.clone(), chunk_slots.clone());
             let first_started = &first_started;
             async move {
                 match entry {
-                    Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
+                    Found::Skipped { from, error } => {
+                        (from.display().to_string(), None, Err(error))
+                    }
                     Found::Stream { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
                         reporter.object_queued(Some(size));
-                        let result = stream_file(&from, to, &*reporter).await;
+                        let result = stream_file(&from, to, &*reporter).await.map(Copied::Bytes);
                         let name = from.display().to_string();
-                        reporter.object_finished(&name, result.as_ref().map(|n| *n));
-                        (name, result)
+                        reporter.object_finished(&name, result.as_ref().map(Copied::bytes));
+                        (name, None, result)
                     }
                     Found::File { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
@@ -99,39 +102,74 @@ pub(crate) async fn copy_local(
                         let result =
                             copy_file(&from, &to, size, transfer, &chunk_slots, &*reporter).await;
                         let name = from.display().to_string();
-                        reporter.object_finished(&name, result.as_ref().map(|n| *n));
-                        (name, result)
+                        reporter.object_finished(&name, result.as_ref().map(Copied::bytes));
+                        (name, Some(to.to_path_buf()), result)
                     }
                 }
             }
         })
         .buffer_unordered(transfer.workers)
         .fold(
-            (0, 0, Vec::new()),
-            |(objects, bytes, mut failures), (source, result)| async move {
-                match result {
-                    Ok(size) => (objects + 1, bytes + size, failures),
+            (0, 0, 0, Vec::new()),
+            |(objects, skipped, bytes, mut failures), (source, destination, result)| {
+                let (status, verification) = match &result {
+                    Ok(Copied::Bytes(_)) => (Status::Copied, Some(Verification::SizeOnly)),
+                    Ok(Copied::Unchanged) => (Status::Skipped, Some(Verification::SizeAndTime)),
+                    Err(_) => (Status::Failed, None),
+                };
+                reporter.object_reported(&ObjectReport {
+                    source: &source,
+                    destination: destination.as_deref(),
+                    bytes: result.as_ref().map_or(0, Copied::bytes),
+                    status,
+                    verification,
+                    error: result.as_ref().err(),
+                });
+                let counts = match result {
+                    Ok(Copied::Bytes(size)) => (objects + 1, skipped, bytes + size, failures),
+                    Ok(Copied::Unchanged) => {
+                        counters.count_skipped_by_size_and_time();
+                        (objects, skipped + 1, bytes, failures)
+                    }
                     Err(error) => {
                         failures.push(Failure { source, error });
-                        (objects, bytes, failures)
+                        (objects, skipped, bytes, failures)
                     }
-                }
+                };
+                std::future::ready(counts)
             },
         )
         .await;
     walker
         .await
         .map_err(|e| Error::io("directory walk failed", source, io::Error::other(e)))?;
-    let nothing_sent = Counters::default().snapshot();
     Ok(Summary::new(
         objects,
-        0,
+        skipped,
         bytes,
         started.elapsed(),
         first_started.into_inner(),
-        nothing_sent,
+        counters.snapshot(),
         failures,
     ))
+}
+
+/// How one local file ended well.
+#[derive(Debug, Clone, Copy)]
+enum Copied {
+    /// Copied, this many bytes.
+    Bytes(u64),
+    /// The destination already had its size and modification time: left alone.
+    Unchanged,
+}
+
+impl Copied {
+    fn bytes(&self) -> u64 {
+        match self {
+            Copied::Bytes(bytes) => *bytes,
+            Copied::Unchanged => 0,
+        }
+    }
 }
 
 fn receiver_stream<T>(mut receiver: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
@@ -273,7 +311,9 @@ fn refuse_copy_into_itself(source: &Path, destination: &Path) -> Result<()> {
 }
 
 /// Copy one file: a temporary file beside `to`, chunks of `part_size` copied up to
-/// `threads` at a time, permissions carried over, then the rename.
+/// `threads` at a time, permissions and modification time carried over, then the rename.
+/// A destination with the source's size and modification time is left alone (unless
+/// skipping is off): an earlier run, or another tool that keeps times, copied it.
 async fn copy_file(
     from: &Path,
     to: &FilePath,
@@ -281,23 +321,34 @@ async fn copy_file(
     transfer: &TransferConfig,
     chunk_slots: &Arc<Semaphore>,
     reporter: &dyn Reporter,
-) -> Result<u64> {
+) -> Result<Copied> {
     let (from_path, to_path) = (from.to_owned(), to.to_owned());
-    let (source, sink) = tokio::task::spawn_blocking(move || -> Result<_> {
+    let skip_unchanged = transfer.skip_unchanged;
+    let opened = tokio::task::spawn_blocking(move || -> Result<_> {
         let source = File::open(&from_path).map_err(|e| Error::io("cannot open", &from_path, e))?;
-        let permissions = source
+        let metadata = source
             .metadata()
-            .map_err(|e| Error::io("cannot read", &from_path, e))?
-            .permissions();
+            .map_err(|e| Error::io("cannot read", &from_path, e))?;
+        let modified = metadata.modified().ok();
+        let unchanged = fs::symlink_metadata(&*to_path).is_ok_and(|there| {
+            there.is_file() && there.len() == size && there.modified().ok() == modified
+        });
+        if skip_unchanged && modified.is_some() && unchanged {
+            return Ok(None);
+        }
         // No version: a local copy is never resumed, a failed one leaves nothing.
         let sink = FileSink::create(&to_path, None, Some(size))?;
         sink.file()
-            .set_permissions(permissions)
+            .set_permissions(metadata.permissions())
             .map_err(|e| Error::io("cannot set permissions of", to_path.to_path_buf(), e))?;
-        Ok((Arc::new(source), sink))
+        Ok(Some((Arc::new(source), sink, modified)))
     })
     .await
     .map_err(|e| Error::io("copy task failed", from, io::Error::other(e)))??;
+    let Some((source, sink, modified)) = opened else {
+        reporter.bytes_skipped(size);
+        return Ok(Copied::Unchanged);
+    };
     let chunks = (0..size)
         .step_by(transfer.part_size as usize)
         .map(|start| (start, transfer.part_size.min(size - start)));
@@ -323,10 +374,10 @@ async fn copy_file(
             }
         })
         .await?;
-    tokio::task::spawn_blocking(move || sink.rename_into_place())
+    tokio::task::spawn_blocking(move || sink.rename_into_place(modified))
         .await
         .map_err(|e| Error::io("copy task failed", to.to_path_buf(), io::Error::other(e)))??;
-    Ok(size)
+    Ok(Copied::Bytes(size))
 }
 
 /// Copy one file, in order, into a device or FIFO (which stays what it is).

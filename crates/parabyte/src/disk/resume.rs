@@ -10,6 +10,7 @@ use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use xattr::FileExt as _;
 
@@ -44,6 +45,31 @@ pub(crate) fn already_complete(path: &Path, version: &Validator, size: u64) -> b
         && marked_size == size.to_string()
         && marked_mtime == mtime_ns(&metadata).to_string()
         && Validator::from_stored(marked_etag).matches(version)
+}
+
+/// True when `path` is a regular file of `size` bytes whose modification time is `modified`
+/// to the second, and which carries no mark of parabyte's (that mark, checked first, decides
+/// for the files parabyte wrote). This is how `aws s3 sync` judges a file another tool
+/// downloaded: a file of the same size and time with other bytes passes too.
+pub(crate) fn same_size_and_time(path: &Path, size: u64, modified: SystemTime) -> bool {
+    let Ok(metadata) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let marked = !matches!(xattr::get(path, VERSION_ATTR), Ok(None) | Err(_));
+    !marked
+        && metadata.is_file()
+        && metadata.len() == size
+        && metadata.mtime() == unix_seconds(modified)
+}
+
+/// Whole seconds since the epoch, rounded down as `st_mtime` is.
+fn unix_seconds(time: SystemTime) -> i64 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        Err(before) => {
+            -i64::try_from(before.duration().as_secs_f64().ceil() as u64).unwrap_or(i64::MAX)
+        }
+    }
 }
 
 /// Mark a complete temporary file with the version it holds, before it takes its name.
@@ -143,6 +169,32 @@ mod tests {
         assert_eq!(restored.written(), journal.written());
         assert!(Journal::restore(&file, "\"e2\"", 100).is_none());
         assert!(Journal::restore(&file, "\"e1\"", 101).is_none());
+    }
+
+    #[test]
+    fn an_unmarked_file_matches_by_size_and_time_to_the_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello").unwrap();
+        let modified = UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_250);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let later = |millis| modified + std::time::Duration::from_millis(millis);
+        assert!(same_size_and_time(&path, 5, modified));
+        assert!(same_size_and_time(&path, 5, later(700)), "same second");
+        assert!(!same_size_and_time(&path, 5, later(750)), "next second");
+        assert!(!same_size_and_time(&path, 6, modified), "other size");
+        // A file parabyte marked is judged by its mark alone.
+        mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5).unwrap();
+        assert!(!same_size_and_time(&path, 5, modified));
+        assert_eq!(
+            unix_seconds(UNIX_EPOCH - std::time::Duration::from_millis(1500)),
+            -2
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use rustix::fs::{FileType, FlockOperation, Mode, OFlags};
@@ -45,6 +46,16 @@ pub(crate) enum Target {
     Stream(StreamTarget),
     /// One buffer in memory, shared with whoever asked for the bytes.
     Memory(Arc<Mutex<Vec<u8>>>),
+}
+
+impl Target {
+    /// The file this target names, if it is one.
+    pub(crate) fn path(&self) -> Option<&Path> {
+        match self {
+            Target::File(path) => Some(path),
+            Target::Discard | Target::Stream(_) | Target::Memory(_) => None,
+        }
+    }
 }
 
 /// What a download writes into.
@@ -213,16 +224,17 @@ impl Sink {
         }
     }
 
-    /// Give the object its final name; after this the bytes are the user's.
-    pub(crate) async fn commit(self) -> Result<()> {
+    /// Give the object its final name, with `modified` (the object's Last-Modified) as its
+    /// modification time; after this the bytes are the user's.
+    pub(crate) async fn commit(self, modified: Option<SystemTime>) -> Result<()> {
         match self {
             Sink::Discard | Sink::Memory(_) => Ok(()),
             Sink::Ordered(sink) => blocking(move || sink.flush()).await,
             Sink::Buffered { data, path, etag } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
-                blocking(move || write_small_file(&path, &data, etag.as_deref())).await
+                blocking(move || write_small_file(&path, &data, etag.as_deref(), modified)).await
             }
-            Sink::File(sink) => blocking(move || sink.rename_into_place()).await,
+            Sink::File(sink) => blocking(move || sink.rename_into_place(modified)).await,
         }
     }
 }
@@ -589,7 +601,14 @@ impl FileSink {
         Journal::restore(&self.file, etag, size)
     }
 
-    pub(crate) fn rename_into_place(mut self) -> Result<()> {
+    /// Give the file its final name, first setting its modification time to `modified`
+    /// (then marked with it, so a later run sees it unchanged).
+    pub(crate) fn rename_into_place(mut self, modified: Option<SystemTime>) -> Result<()> {
+        if let Some(modified) = modified {
+            // Best effort: the time tells other tools the file is current, but a file system
+            // that refuses it still gets the right bytes (and the mark records the time it has).
+            let _ = self.file.set_modified(modified);
+        }
         if let Some((size, etag)) = &self.version {
             mark_complete(&self.file, etag, *size)
                 .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
@@ -699,13 +718,18 @@ fn not_ours(path: &Path, temp: &OsStr, kind: &str) -> Error {
 }
 
 /// Write a whole small object: claim the temporary file, write, mark, rename.
-fn write_small_file(path: &FilePath, data: &[u8], etag: Option<&str>) -> Result<()> {
+fn write_small_file(
+    path: &FilePath,
+    data: &[u8],
+    etag: Option<&str>,
+    modified: Option<SystemTime>,
+) -> Result<()> {
     let mut sink = FileSink::create(path, None, None)?;
     sink.file
         .write_all_at(data, 0)
         .map_err(|e| Error::io("cannot write", &path.full, e))?;
     sink.version = etag.map(|etag| (data.len() as u64, etag.to_owned()));
-    sink.rename_into_place()
+    sink.rename_into_place(modified)
 }
 
 /// The version an interrupted download of `path` left a resumable temporary file for.
@@ -774,7 +798,7 @@ mod tests {
         assert!(!path.exists());
         let temp = path.with_file_name(temp_name(OsStr::new("object.bin")));
         assert!(temp.exists());
-        sink.commit().await.unwrap();
+        sink.commit(None).await.unwrap();
         let written = fs::read(&path).unwrap();
         assert_eq!(written.len() as u64, SMALL_OBJECT + 4);
         assert_eq!(&written[SMALL_OBJECT as usize..], b"tail");
@@ -808,7 +832,7 @@ mod tests {
         sink.write_at(Bytes::from_static(b"hello"), 0)
             .await
             .unwrap();
-        sink.commit().await.unwrap();
+        sink.commit(None).await.unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"hello");
         assert_eq!(fs::read_dir(dir.path().join("a")).unwrap().count(), 1);
     }
@@ -867,7 +891,7 @@ mod tests {
         let sink = FileSink::create(&FilePath::at(&final_path), None, Some(4)).unwrap();
         // Planted after the sink was opened: found at the rename.
         std::os::unix::fs::symlink(&outside, &final_path).unwrap();
-        let error = sink.rename_into_place().unwrap_err().to_string();
+        let error = sink.rename_into_place(None).unwrap_err().to_string();
         assert!(error.contains("symbolic link"), "{error}");
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
         assert!(fs_is_link(&final_path));

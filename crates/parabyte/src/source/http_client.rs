@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use reqwest::header::{
     HeaderName, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE, LOCATION, RANGE,
@@ -19,6 +20,12 @@ use reqwest::{Request, Response, StatusCode, Url};
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{with_causes, Error, Result};
+use crate::location::redact;
+
+/// The tracing target of one event per request sent: method, redacted URL, range, status
+/// and time taken (until the headers arrived). The library only emits; `parabyte -v`
+/// listens.
+pub const REQUEST_EVENTS: &str = "parabyte::request";
 
 /// Redirect hops followed for one request, as many as curl and browsers allow.
 pub(crate) const MAX_REDIRECTS: usize = 10;
@@ -165,9 +172,28 @@ async fn send_counted(
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, reqwest::Error> {
+    // Only when someone listens (`parabyte -v`): the request as it went, then its answer.
+    let traced = tracing::enabled!(target: REQUEST_EVENTS, tracing::Level::INFO).then(|| {
+        let range = request.headers().get(RANGE).and_then(|v| v.to_str().ok());
+        let range = range.map_or(String::new(), |range| format!(" {range}"));
+        let shown = format!(
+            "{} {}{range}",
+            request.method(),
+            redact(request.url().as_str())
+        );
+        (shown, Instant::now())
+    });
     let result = http.next().execute(request).await;
     if !matches!(&result, Err(error) if error.is_connect() || error.is_builder()) {
         counters.count_request(kind);
+    }
+    if let Some((shown, started)) = traced {
+        let answer = match &result {
+            Ok(response) => response.status().as_u16().to_string(),
+            Err(error) => format!("failed: {}", describe(error)),
+        };
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        tracing::info!(target: REQUEST_EVENTS, "{shown} -> {answer} in {millis:.1} ms");
     }
     result
 }

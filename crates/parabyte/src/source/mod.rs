@@ -8,10 +8,11 @@ pub(crate) mod web;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures::{Stream, TryStreamExt};
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE};
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE, LAST_MODIFIED};
 use reqwest::StatusCode;
 
 use crate::checksum::FullChecksum;
@@ -49,6 +50,8 @@ pub(crate) struct Fetched {
     pub checksum: Option<FullChecksum>,
     /// The MD5 of the whole object, when the ETag is one.
     pub content_md5: Option<[u8; 16]>,
+    /// Its Last-Modified date: the downloaded file's modification time.
+    pub modified: Option<SystemTime>,
     pub body: Body,
 }
 
@@ -146,6 +149,11 @@ pub(crate) fn body_of(response: reqwest::Response, what: String) -> Body {
         what: what.clone(),
         detail: describe(&e),
     }))
+}
+
+/// The Last-Modified header as a time, when it is a valid HTTP date.
+pub(crate) fn last_modified(headers: &HeaderMap) -> Option<SystemTime> {
+    httpdate::parse_http_date(headers.get(LAST_MODIFIED)?.to_str().ok()?).ok()
 }
 
 /// `Content-Range: bytes START-END/TOTAL`.

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
 use crate::source::http_client::{send_following, transport_error, HttpClient, MAX_REDIRECTS};
-use crate::source::{body_of, shape_of, Fetched, RangeSource};
+use crate::source::{body_of, last_modified, shape_of, Fetched, RangeSource};
 use crate::validator::Validator;
 
 /// Any web server, reached through the run's pooled client (redirects followed without
@@ -77,6 +77,7 @@ impl RangeSource for WebSource {
             // MD5, and it sends no S3 checksums: only the sizes are checked.
             checksum: None,
             content_md5: None,
+            modified: last_modified(response.headers()),
             moved_to,
             body: body_of(response, what),
         })

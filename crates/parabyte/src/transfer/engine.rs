@@ -7,12 +7,13 @@
 //! from there every object runs the same known-size path.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 
-use crate::checksum::{Check, Piece};
+use crate::checksum::{Check, Crc, Method, Piece};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::resume;
@@ -20,7 +21,7 @@ use crate::disk::sink::{self, Sink, Target};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
-use crate::report::Reporter;
+use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::{with_retries, Retries};
 use crate::source::{Fetched, RangeSource, Shape};
 use crate::transfer::check::ContentCheck;
@@ -45,6 +46,8 @@ pub(crate) struct Job {
 pub(crate) struct Known {
     pub size: u64,
     pub validator: Option<Validator>,
+    /// Its Last-Modified time, when a listing or the first response gave it.
+    pub modified: Option<SystemTime>,
 }
 
 /// A response holding one of the global request slots until its body is consumed.
@@ -129,26 +132,55 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         Some(Known {
             size,
             validator: Some(Validator::from_stored(&stored)),
+            modified: None,
         })
     }
 
-    /// True when an earlier run left this very version at the target (and skipping is on).
-    async fn already_complete(&self, target: &Target, version: &Validator, size: u64) -> bool {
+    /// How the target is known to hold this version already (and skipping is on): an earlier
+    /// run's mark, or, with no mark, the object's size and Last-Modified time.
+    async fn already_complete(&self, target: &Target, known: &Known) -> Option<Verification> {
         let Target::File(path) = target else {
-            return false;
+            return None;
         };
         if !self.config.skip_unchanged {
-            return false;
+            return None;
         }
-        let (path, version) = (path.clone(), version.clone());
-        let complete =
-            tokio::task::spawn_blocking(move || resume::already_complete(&path, &version, size))
-                .await
-                .unwrap_or(false);
-        if complete {
-            self.reporter.bytes_skipped(size);
+        let (path, known) = (path.clone(), known.clone());
+        let found = tokio::task::spawn_blocking(move || {
+            let marked = known
+                .validator
+                .as_ref()
+                .is_some_and(|version| resume::already_complete(&path, version, known.size));
+            if marked {
+                return Some(Verification::VersionMark);
+            }
+            known
+                .modified
+                .filter(|&modified| resume::same_size_and_time(&path, known.size, modified))
+                .map(|_| Verification::SizeAndTime)
+        })
+        .await
+        .ok()
+        .flatten();
+        if found.is_some() {
+            self.reporter.bytes_skipped(known.size);
         }
-        complete
+        if found == Some(Verification::SizeAndTime) {
+            self.counters.count_skipped_by_size_and_time();
+        }
+        found
+    }
+
+    /// Tell the reporter how `job` ended well.
+    fn report(&self, job: &Job, bytes: u64, status: Status, verification: Verification) {
+        self.reporter.object_reported(&ObjectReport {
+            source: &job.source.to_string(),
+            destination: job.target.path(),
+            bytes,
+            status,
+            verification: Some(verification),
+            error: None,
+        });
     }
 
     async fn attempt(&self, job: &Job, known: Option<Known>) -> Result<Finished> {
@@ -163,13 +195,9 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 Probed::Unsized(response) => return self.stream_unsized(job, response).await,
             },
         };
-        if let Some(version) = &known.validator {
-            if self
-                .already_complete(&job.target, version, known.size)
-                .await
-            {
-                return Ok(Finished::AlreadyThere(known.size));
-            }
+        if let Some(how) = self.already_complete(&job.target, &known).await {
+            self.report(job, 0, Status::Skipped, how);
+            return Ok(Finished::AlreadyThere(known.size));
         }
         self.fetch_known(job, &source, known, first).await
     }
@@ -208,6 +236,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let known = Known {
             size,
             validator: response.fetched.validator.clone(),
+            modified: response.fetched.modified,
         };
         // After a redirect (a presigned URL) the other parts go straight there.
         let source = response
@@ -241,6 +270,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             check: &check,
             pinned: Pinned::new(known.validator),
             total: known.size,
+            modified: OnceLock::new(),
         };
         let fetched = match known.size.checked_sub(1) {
             None => Ok(0),
@@ -268,17 +298,29 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 }
             }
         };
+        // A resumed object learns its time from the responses for its missing parts.
+        let modified = known.modified.or(object.modified.get().copied());
         drop(object);
         let restored = keep_if_resumable(&mut sink, fetched)?;
-        self.verify_and_commit(job, sink, &check, known.size)
+        let verification = self
+            .verify_and_commit(job, sink, &check, known.size, modified)
             .await?;
-        Ok(Finished::Downloaded(known.size - restored))
+        let fetched = known.size - restored;
+        let status = if restored > 0 {
+            self.counters.count_resumed(restored);
+            Status::Resumed
+        } else {
+            Status::Copied
+        };
+        self.report(job, fetched, status, verification);
+        Ok(Finished::Downloaded(fetched))
     }
 
     /// A 200 without a length: one stream, whose end gives the size. Nothing to resume
     /// from, since a later request could not be told where the object ends.
     async fn stream_unsized(&self, job: &Job, response: InFlight) -> Result<Finished> {
         let validator = response.fetched.validator.clone();
+        let modified = response.fetched.modified;
         let stored = validator.as_ref().map(Validator::stored);
         let sink = Sink::open(&job.target, None, stored).await?;
         let check = ContentCheck::new(self.config.verify_content);
@@ -288,23 +330,29 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             check: &check,
             pinned: Pinned::new(validator),
             total: 0,
+            modified: OnceLock::new(),
         };
         let mut next = 0;
         self.stream_into(&object, response, &mut next, None).await?;
         drop(object);
         self.reporter.size_discovered(next);
-        self.verify_and_commit(job, sink, &check, next).await?;
+        let verification = self
+            .verify_and_commit(job, sink, &check, next, modified)
+            .await?;
+        self.report(job, next, Status::Copied, verification);
         Ok(Finished::Downloaded(next))
     }
 
-    /// Check the content where the store gave the means, then give the file its name.
+    /// Check the content where the store gave the means, then give the file its name and
+    /// the object's modification time. Returns how the content was checked.
     async fn verify_and_commit(
         &self,
         job: &Job,
         mut sink: Sink,
         check: &ContentCheck,
         total: u64,
-    ) -> Result<()> {
+        modified: Option<SystemTime>,
+    ) -> Result<Verification> {
         let method = match check.finish(&sink, total).await? {
             Check::Passed(method) => Some(method),
             Check::Unchecked => None,
@@ -317,10 +365,16 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 });
             }
         };
-        sink.commit().await?;
+        sink.commit(modified).await?;
         // Counted once the file has its name: an object that failed to arrive is not verified.
         self.counters.count_verified(method);
-        Ok(())
+        Ok(match (method, check.crc()) {
+            (Some(Method::Crc), Some(Crc::Crc32)) => Verification::Crc32,
+            (Some(Method::Crc), Some(Crc::Crc32c)) => Verification::Crc32c,
+            (Some(Method::Crc), Some(Crc::Crc64Nvme)) => Verification::Crc64nvme,
+            (Some(Method::Md5), _) => Verification::Md5,
+            (Some(Method::Crc), None) | (None, _) => Verification::SizeOnly,
+        })
     }
 
     /// Fetch `whole` as parts of `part_size`, up to `threads` at a time. Bytes an earlier
@@ -395,6 +449,9 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                             &object.pinned,
                             object.total,
                         )?;
+                        if let Some(modified) = response.fetched.modified {
+                            let _ = object.modified.set(modified);
+                        }
                         response
                     }
                 };
@@ -703,6 +760,8 @@ struct Object<'a> {
     pinned: Pinned,
     /// Its size; unknown (0) only for a chunked whole body, which asks for no ranges.
     total: u64,
+    /// The Last-Modified time the first response that had one gave.
+    modified: OnceLock<SystemTime>,
 }
 
 #[cfg(test)]

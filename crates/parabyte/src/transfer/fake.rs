@@ -242,6 +242,7 @@ impl FakeSource {
             moved_to: None,
             checksum: None,
             content_md5: state.validator.as_ref().and_then(Validator::md5),
+            modified: None,
             body: chunked(body, answer.break_after, what),
         })
     }

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::{describe, send_following, transport_error, HttpClient};
-use crate::source::{body_of, shape_of, Fetched, RangeSource};
+use crate::source::{body_of, last_modified, shape_of, Fetched, RangeSource};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
@@ -368,6 +368,7 @@ impl RangeSource for S3Store {
             validator,
             checksum,
             content_md5,
+            modified: last_modified(response.headers()),
             moved_to: None,
             body: body_of(response, what),
         })

@@ -291,6 +291,7 @@ async fn later_parts_must_agree_on_range_total_and_whole_answers() {
     let known = Known {
         size: SIZE,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let shape = |shape| Answer::default().shape(shape);
     let disagree = [
@@ -343,6 +344,7 @@ async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
     let known = Known {
         size: 1000,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let (outcome, bytes) = download(&run_small, Some(known)).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(1000));
@@ -351,6 +353,7 @@ async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
     let wrong = Known {
         size: 999,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let (outcome, bytes) = download(&run, Some(wrong)).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
@@ -411,6 +414,7 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
     let known = Known {
         size,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let target = Target::File(FilePath::at(&path));
     let run = run_with(FakeSource::new(&object, Some("\"e1\"")), retry_once);
@@ -477,6 +481,7 @@ async fn throttling_cuts_the_request_limit_and_successes_grow_it_back() {
     let known = Known {
         size: object.len() as u64,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let (outcome, _) = download(&run, Some(known.clone())).await;
     assert!(
@@ -518,6 +523,7 @@ async fn a_stream_never_waits_behind_the_parts_that_wait_for_it() {
     let known = Known {
         size: SIZE,
         validator: Some(etag("\"e1\"")),
+        modified: None,
     };
     let outcome = tokio::time::timeout(
         Duration::from_secs(20),
