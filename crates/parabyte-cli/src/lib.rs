@@ -5,6 +5,7 @@
 //! code: `main_with(argv)` is the whole program, from flags to exit status.
 
 mod args;
+mod dryrun;
 mod escape;
 mod progress;
 
@@ -14,13 +15,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
+    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Listed, Reporter, S3Url,
+    Silent, Source, Summary,
 };
 
-use args::{Cli, Command, CpArgs, LsArgs};
+use args::{order_filters, Cli, Command, CpArgs, LsArgs};
 use progress::ProgressBarReporter;
 
 /// Exit statuses, as documented in `--help`.
@@ -36,7 +38,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| {
+            let mut cli = Cli::from_arg_matches(&matches)?;
+            order_filters(&mut cli, &matches);
+            Ok(cli)
+        });
+    let cli = match parsed {
         Ok(cli) => cli,
         // --help and --version land here too, with status 0.
         Err(error) => {
@@ -152,27 +161,57 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
             "--json prints to stdout, which '-' uses for the object's bytes; drop one".into(),
         ));
     }
-    match &args.manifest {
-        Some(path) => Ok(CopyRequest {
+    let selection = &args.selection;
+    let filters = selection
+        .filters
+        .iter()
+        .map(|filter| match filter.include {
+            true => Filter::include(&filter.pattern),
+            false => Filter::exclude(&filter.pattern),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = CopyOptions {
+        filters,
+        raw: selection.raw,
+        dry_run: selection.dryrun,
+    };
+    let mut request = match &args.manifest {
+        Some(path) => CopyRequest {
             source: Source::Manifest(path.clone()),
             destination,
             recursive: args.recursive,
-        }),
+            options: CopyOptions::default(),
+        },
         None => CopyRequest::parse(
             args.source.as_deref().unwrap_or_default(),
             destination,
             args.recursive,
-        ),
-    }
+        )?,
+    };
+    request.options = options;
+    Ok(request)
+}
+
+/// Failures that say a source matched nothing: shown as warnings that name the source
+/// (the exit status is still 1), not as failed objects.
+fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
+    let (unmatched, failures) = std::mem::take(&mut summary.failures)
+        .into_iter()
+        .partition(|failure| matches!(failure.error, Error::NothingMatched { .. }));
+    summary.failures = failures;
+    summary.failed = summary.failures.len() as u64;
+    unmatched
 }
 
 async fn copy(args: CpArgs) -> Result<u8, Error> {
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
-    let show_progress = !args.output.quiet && std::io::stderr().is_terminal();
+    let show_progress =
+        !args.output.quiet && !args.selection.dryrun && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let reporter: Arc<dyn Reporter> = match &progress {
         Some(bar) => bar.clone(),
+        None if args.selection.dryrun => Arc::new(dryrun::Printer::new(args.output.json)),
         None => Arc::new(Silent),
     };
     let client = Client::connect(&args.store.to_config(), transfer).await?;
@@ -180,14 +219,18 @@ async fn copy(args: CpArgs) -> Result<u8, Error> {
     if let Some(bar) = &progress {
         bar.finish();
     }
-    let summary = summary?;
+    let mut summary = summary?;
     if args.output.json {
         print_json(&summary);
+    }
+    let unmatched = take_unmatched(&mut summary);
+    for failure in &unmatched {
+        tell(format_args!("warning: {}", failure.error));
     }
     if !args.output.quiet || summary.failed > 0 {
         print_summary(&summary, args.output.quiet);
     }
-    Ok(if summary.failed > 0 {
+    Ok(if summary.failed > 0 || !unmatched.is_empty() {
         SOME_FAILED
     } else {
         SUCCESS
@@ -278,7 +321,7 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
         };
         escape::printable(name).into_owned()
     };
-    let (mut objects, mut bytes) = (0u64, 0u64);
+    let (mut objects, mut bytes, mut entries_listed) = (0u64, 0u64, 0u64);
     while let Some(entry) = entries.next().await {
         let entry = match entry {
             // Lines already printed stay; the broken listing is a failure, not a fatal error.
@@ -288,6 +331,7 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
             }
             entry => entry?,
         };
+        entries_listed += 1;
         if let Listed::Object(object) = &entry {
             objects += 1;
             bytes += object.size;
@@ -322,6 +366,14 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
             )
         };
         let _ = writeln!(out, "{line}");
+    }
+    if entries_listed == 0 {
+        // As `cp` of a prefix that holds nothing, and as `aws s3 ls`: exit 1, with a warning.
+        tell(format_args!(
+            "warning: {}: nothing listed under this prefix; check the spelling of the bucket and prefix",
+            url
+        ));
+        return Ok(SOME_FAILED);
     }
     Ok(SUCCESS)
 }

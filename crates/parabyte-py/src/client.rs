@@ -367,6 +367,7 @@ impl Client {
                 source: Source::Items(items),
                 destination: destination_of(destination),
                 recursive: false,
+                options: Default::default(),
             },
         )
     }

@@ -19,7 +19,8 @@ use crate::disk::sink::{FilePath, StreamTarget, Target};
 use crate::error::{Error, Result};
 use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
-use crate::report::{Failure, Reporter};
+use crate::pattern::{excluded_by, has_wildcard, Filter, Pattern};
+use crate::report::{Failure, Preview, Reporter};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
@@ -58,6 +59,21 @@ pub struct CopyRequest {
     pub destination: Destination,
     /// Take an S3 source as a prefix, even without a trailing `/`.
     pub recursive: bool,
+    /// Filters, wildcards and dry runs.
+    pub options: CopyOptions,
+}
+
+/// How a copy chooses its objects and whether it fetches them.
+#[derive(Debug, Clone, Default)]
+pub struct CopyOptions {
+    /// `--exclude` / `--include` in the order given, matched against each object's path
+    /// below the source (the path it gets under the destination); the last match decides.
+    pub filters: Vec<Filter>,
+    /// Take the source as written: `*`, `?` and `[` in it are part of the name, not a pattern.
+    pub raw: bool,
+    /// Decide everything, fetch nothing: each object goes to [`Reporter::previewed`] as
+    /// what would be copied, or why it would be skipped. Listing requests still go out.
+    pub dry_run: bool,
 }
 
 impl CopyRequest {
@@ -68,6 +84,7 @@ impl CopyRequest {
             source: Source::Location(Location::parse(source)?),
             destination,
             recursive,
+            options: CopyOptions::default(),
         })
     }
 
@@ -75,10 +92,24 @@ impl CopyRequest {
     /// local tree): its failure is the whole request's, which Python raises.
     pub fn names_one_object(&self) -> bool {
         match &self.source {
-            Source::Location(Location::S3(url)) => !(self.recursive || url.is_prefix()),
+            Source::Location(Location::S3(url)) => {
+                !(self.recursive || url.is_prefix() || self.is_pattern(&url.key))
+            }
             Source::Location(Location::Http(_)) => true,
             Source::Location(Location::Local(_)) | Source::Items(_) | Source::Manifest(_) => false,
         }
+    }
+
+    /// True when a source reads as a wildcard pattern (it has one, and --raw is off).
+    fn is_pattern(&self, source: &str) -> bool {
+        !self.options.raw && has_wildcard(source)
+    }
+
+    /// The source as a pattern, when it is one.
+    fn pattern(&self, source: &str) -> Result<Option<Pattern>> {
+        self.is_pattern(source)
+            .then(|| Pattern::new(source))
+            .transpose()
     }
 }
 
@@ -93,10 +124,11 @@ pub(crate) enum Work {
         destination: Destination,
         refused: Vec<Failure>,
     },
-    /// A local file or tree to another local path.
+    /// A local file or tree (or the files a pattern matches) to another local path.
     Local {
         source: PathBuf,
         destination: PathBuf,
+        pattern: Option<Pattern>,
     },
 }
 
@@ -106,6 +138,17 @@ pub(crate) struct StoreCopy {
     pub source: S3Url,
     pub destination: Destination,
     pub recursive: bool,
+    /// The key as a wildcard pattern: list its literal prefix, keep the keys it matches.
+    pub pattern: Option<Pattern>,
+    pub filters: Vec<Filter>,
+    pub dry_run: bool,
+}
+
+impl StoreCopy {
+    /// True when the request lists (a prefix or a pattern) rather than fetches one key.
+    pub(crate) fn lists(&self) -> bool {
+        self.recursive || self.source.is_prefix() || self.pattern.is_some()
+    }
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest.
@@ -130,6 +173,9 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             source: source.clone(),
             destination,
             recursive: request.recursive,
+            pattern: request.pattern(&source.key)?,
+            filters: request.options.filters.clone(),
+            dry_run: request.options.dry_run,
         })),
         Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
             "a recursive copy needs an s3:// prefix; {url} is one file"
@@ -144,6 +190,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
         }
         Location::Local(source) => match destination {
             Destination::Path(destination) => Ok(Work::Local {
+                pattern: request.pattern(&source.to_string_lossy())?,
                 source: source.clone(),
                 destination,
             }),
@@ -158,17 +205,32 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     }
 }
 
-/// A manifest's items, and its bad lines as failures named `FILE:LINE`.
+/// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard
+/// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`).
 async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
-    let text = tokio::fs::read_to_string(path)
-        .await
-        .map_err(|e| Error::io("cannot read manifest", path, e))?;
+    let (text, name) = if path == Path::new("-") {
+        let read = tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map(|_| text)
+        });
+        let text = read
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|read| read)
+            .map_err(|e| Error::io("cannot read the manifest from", "standard input", e))?;
+        (text, "stdin".to_owned())
+    } else {
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| Error::io("cannot read manifest", path, e))?;
+        (text, path.display().to_string())
+    };
     let manifest = Manifest::parse(&text);
     let refused = manifest
         .errors
         .into_iter()
         .map(|error| Failure {
-            source: format!("{}:{}", path.display(), error.line),
+            source: format!("{name}:{}", error.line),
             error: Error::InvalidInput(error.message),
         })
         .collect();
@@ -212,10 +274,13 @@ pub(crate) enum Planned {
     Refused(Failure),
 }
 
-/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`.
+/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`;
+/// a pattern's literal prefix, as s5cmd lists it.
 pub(crate) fn list_prefix(request: &StoreCopy) -> String {
     let key = &request.source.key;
-    if key.is_empty() || key.ends_with('/') {
+    if let Some(pattern) = &request.pattern {
+        pattern.literal_prefix().to_owned()
+    } else if key.is_empty() || key.ends_with('/') {
         key.clone()
     } else {
         format!("{key}/")
@@ -242,7 +307,7 @@ async fn plan_request(
     queue: mpsc::Sender<Planned>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
-    if request.recursive || request.source.is_prefix() {
+    if request.lists() {
         match &request.destination {
             Destination::Stdout => {
                 return Err(Error::InvalidInput(format!(
@@ -264,6 +329,18 @@ async fn plan_request(
         };
         let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
+    }
+    // Filters see a single object's name, as the AWS CLI matches its path below the directory.
+    let name = request.source.key.rsplit('/').next().unwrap_or_default();
+    if let Some(filter) = excluded_by(&request.filters, name) {
+        if request.dry_run {
+            let source = request.source.to_string();
+            reporter.previewed(Preview::Excluded {
+                source: &source,
+                filter,
+            });
+        }
+        return Ok(());
     }
     let target = match &request.destination {
         Destination::Discard => Ok(Target::Discard),
@@ -296,8 +373,19 @@ async fn plan_request(
     Ok(())
 }
 
-/// Map listed objects to jobs: check each key can be a path, hold keys back until they are
-/// known not to collide with a "folder" of the same name, and queue them in listing order.
+/// Where the paths of listed keys start: after the last '/' of a pattern's literal prefix
+/// (so `imgs/*.jpg` puts `imgs/a/b.jpg` at `a/b.jpg`, as s5cmd does), else after the prefix.
+fn relative_base<'a>(request: &StoreCopy, prefix: &'a str) -> &'a str {
+    match &request.pattern {
+        Some(_) => &prefix[..prefix.rfind('/').map_or(0, |slash| slash + 1)],
+        None => prefix,
+    }
+}
+
+/// Map listed objects to jobs: keep the keys the pattern matches and the filters let through,
+/// check each key can be a path, hold keys back until they are known not to collide with a
+/// "folder" of the same name, and queue them in listing order. A listing that matches
+/// nothing ends with a failure that says so.
 async fn plan_listing(
     listing: impl Stream<Item = Result<Vec<Listed>>>,
     request: &StoreCopy,
@@ -307,13 +395,17 @@ async fn plan_listing(
 ) -> Result<()> {
     let mut listing = std::pin::pin!(listing);
     let mut guard = CollisionGuard::default();
+    let base = relative_base(request, prefix);
+    let mut matched = false;
+    // A key named exactly like the pattern: the user may have meant it literally.
+    let mut literal_key_listed = false;
     while let Some(page) = listing.next().await {
         let page = match page {
             Ok(page) => page,
             Err(error) => {
                 // Keys already listed are still downloaded or reported, then the listing fails.
                 for verdict in guard.finish() {
-                    if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                    if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
                         break;
                     }
                 }
@@ -328,7 +420,31 @@ async fn plan_listing(
             if object.key.ends_with('/') && object.size == 0 {
                 continue;
             }
-            let relative = object.key.strip_prefix(prefix).map(str::to_owned);
+            if let Some(pattern) = &request.pattern {
+                if !pattern.matches(&object.key) {
+                    literal_key_listed |= object.key == request.source.key;
+                    continue;
+                }
+            }
+            matched = true;
+            let relative = object
+                .key
+                .strip_prefix(prefix)
+                .and_then(|_| object.key.get(base.len()..))
+                .map(str::to_owned);
+            if let Some(filter) = relative
+                .as_deref()
+                .and_then(|relative| excluded_by(&request.filters, relative))
+            {
+                if request.dry_run {
+                    let source = format!("s3://{}/{}", request.source.bucket, object.key);
+                    reporter.previewed(Preview::Excluded {
+                        source: &source,
+                        filter,
+                    });
+                }
+                continue;
+            }
             // An unsafe key fails at once, so it can never pass for one side of a collision.
             let unsafe_reason = match (&relative, &request.destination) {
                 (None, _) => Some("it is not under the listed prefix".to_owned()),
@@ -359,18 +475,51 @@ async fn plan_listing(
             }
             let relative = relative.unwrap_or_default();
             for verdict in guard.push(relative.clone(), (relative, job)) {
-                if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
                     return Ok(());
                 }
             }
         }
     }
     for verdict in guard.finish() {
-        if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
-            break;
+        if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
+            return Ok(());
         }
     }
+    if !matched {
+        let failure = nothing_matched(request, prefix, literal_key_listed);
+        let _ = queue.send(Planned::Refused(failure)).await;
+    }
     Ok(())
+}
+
+/// The failure of a prefix or pattern under which nothing was listed: it names what was
+/// asked for and what was looked at.
+fn nothing_matched(request: &StoreCopy, prefix: &str, literal_key_listed: bool) -> Failure {
+    let bucket = &request.source.bucket;
+    let (what, detail) = match &request.pattern {
+        Some(pattern) if literal_key_listed => (
+            format!("s3://{bucket}/{pattern}"),
+            "no key matches this wildcard pattern, but a key of exactly this name exists; \
+             add --raw to copy that key"
+                .to_owned(),
+        ),
+        Some(pattern) => (
+            format!("s3://{bucket}/{pattern}"),
+            format!(
+                "no key matches this wildcard pattern (every key under s3://{bucket}/{prefix} \
+                 was compared); --raw takes '*', '?' and '[' literally"
+            ),
+        ),
+        None => (
+            format!("s3://{bucket}/{prefix}"),
+            "no object under this prefix; check the spelling of the bucket and prefix".to_owned(),
+        ),
+    };
+    Failure {
+        source: what.clone(),
+        error: Error::NothingMatched { what, detail },
+    }
 }
 
 /// Queue one decided key; false when the downloads have stopped listening.
@@ -636,6 +785,9 @@ mod tests {
             },
             destination: Destination::Path("/dest".into()),
             recursive: false,
+            pattern: None,
+            filters: Vec::new(),
+            dry_run: false,
         };
         let (queue, mut planned) = mpsc::channel(100);
         let listing = futures::stream::iter(pages);

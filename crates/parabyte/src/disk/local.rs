@@ -3,6 +3,8 @@
 //! file systems shares extents instead of copying) with a read/write fallback. The same
 //! safety as downloads: a temporary file beside the destination, renamed when complete.
 //! Symbolic links are never followed: each one is reported as a failure and skipped.
+//! A source with wildcards walks the directory its literal part ends in and copies the
+//! files whose path matches; filters and dry runs apply as they do to listings.
 
 use std::fs::{self, File};
 use std::io;
@@ -21,7 +23,8 @@ use crate::disk::dir::Dir;
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
 use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
-use crate::report::{Failure, Reporter, Summary};
+use crate::pattern::{excluded_by, Filter, Pattern};
+use crate::report::{Failure, Preview, Reporter, Summary};
 
 /// Entries found by the walk but not yet copied; the walk pauses when this many wait.
 const WALK_AHEAD: usize = 4096;
@@ -45,6 +48,30 @@ enum Found {
     },
     /// Something that is not copied, and why.
     Skipped { from: PathBuf, error: Error },
+    /// A file a filter leaves out (reported in dry runs only).
+    Excluded { from: PathBuf, filter: Filter },
+    /// A pattern's walk ended without a single match.
+    NothingMatched { pattern: Pattern },
+}
+
+/// Which files of a local source are copied, and whether they are.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Selection {
+    /// The source path as a wildcard pattern: walk the directory its literal prefix ends
+    /// in, copy the files whose path matches, each to its path below that directory.
+    pub pattern: Option<Pattern>,
+    /// `--exclude` / `--include`, matched against each file's path below the source.
+    pub filters: Vec<Filter>,
+    /// Report what would be copied; create and write nothing.
+    pub dry_run: bool,
+}
+
+impl Selection {
+    /// A plain tree copy mirrors every directory, empty ones included; a selective one (or
+    /// a dry run) creates only the directories its files need.
+    fn mirrors_directories(&self) -> bool {
+        self.pattern.is_none() && self.filters.is_empty() && !self.dry_run
+    }
 }
 
 /// Copy `source` (a file, or a directory whose contents go into `destination`) to
@@ -56,18 +83,46 @@ pub(crate) async fn copy_local(
     source: &Path,
     destination: &Path,
     transfer: &TransferConfig,
+    selection: &Selection,
     chunk_slots: Arc<Semaphore>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<Summary> {
     transfer.validate()?;
     let started = Instant::now();
+    let walked = match &selection.pattern {
+        Some(pattern) => {
+            let literal = pattern.literal_prefix();
+            let directory = &literal[..literal.rfind('/').map_or(0, |slash| slash + 1)];
+            PathBuf::from(if directory.is_empty() { "." } else { directory })
+        }
+        None => source.to_owned(),
+    };
+    let source = walked.as_path();
     let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
     let (found, walk) = mpsc::channel(WALK_AHEAD);
     let walker = if metadata.is_dir() {
         refuse_copy_into_itself(source, destination)?;
         check_writable(destination, destination)?;
         let (source, destination) = (source.to_owned(), destination.to_owned());
-        tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &found))
+        let selection = selection.clone();
+        tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &selection, &found))
+    } else if let Some(pattern) = &selection.pattern {
+        return Err(Error::io(
+            "cannot search",
+            source,
+            io::Error::other(format!(
+                "it is not a directory, so the pattern '{pattern}' cannot match below it"
+            )),
+        ));
+    } else if let Some(filter) = source
+        .file_name()
+        .and_then(|name| excluded_by(&selection.filters, &name.to_string_lossy()))
+    {
+        let entry = Found::Excluded {
+            from: source.to_owned(),
+            filter: filter.clone(),
+        };
+        tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     } else {
         let entry = single_file(source, &metadata, destination);
         if let Found::File { to, .. } = &entry {
@@ -84,14 +139,40 @@ pub(crate) async fn copy_local(
             let first_started = &first_started;
             async move {
                 match entry {
-                    Found::Skipped { from, error } => (from.display().to_string(), Err(error)),
+                    Found::Skipped { from, error } => {
+                        Some((from.display().to_string(), Err(error)))
+                    }
+                    Found::NothingMatched { pattern } => {
+                        let what = pattern.to_string();
+                        let detail = format!(
+                            "no file matches this wildcard pattern (every file under '{}' was \
+                             compared); --raw takes '*', '?' and '[' literally",
+                            source.display()
+                        );
+                        Some((what.clone(), Err(Error::NothingMatched { what, detail })))
+                    }
+                    Found::Excluded { from, filter } => {
+                        if selection.dry_run {
+                            reporter.previewed(Preview::Excluded {
+                                source: &from.display().to_string(),
+                                filter: &filter,
+                            });
+                        }
+                        None
+                    }
+                    Found::Stream { from, to, .. } if selection.dry_run => {
+                        preview(&from, &to.name(), &*reporter)
+                    }
+                    Found::File { from, to, .. } if selection.dry_run => {
+                        preview(&from, &to.to_path_buf(), &*reporter)
+                    }
                     Found::Stream { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
                         reporter.object_queued(Some(size));
                         let result = stream_file(&from, to, &*reporter).await;
                         let name = from.display().to_string();
                         reporter.object_finished(&name, result.as_ref().map(|n| *n));
-                        (name, result)
+                        Some((name, result))
                     }
                     Found::File { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
@@ -100,12 +181,13 @@ pub(crate) async fn copy_local(
                             copy_file(&from, &to, size, transfer, &chunk_slots, &*reporter).await;
                         let name = from.display().to_string();
                         reporter.object_finished(&name, result.as_ref().map(|n| *n));
-                        (name, result)
+                        Some((name, result))
                     }
                 }
             }
         })
         .buffer_unordered(transfer.workers)
+        .filter_map(|outcome| async move { outcome })
         .fold(
             (0, 0, Vec::new()),
             |(objects, bytes, mut failures), (source, result)| async move {
@@ -132,6 +214,16 @@ pub(crate) async fn copy_local(
         nothing_sent,
         failures,
     ))
+}
+
+/// A dry run's line for one file: the copy it would make.
+fn preview(from: &Path, to: &Path, reporter: &dyn Reporter) -> Option<(String, Result<u64>)> {
+    let name = from.display().to_string();
+    reporter.previewed(Preview::Copy {
+        source: &name,
+        destination: &to.display().to_string(),
+    });
+    Some((name, Ok(0)))
 }
 
 fn receiver_stream<T>(mut receiver: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
@@ -182,14 +274,26 @@ fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
     })
 }
 
-/// Walk `root` depth first without following links, sending every file (and every entry
-/// that is skipped) on `found`, in bounded memory: one directory listing at a time.
-fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
+/// Walk `root` depth first without following links, sending every file the selection
+/// keeps (and every entry that is skipped) on `found`, in bounded memory: one directory
+/// listing at a time.
+fn walk_tree(root: &Path, destination: &Path, selection: &Selection, found: &mpsc::Sender<Found>) {
+    // A pattern is matched against the path as the user wrote it: the walked directory as
+    // written (up to the last '/' of the literal prefix), then the path below it.
+    let pattern_base = selection.pattern.as_ref().map(|pattern| {
+        let literal = pattern.literal_prefix();
+        literal[..literal.rfind('/').map_or(0, |slash| slash + 1)].to_owned()
+    });
+    let mut matched = false;
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
         let directory = root.join(&relative);
         // Created one name at a time below the destination, never through a link.
-        if let Err(error) = Dir::open_tree(destination, &relative) {
+        let created = match selection.mirrors_directories() {
+            true => Dir::open_tree(destination, &relative).map(drop),
+            false => Ok(()),
+        };
+        if let Err(error) = created {
             let _ = found.blocking_send(Found::Skipped {
                 from: directory,
                 error,
@@ -222,10 +326,23 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
             let (name, metadata) = entry;
             let relative = relative.join(&name);
             let from = root.join(&relative);
-            // DirEntry::metadata does not follow links, so a link to a directory is a link.
-            let item = if metadata.is_dir() {
+            if metadata.is_dir() {
                 pending.push(relative);
                 continue;
+            }
+            let relative_text = relative.to_string_lossy();
+            if let (Some(pattern), Some(base)) = (&selection.pattern, &pattern_base) {
+                if !pattern.matches(&format!("{base}{relative_text}")) {
+                    continue;
+                }
+                matched = true;
+            }
+            // DirEntry::metadata does not follow links, so a link to a directory is a link.
+            let item = if let Some(filter) = excluded_by(&selection.filters, &relative_text) {
+                Found::Excluded {
+                    from,
+                    filter: filter.clone(),
+                }
             } else if is_reserved(&name) {
                 let error = Error::io("skipped", &from, io::Error::other(reserved_reason(&name)));
                 Found::Skipped { from, error }
@@ -242,6 +359,10 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
                 return;
             }
         }
+    }
+    if let (Some(pattern), false) = (&selection.pattern, matched) {
+        let pattern = pattern.clone();
+        let _ = found.blocking_send(Found::NothingMatched { pattern });
     }
 }
 

@@ -133,7 +133,12 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// True when an earlier run left this very version at the target (and skipping is on).
-    async fn already_complete(&self, target: &Target, version: &Validator, size: u64) -> bool {
+    pub(crate) async fn already_complete(
+        &self,
+        target: &Target,
+        version: &Validator,
+        size: u64,
+    ) -> bool {
         let Target::File(path) = target else {
             return false;
         };
