@@ -164,7 +164,7 @@ pub(crate) async fn copy_local(
                         preview(&from, &to.name(), &*reporter)
                     }
                     Found::File { from, to, .. } if selection.dry_run => {
-                        preview(&from, &to.to_path_buf(), &*reporter)
+                        preview(&from, &to, &*reporter)
                     }
                     Found::Stream { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
