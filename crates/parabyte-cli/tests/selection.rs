@@ -5,7 +5,7 @@
 mod common;
 
 use common::{files_under, run, stderr, summary, temporary_name, Bed};
-use parabyte_testkit::{payload, RequestKind, ServerKind};
+use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind};
 
 /// Keys a user would meet, and hostile ones: a key that is literally `*.jpg`, one with
 /// `[1]` in it, and one shaped like parabyte's temporary names, all matched by `*.jpg`.
@@ -441,4 +441,39 @@ fn local_wildcards_and_filters_choose_files() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn a_wildcard_download_starts_before_the_listing_ends() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let bed = bed("streams");
+    // The second listing page is held until the first match is in place: a copy that
+    // collected the whole listing before downloading would never get there.
+    let first_match = bed.path("out/*.jpg");
+    let arrived_first = Arc::new(AtomicBool::new(false));
+    let arrived = arrived_first.clone();
+    bed.proxy.inject(
+        Rule::list().nth(2),
+        Fault::hook(move |_, _| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !first_match.exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            arrived.store(first_match.exists(), Ordering::SeqCst);
+        }),
+    );
+    // Page 1: `*.jpg`, `.parabyte-…` (refused) and `a.jpg`, which releases `*.jpg`; `a.jpg`
+    // itself waits for page 2 (a later key could make it a "folder"), so wait for `*.jpg`.
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--list-page-size",
+        "3",
+        "--list-parallelism",
+        "1",
+        &bed.url("imgs/*.jpg"),
+        "out/",
+    ]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(arrived_first.load(Ordering::SeqCst));
 }
