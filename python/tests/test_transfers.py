@@ -195,7 +195,9 @@ def test_a_local_tree_is_copied_through_the_same_entry_point(tmp_path: Path):
         parabyte.Client().download(str(source), None)
 
 
-def test_wildcards_and_filters_choose_objects(client: parabyte.Client, store: Store, tmp_path: Path):
+def test_wildcards_and_filters_choose_objects(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
     # `*` crosses "/"; paths start after the literal prefix's last "/"; filters see them.
     summary = client.download(store.url("small/a/*.bin"), tmp_path / "w", exclude=["b/*"])
     under_a = [key.removeprefix("small/a/") for key in store.keys("small/a")]

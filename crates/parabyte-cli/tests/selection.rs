@@ -429,6 +429,14 @@ fn local_wildcards_and_filters_choose_files() {
     ]));
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(files_under(&bed.path("filtered")), vec!["[x].txt", "a.txt"]);
+    // Read as a pattern, `[x].txt` is `x.txt`: the warning points to the file and --raw.
+    let output = run(bed.parabyte().args(["cp", "src/[x].txt", "as-pattern/"]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("a file of exactly this name exists; add --raw"),
+        "{}",
+        stderr(&output)
+    );
     let output = run(bed
         .parabyte()
         .args(["cp", "--raw", "src/[x].txt", "raw.txt"]));

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyOptions, CopyRequest, Destination, Filter, Location, ObjectUrl, S3Url, Source,
-    StoreConfig, TransferConfig,
+    CopyOptions, CopyRequest, Destination, Filter, Location, ObjectUrl, S3Url, Source, StoreConfig,
+    TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};

@@ -144,11 +144,17 @@ pub(crate) async fn copy_local(
                     }
                     Found::NothingMatched { pattern } => {
                         let what = pattern.to_string();
-                        let detail = format!(
-                            "no file matches this wildcard pattern (every file under '{}' was \
-                             compared); --raw takes '*', '?' and '[' literally",
-                            source.display()
-                        );
+                        let detail = if fs::symlink_metadata(&what).is_ok() {
+                            "no file matches this wildcard pattern, but a file of exactly this \
+                             name exists; add --raw to copy it"
+                                .to_owned()
+                        } else {
+                            format!(
+                                "no file matches this wildcard pattern (every file under '{}' \
+                                 was compared); --raw takes '*', '?' and '[' literally",
+                                source.display()
+                            )
+                        };
                         Some((what.clone(), Err(Error::NothingMatched { what, detail })))
                     }
                     Found::Excluded { from, filter } => {
