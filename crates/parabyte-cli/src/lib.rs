@@ -227,8 +227,16 @@ async fn copy(args: CpArgs) -> Result<u8, Error> {
     for failure in &unmatched {
         tell(format_args!("warning: {}", failure.error));
     }
+    let dry_run = args.selection.dryrun;
     if !args.output.quiet || summary.failed > 0 {
-        print_summary(&summary, args.output.quiet);
+        // A dry run moved no bytes: its totals are what would be copied.
+        print_summary(&summary, args.output.quiet || dry_run);
+    }
+    if dry_run && !args.output.quiet {
+        tell(format_args!(
+            "(dryrun) {} object(s) would be copied, {} left as they are; {} LIST and no GET request sent",
+            summary.objects, summary.skipped, summary.requests.list
+        ));
     }
     Ok(if summary.failed > 0 || !unmatched.is_empty() {
         SOME_FAILED

@@ -241,6 +241,32 @@ fn a_dry_run_sends_no_get_and_writes_nothing() {
         assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
     }
 
+    assert!(
+        stderr(&output).contains("(dryrun) 1 object(s) would be copied, 4 left as they are"),
+        "{}",
+        stderr(&output)
+    );
+    // With --json, each line is a JSON object, then the summary.
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--dryrun",
+        "--json",
+        "--exclude",
+        ".parabyte-*",
+        &bed.url("imgs/"),
+        "out",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let copy = lines.iter().find(|l| l["dryrun"] == "copy").unwrap();
+    assert_eq!(copy["source"], bed.url("imgs/sub/b.jpg"));
+    assert_eq!(copy["destination"], "out/sub/b.jpg");
+    assert_eq!(lines.last().unwrap()["objects"], 1);
+    assert_eq!(bed.proxy.counts().get, 0);
+
     // One object, no listing: no request at all, no file, no temporary file.
     bed.proxy.reset();
     let output = run(bed
