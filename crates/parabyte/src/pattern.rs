@@ -119,6 +119,13 @@ impl Pattern {
         &self.text[..end]
     }
 
+    /// The literal prefix up to and including its last '/': the "directory" every match is
+    /// in, below which matches keep their path (as s5cmd places them).
+    pub fn literal_directory(&self) -> &str {
+        let literal = self.literal_prefix();
+        &literal[..literal.rfind('/').map_or(0, |slash| slash + 1)]
+    }
+
     /// True when the whole of `candidate` matches.
     pub fn matches(&self, candidate: &str) -> bool {
         let text: Vec<char> = candidate.chars().collect();
@@ -259,6 +266,9 @@ mod tests {
         assert_eq!(prefix("a/b[0-9]"), "a/b");
         assert_eq!(prefix("*"), "");
         assert_eq!(prefix("plain/key"), "plain/key");
+        let directory = |p: &str| Pattern::new(p).unwrap().literal_directory().to_owned();
+        assert_eq!(directory("imgs/2026-*/a?.jpg"), "imgs/");
+        assert_eq!(directory("a*"), "");
         assert!(has_wildcard("a[1]") && has_wildcard("a?") && !has_wildcard("a/b.c"));
     }
 

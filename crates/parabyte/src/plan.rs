@@ -375,9 +375,9 @@ async fn plan_request(
 
 /// Where the paths of listed keys start: after the last '/' of a pattern's literal prefix
 /// (so `imgs/*.jpg` puts `imgs/a/b.jpg` at `a/b.jpg`, as s5cmd does), else after the prefix.
-fn relative_base<'a>(request: &StoreCopy, prefix: &'a str) -> &'a str {
+fn relative_base<'a>(request: &'a StoreCopy, prefix: &'a str) -> &'a str {
     match &request.pattern {
-        Some(_) => &prefix[..prefix.rfind('/').map_or(0, |slash| slash + 1)],
+        Some(pattern) => pattern.literal_directory(),
         None => prefix,
     }
 }
@@ -778,20 +778,31 @@ mod tests {
     async fn plan_pages(
         pages: Vec<Result<Vec<Listed>>>,
     ) -> ((Vec<(String, PathBuf)>, Vec<Failure>), Result<()>) {
+        plan_request_pages("prefix/", Vec::new(), pages).await
+    }
+
+    /// Plan `pages` as listed for the source key `key` (a prefix, or a pattern when it has
+    /// wildcards) with `filters`.
+    async fn plan_request_pages(
+        key: &str,
+        filters: Vec<Filter>,
+        pages: Vec<Result<Vec<Listed>>>,
+    ) -> ((Vec<(String, PathBuf)>, Vec<Failure>), Result<()>) {
         let request = StoreCopy {
             source: S3Url {
                 bucket: "b".into(),
-                key: "prefix/".into(),
+                key: key.into(),
             },
             destination: Destination::Path("/dest".into()),
             recursive: false,
-            pattern: None,
-            filters: Vec::new(),
+            pattern: has_wildcard(key).then(|| Pattern::new(key).unwrap()),
+            filters,
             dry_run: false,
         };
+        let prefix = list_prefix(&request);
         let (queue, mut planned) = mpsc::channel(100);
         let listing = futures::stream::iter(pages);
-        let ended = plan_listing(listing, &request, "prefix/", &queue, &Silent).await;
+        let ended = plan_listing(listing, &request, &prefix, &queue, &Silent).await;
         drop(queue);
         let (mut jobs, mut failures) = (Vec::new(), Vec::new());
         while let Some(item) = planned.recv().await {
@@ -914,6 +925,57 @@ mod tests {
             assert!(error.contains("collides with key 'prefix/a.txt"), "{error}");
             assert!(error.contains("'a.txt'"), "{error}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_pattern_keeps_its_matches_below_the_literal_directory() {
+        let keys = vec![
+            object("prefix/a.txt", 1),
+            object("prefix/b/c.txt", 1),
+            object("prefix/b/skip.txt", 1),
+            object("prefix/d.bin", 1),
+            object("prefix2/e.txt", 1),
+        ];
+        let filters = vec![Filter::exclude("*skip*").unwrap()];
+        let ((jobs, failures), ended) =
+            plan_request_pages("prefix/*.txt", filters, vec![Ok(keys)]).await;
+        ended.unwrap();
+        assert!(failures.is_empty(), "{failures:?}");
+        let paths: Vec<_> = jobs.iter().map(|(_, path)| path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![PathBuf::from("/dest/a.txt"), "/dest/b/c.txt".into()]
+        );
+        // A literal prefix without '/': the whole key is the path.
+        let ((jobs, _), _) = plan_request_pages(
+            "pre*/e.txt",
+            Vec::new(),
+            vec![Ok(vec![object("prefix2/e.txt", 1)])],
+        )
+        .await;
+        assert_eq!(jobs[0].1, PathBuf::from("/dest/prefix2/e.txt"));
+    }
+
+    #[tokio::test]
+    async fn nothing_matched_is_one_failure_naming_the_source() {
+        for (key, says) in [
+            ("prefix/*.gif", "no key matches this wildcard pattern"),
+            ("prefix/", "no object under this prefix"),
+        ] {
+            let ((jobs, failures), ended) =
+                plan_request_pages(key, Vec::new(), vec![Ok(vec![object("prefix/", 0)])]).await;
+            ended.unwrap();
+            assert!(jobs.is_empty());
+            assert_eq!(failures.len(), 1, "{key}");
+            assert_eq!(failures[0].source, format!("s3://b/{key}"));
+            let error = failures[0].error.to_string();
+            assert!(error.contains(says), "{error}");
+        }
+        // Filters that leave nothing are not "nothing matched": the source did match.
+        let excluded = vec![Filter::exclude("*").unwrap()];
+        let ((_, failures), _) =
+            plan_request_pages("prefix/", excluded, vec![Ok(vec![object("prefix/a", 1)])]).await;
+        assert!(failures.is_empty(), "{failures:?}");
     }
 
     #[test]

@@ -90,11 +90,10 @@ pub(crate) async fn copy_local(
     transfer.validate()?;
     let started = Instant::now();
     let walked = match &selection.pattern {
-        Some(pattern) => {
-            let literal = pattern.literal_prefix();
-            let directory = &literal[..literal.rfind('/').map_or(0, |slash| slash + 1)];
-            PathBuf::from(if directory.is_empty() { "." } else { directory })
-        }
+        Some(pattern) => match pattern.literal_directory() {
+            "" => PathBuf::from("."),
+            directory => PathBuf::from(directory),
+        },
         None => source.to_owned(),
     };
     let source = walked.as_path();
@@ -286,10 +285,7 @@ fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
 fn walk_tree(root: &Path, destination: &Path, selection: &Selection, found: &mpsc::Sender<Found>) {
     // A pattern is matched against the path as the user wrote it: the walked directory as
     // written (up to the last '/' of the literal prefix), then the path below it.
-    let pattern_base = selection.pattern.as_ref().map(|pattern| {
-        let literal = pattern.literal_prefix();
-        literal[..literal.rfind('/').map_or(0, |slash| slash + 1)].to_owned()
-    });
+    let pattern_base = selection.pattern.as_ref().map(Pattern::literal_directory);
     let mut matched = false;
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
