@@ -22,7 +22,11 @@ const KEYS: [&str; 9] = [
 ];
 
 fn bed(name: &str) -> Bed {
-    let bed = Bed::new(ServerKind::Versitygw, name);
+    bed_on(ServerKind::Versitygw, name)
+}
+
+fn bed_on(kind: ServerKind, name: &str) -> Bed {
+    let bed = Bed::new(kind, name);
     let objects = KEYS
         .iter()
         .enumerate()
@@ -40,9 +44,8 @@ fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-#[test]
-fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches() {
-    let bed = bed("wild");
+fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches(kind: ServerKind) {
+    let bed = bed_on(kind, "wild");
     let output = run(bed
         .parabyte()
         .args(["cp", "--json", &bed.url("imgs/*.jpg"), "out/"]));
@@ -89,6 +92,21 @@ fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches() {
         files_under(&bed.path("set")),
         vec!["imgs/a.jpg", "imgs/sub/b.jpg", "imgs2/e.jpg"]
     );
+}
+
+#[test]
+fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches_versitygw() {
+    a_wildcard_lists_its_literal_prefix_and_keeps_what_matches(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches_seaweedfs() {
+    a_wildcard_lists_its_literal_prefix_and_keeps_what_matches(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches_minio() {
+    a_wildcard_lists_its_literal_prefix_and_keeps_what_matches(ServerKind::Minio);
 }
 
 #[test]
