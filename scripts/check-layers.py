@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Core library layers: module prefix -> the prefixes it may import (besides itself).
 LEAVES = ["error", "config", "location", "timestamp", "ranges", "validator", "checksum",
-          "counters", "retry", "report"]
+          "counters", "retry", "report", "pattern"]
 CORE_RULES = {
     **{leaf: LEAVES for leaf in LEAVES},
     "source": LEAVES,

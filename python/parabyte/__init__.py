@@ -24,7 +24,7 @@ import builtins
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, overload
 
 from . import _native
@@ -105,12 +105,21 @@ class Client(_native.Client):
         destination: Destination,
         *,
         recursive: bool = False,
+        exclude: Sequence[str] = (),
+        include: Sequence[str] = (),
+        raw: bool = False,
         progress: ProgressCallback | None = None,
     ) -> Summary:
         """`download` as a coroutine; cancelling it cancels the transfer. The progress
         callback runs on a parabyte thread."""
         return await super().download_async(
-            source, destination, recursive=recursive, progress=progress
+            source,
+            destination,
+            recursive=recursive,
+            exclude=[*exclude],
+            include=[*include],
+            raw=raw,
+            progress=progress,
         )
 
     async def download_many_async(
@@ -183,14 +192,29 @@ def download(
     destination: Destination,
     *,
     recursive: bool = False,
+    exclude: Sequence[str] = (),
+    include: Sequence[str] = (),
+    raw: bool = False,
     progress: ProgressCallback | None = None,
     **options: Any,
 ) -> Summary:
-    """Download an object to a file, or everything under a prefix into a directory.
+    """Download an object to a file, or everything under a prefix (or matching a wildcard
+    pattern such as `s3://bucket/imgs/*.jpg`) into a directory.
 
-    `options` are `Client` keywords (endpoint_url, workers, part_size, ...).
+    `exclude` / `include` are patterns matched against each object's path below the source;
+    every exclude applies before every include (`exclude=["*"], include=["*.jpg"]`). `raw`
+    takes `*`, `?` and `[` in the source literally. `options` are `Client` keywords
+    (endpoint_url, workers, part_size, ...).
     """
-    return _client(options).download(source, destination, recursive=recursive, progress=progress)
+    return _client(options).download(
+        source,
+        destination,
+        recursive=recursive,
+        exclude=[*exclude],
+        include=[*include],
+        raw=raw,
+        progress=progress,
+    )
 
 
 async def download_async(
@@ -198,12 +222,21 @@ async def download_async(
     destination: Destination,
     *,
     recursive: bool = False,
+    exclude: Sequence[str] = (),
+    include: Sequence[str] = (),
+    raw: bool = False,
     progress: ProgressCallback | None = None,
     **options: Any,
 ) -> Summary:
     """`download` as a coroutine."""
     return await _client(options).download_async(
-        source, destination, recursive=recursive, progress=progress
+        source,
+        destination,
+        recursive=recursive,
+        exclude=exclude,
+        include=include,
+        raw=raw,
+        progress=progress,
     )
 
 

@@ -3,7 +3,7 @@
 import datetime
 import os
 import pathlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeAlias, overload
 
 __version__: str
@@ -76,12 +76,22 @@ class Client:
         destination: _Path | None,
         *,
         recursive: bool = False,
+        exclude: Sequence[str] = (),
+        include: Sequence[str] = (),
+        raw: bool = False,
         progress: _Progress | None = None,
     ) -> Summary:
         """Download `s3://bucket/key` or `https://host/path` to a file (or into a directory
         that exists or ends in "/"), or everything under `s3://bucket/prefix/` (or any S3
         source with `recursive`) into a directory; a local file or directory is copied the
         same careful way. `destination=None` fetches and keeps nothing.
+
+        A source with `*`, `?` or `[...]` is a wildcard pattern (`s3://b/imgs/*.jpg`; `*`
+        crosses "/"): its literal prefix is listed and each match lands at its path after
+        that prefix's last "/"; `raw=True` takes those characters literally. `exclude` and
+        `include` patterns are matched against each object's path below the source, every
+        exclude before every include. A prefix or pattern that matches nothing is a failure
+        in the summary (`NotFoundError`), named with what was looked at.
 
         A single object that fails raises (`NotFoundError` is a `FileNotFoundError`); under a
         prefix, objects that fail are listed in the summary and the others arrive.
@@ -95,6 +105,9 @@ class Client:
         destination: _Path | None,
         *,
         recursive: bool = False,
+        exclude: Sequence[str] = (),
+        include: Sequence[str] = (),
+        raw: bool = False,
         progress: _Progress | None = None,
     ) -> Awaitable[Summary]:
         """`download` as an asyncio future (`parabyte.Client` makes it a coroutine);

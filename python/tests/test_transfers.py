@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import parabyte
-from conftest import LARGE_SIZE, SMALL_COUNT, SMALL_SIZE, Store
+from conftest import LARGE_SIZE, SMALL_COUNT, SMALL_SIZE, Store, files_in
 
 
 def test_an_object_arrives_byte_for_byte(client: parabyte.Client, store: Store, tmp_path: Path):
@@ -193,3 +193,29 @@ def test_a_local_tree_is_copied_through_the_same_entry_point(tmp_path: Path):
     assert (tmp_path / "copy" / "sub" / "b.bin").read_bytes() == b"b" * 200
     with pytest.raises(parabyte.InvalidInputError, match="needs a destination"):
         parabyte.Client().download(str(source), None)
+
+
+def test_wildcards_and_filters_choose_objects(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    # `*` crosses "/"; paths start after the literal prefix's last "/"; filters see them.
+    summary = client.download(store.url("small/a/*.bin"), tmp_path / "w", exclude=["b/*"])
+    under_a = [key.removeprefix("small/a/") for key in store.keys("small/a")]
+    assert files_in(tmp_path / "w") == [key for key in under_a if not key.startswith("b/")]
+    assert summary.ok and summary.requests.list == 1
+    # Every exclude before every include, as `--exclude '*' --include 'a/b/*'`.
+    parabyte.download(
+        store.url("small/"),
+        tmp_path / "f",
+        exclude=["*"],
+        include=["a/b/*"],
+        **store.client_options(),
+    )
+    assert files_in(tmp_path / "f") == [f"a/{key}" for key in under_a if key.startswith("b/")]
+    # A pattern that matches nothing is a failure that says so, of the not-found kind.
+    summary = client.download(store.url("small/*.gif"), tmp_path / "n")
+    assert summary.failed == 1 and summary.objects == 0
+    assert isinstance(summary.failures[0].exception, parabyte.NotFoundError)
+    assert "no key matches this wildcard pattern" in str(summary.failures[0].exception)
+    with pytest.raises(parabyte.InvalidInputError, match=r"pattern 'small/\[a'"):
+        client.download(store.url("small/[a"), tmp_path / "bad")

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, Parser, Subcommand};
 use parabyte::{parse_size, parse_timeout_seconds, RetryPolicy, StoreConfig, TransferConfig};
 
 #[derive(Debug, Parser)]
@@ -18,8 +18,8 @@ use parabyte::{parse_size, parse_timeout_seconds, RetryPolicy, StoreConfig, Tran
     long_about = "Fast, trustworthy downloads from S3-compatible stores and web servers.\n\n\
         Credentials, region and endpoint come from the standard AWS chain (environment, \
         ~/.aws/credentials and ~/.aws/config, container and instance roles).\n\n\
-        Exit status: 0 all objects arrived, 1 some objects failed (listed at the end), \
-        2 usage or fatal error."
+        Exit status: 0 all objects arrived, 1 some objects failed (listed at the end) or \
+        a prefix or pattern matched nothing (a warning names it), 2 usage or fatal error."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,14 +36,25 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         parabyte cp s3://bucket/model.bin ./model.bin\n  \
         parabyte cp s3://bucket/dataset/ ./data\n  \
+        parabyte cp 's3://bucket/imgs/*.jpg' ./jpgs/   # wildcards: * ? [a-z] (quote them)\n  \
+        parabyte cp --exclude '*' --include '*.json' s3://bucket/logs/ ./logs\n  \
+        parabyte cp --dryrun s3://bucket/dataset/ ./data   # what would be copied; no GET\n  \
         parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
         parabyte cp --manifest files.txt ./data\n  \
         parabyte cp /data/src /data/dst   # local tree: files in parallel, links skipped\n  \
         parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing\n\n\
-        Manifest (--manifest FILE): one source per line, SOURCE [DEST_PATH] [SIZE] [ETAG],\n\
+        Wildcards: '*' matches any run of characters, '/' included ('**' is the same), '?'\n\
+        one character, [abc] [a-z] [!a-z] one of a set. The longest literal prefix is listed\n\
+        and each key that matches lands at its path after that prefix's last '/'. A key or\n\
+        file name that contains these characters: --raw, or [*] [?] [[] in a pattern.\n\
+        Filters (--exclude, --include; repeatable): matched against the path below the source;\n\
+        everything is included, then the last filter that matches decides.\n\n\
+        Manifest (--manifest FILE, or - for stdin): one source per line, SOURCE [DEST_PATH] [SIZE] [ETAG],\n\
         separated by spaces, or by tabs when a path has spaces; '-' leaves a field out.\n\
         Lines starting with '#' are comments. A line may also be JSON:\n  \
         {\"source\": \"s3://b/k\", \"dest\": \"dir/k\", \"size\": 1024, \"etag\": \"...\"}\n\
+        Lines of `parabyte ls --recursive --json` work too (the key is the destination path):\n  \
+        parabyte ls -r --json s3://b/p/ | jq -c 'select(.size > 0)' | parabyte cp --manifest - ./d\n\
         SOURCE is s3://bucket/key or http(s)://host/path; DEST_PATH is relative to DEST and\n\
         may not leave it (default: the last segment of the source); SIZE in bytes skips the\n\
         first request's probing. Bad lines are reported by number and the rest is copied;\n\
@@ -73,7 +84,8 @@ pub struct CpArgs {
     /// Destination file or directory (a directory when it exists or ends in '/').
     #[arg(required_unless_present_any = ["discard", "manifest"])]
     pub destination: Option<PathBuf>,
-    /// Copy every source listed in FILE (format below) into the destination directory.
+    /// Copy every source listed in FILE ('-': standard input; format below) into the
+    /// destination directory.
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
     /// Take everything under the source as a prefix, even without a trailing '/'.
@@ -83,6 +95,8 @@ pub struct CpArgs {
     #[arg(long, conflicts_with = "destination")]
     pub discard: bool,
     #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
     pub transfer: TransferArgs,
     #[command(flatten)]
     pub listing: ListingArgs,
@@ -90,6 +104,55 @@ pub struct CpArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Selection")]
+pub struct SelectionArgs {
+    /// Leave out objects whose path below the source matches PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Take back objects an earlier --exclude left out (repeatable; the last match decides).
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<String>,
+    /// Take the source as written: '*', '?' and '[' are part of the key or file name.
+    #[arg(long)]
+    pub raw: bool,
+    /// Print what would be copied and what skipped, and why; send no GET, write nothing.
+    #[arg(long, visible_alias = "dry-run")]
+    pub dryrun: bool,
+    /// --exclude and --include in the order given (filled by `order_filters`).
+    #[arg(skip)]
+    pub filters: Vec<FilterArg>,
+}
+
+/// One --exclude or --include as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterArg {
+    pub include: bool,
+    pub pattern: String,
+}
+
+/// clap keeps each flag's values apart; the AWS CLI's rule (the last matching filter wins)
+/// needs --exclude and --include in the order they were given.
+pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
+    let (Command::Cp(args), Some(("cp", matches))) = (&mut cli.command, matches.subcommand())
+    else {
+        return;
+    };
+    let mut given = Vec::new();
+    for (id, include) in [("exclude", false), ("include", true)] {
+        if let (Some(indices), Some(patterns)) =
+            (matches.indices_of(id), matches.get_many::<String>(id))
+        {
+            given.extend(indices.zip(patterns).map(|(index, pattern)| {
+                let pattern = pattern.clone();
+                (index, FilterArg { include, pattern })
+            }));
+        }
+    }
+    given.sort_by_key(|(index, _)| *index);
+    args.selection.filters = given.into_iter().map(|(_, filter)| filter).collect();
 }
 
 #[derive(Debug, Args)]
@@ -308,6 +371,40 @@ mod tests {
             assert_eq!(Size(bytes).to_string(), shown);
             assert_eq!(shown.parse::<Size>(), Ok(Size(bytes)));
         }
+    }
+
+    #[test]
+    fn filters_keep_their_command_line_order() {
+        let argv = [
+            "parabyte",
+            "cp",
+            "--include",
+            "a",
+            "--exclude",
+            "b",
+            "s3://b/p/",
+            "--include",
+            "c",
+            "out",
+            "--exclude",
+            "d",
+        ];
+        let matches = <Cli as clap::CommandFactory>::command().get_matches_from(argv);
+        let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap();
+        order_filters(&mut cli, &matches);
+        let Command::Cp(args) = cli.command else {
+            panic!("cp parses as cp");
+        };
+        let order: Vec<_> = args
+            .selection
+            .filters
+            .iter()
+            .map(|f| (f.include, f.pattern.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![(true, "a"), (false, "b"), (true, "c"), (false, "d")]
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! code: `main_with(argv)` is the whole program, from flags to exit status.
 
 mod args;
+mod dryrun;
 mod escape;
 mod progress;
 
@@ -14,14 +15,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
-    REQUEST_EVENTS,
+    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Listed, Reporter, S3Url,
+    Silent, Source, Summary, REQUEST_EVENTS,
 };
 
-use args::{Cli, Command, CpArgs, LsArgs};
+use args::{order_filters, Cli, Command, CpArgs, LsArgs};
 use progress::{JsonLines, ProgressBarReporter, Tee};
 
 /// Exit statuses, as documented in `--help`.
@@ -37,7 +38,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| {
+            let mut cli = Cli::from_arg_matches(&matches)?;
+            order_filters(&mut cli, &matches);
+            Ok(cli)
+        });
+    let cli = match parsed {
         Ok(cli) => cli,
         // --help and --version land here too, with status 0.
         Err(error) => {
@@ -176,29 +184,63 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
                 .into(),
         ));
     }
-    match &args.manifest {
-        Some(path) => Ok(CopyRequest {
+    let selection = &args.selection;
+    let filters = selection
+        .filters
+        .iter()
+        .map(|filter| match filter.include {
+            true => Filter::include(&filter.pattern),
+            false => Filter::exclude(&filter.pattern),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = CopyOptions {
+        filters,
+        raw: selection.raw,
+        dry_run: selection.dryrun,
+    };
+    let mut request = match &args.manifest {
+        Some(path) => CopyRequest {
             source: Source::Manifest(path.clone()),
             destination,
             recursive: args.recursive,
-        }),
+            options: CopyOptions::default(),
+        },
         None => CopyRequest::parse(
             args.source.as_deref().unwrap_or_default(),
             destination,
             args.recursive,
-        ),
-    }
+        )?,
+    };
+    request.options = options;
+    Ok(request)
+}
+
+/// Failures that say a source matched nothing: shown as warnings that name the source
+/// (the exit status is still 1), not as failed objects.
+fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
+    let (unmatched, failures) = std::mem::take(&mut summary.failures)
+        .into_iter()
+        .partition(|failure| matches!(failure.error, Error::NothingMatched { .. }));
+    summary.failures = failures;
+    summary.failed = summary.failures.len() as u64;
+    unmatched
 }
 
 async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
-    // The bar and request lines would garble each other: -v is a log, not a display.
-    let show_progress = !args.output.quiet && !verbose && std::io::stderr().is_terminal();
+    // The bar and request lines would garble each other: -v is a log, not a display. A dry
+    // run prints its own lines instead.
+    let dry_run = args.selection.dryrun;
+    let show_progress =
+        !args.output.quiet && !verbose && !dry_run && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();
     if let Some(bar) = &progress {
         reporters.push(bar.clone());
+    }
+    if dry_run {
+        reporters.push(Arc::new(dryrun::Printer::new(args.output.json)));
     }
     if args.output.json_lines {
         reporters.push(Arc::new(JsonLines::default()));
@@ -212,22 +254,33 @@ async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     if let Some(bar) = &progress {
         bar.finish();
     }
-    let summary = summary?;
+    let mut summary = summary?;
     if args.output.json {
         print_json(&summary);
     }
+    let unmatched = take_unmatched(&mut summary);
+    for failure in &unmatched {
+        tell(format_args!("warning: {}", failure.error));
+    }
     if !args.output.quiet || summary.failed > 0 {
         // Each failure is printed once: as it happened, under the bar, or else in the list.
-        // Should one not have been shown, the list has them all.
+        // Should one not have been shown, the list has them all. A dry run moved no bytes:
+        // its totals are what would be copied.
         let shown = progress.as_ref().map_or(0, |bar| bar.failures_shown());
         let failures = if shown == summary.failed {
             Failures::ShownAbove
         } else {
             Failures::List
         };
-        print_summary(&summary, failures, args.output.quiet);
+        print_summary(&summary, failures, args.output.quiet || dry_run);
     }
-    Ok(if summary.failed > 0 {
+    if dry_run && !args.output.quiet {
+        tell(format_args!(
+            "(dryrun) {} object(s) would be copied, {} left as they are; {} LIST and no GET request sent",
+            summary.objects, summary.skipped, summary.requests.list
+        ));
+    }
+    Ok(if summary.failed > 0 || !unmatched.is_empty() {
         SOME_FAILED
     } else {
         SUCCESS
@@ -358,7 +411,7 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
         };
         escape::printable(name).into_owned()
     };
-    let (mut objects, mut bytes) = (0u64, 0u64);
+    let (mut objects, mut bytes, mut entries_listed) = (0u64, 0u64, 0u64);
     while let Some(entry) = entries.next().await {
         let entry = match entry {
             // Lines already printed stay; the broken listing is a failure, not a fatal error.
@@ -368,6 +421,7 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
             }
             entry => entry?,
         };
+        entries_listed += 1;
         if let Listed::Object(object) = &entry {
             objects += 1;
             bytes += object.size;
@@ -402,6 +456,14 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
             )
         };
         let _ = writeln!(out, "{line}");
+    }
+    if entries_listed == 0 {
+        // As `cp` of a prefix that holds nothing, and as `aws s3 ls`: exit 1, with a warning.
+        tell(format_args!(
+            "warning: {}: nothing listed under this prefix; check the spelling of the bucket and prefix",
+            url
+        ));
+        return Ok(SOME_FAILED);
     }
     Ok(SUCCESS)
 }

@@ -109,8 +109,12 @@ impl Reporter for ProgressBarReporter {
     }
 
     fn object_reported(&self, report: &ObjectReport<'_>) {
-        // Every failure comes through here once; the summary then only counts them.
+        // Every failure comes through here once; the summary then only counts them. A
+        // source that matched nothing is a warning at the end, not a failed object.
         if let (Status::Failed, Some(error)) = (report.status, report.error) {
+            if matches!(error, Error::NothingMatched { .. }) {
+                return;
+            }
             let source = crate::escape::printable(report.source);
             self.bar
                 .suspend(|| crate::tell(format_args!("error: {source}: {error}")));

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyRequest, Destination, Location, ObjectUrl, S3Url, Source, StoreConfig, TransferConfig,
+    CopyOptions, CopyRequest, Destination, Filter, Location, ObjectUrl, S3Url, Source, StoreConfig,
+    TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -214,31 +215,56 @@ impl Client {
         })
     }
 
-    /// Download an object or a URL to a file, or everything under a prefix into a directory.
-    #[pyo3(signature = (source, destination, *, recursive = false, progress = None))]
+    /// Download an object or a URL to a file, or everything under a prefix (or matching a
+    /// wildcard pattern) into a directory.
+    #[pyo3(signature = (
+        source, destination, *, recursive = false, exclude = Vec::new(), include = Vec::new(),
+        raw = false, progress = None
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python keywords, one each
     fn download(
         &self,
         py: Python<'_>,
         source: &str,
         destination: Option<PathBuf>,
         recursive: bool,
+        exclude: Vec<String>,
+        include: Vec<String>,
+        raw: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
-        let request = CopyRequest::parse(source, destination_of(destination), recursive);
+        let selection = Selection {
+            exclude,
+            include,
+            raw,
+        };
+        let request = selection.request(source, destination_of(destination), recursive);
         transfer_sync(py, self.copy(py, request.map_err(to_py)?)?, progress)
     }
 
     /// `download` as an awaitable.
-    #[pyo3(signature = (source, destination, *, recursive = false, progress = None))]
+    #[pyo3(signature = (
+        source, destination, *, recursive = false, exclude = Vec::new(), include = Vec::new(),
+        raw = false, progress = None
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python keywords, one each
     fn download_async<'py>(
         &self,
         py: Python<'py>,
         source: &str,
         destination: Option<PathBuf>,
         recursive: bool,
+        exclude: Vec<String>,
+        include: Vec<String>,
+        raw: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = CopyRequest::parse(source, destination_of(destination), recursive);
+        let selection = Selection {
+            exclude,
+            include,
+            raw,
+        };
+        let request = selection.request(source, destination_of(destination), recursive);
         transfer_async(py, self.copy(py, request.map_err(to_py)?)?, progress)
     }
 
@@ -370,6 +396,7 @@ impl Client {
                 source: Source::Items(items),
                 destination: destination_of(destination),
                 recursive: false,
+                options: Default::default(),
             },
         )
     }
@@ -462,5 +489,32 @@ fn object_url(text: &str) -> PyResult<ObjectUrl> {
         Location::Local(_) => Err(InvalidInputError::new_err(format!(
             "'{text}' is not a URL; write s3://bucket/key, s3://bucket/prefix/ or https://host/path"
         ))),
+    }
+}
+
+/// `download`'s keywords that choose objects. Every exclude comes before every include, so
+/// `exclude=["*"], include=["*.jpg"]` keeps the JPEGs, as the same CLI flags in that order.
+struct Selection {
+    exclude: Vec<String>,
+    include: Vec<String>,
+    raw: bool,
+}
+
+impl Selection {
+    fn request(
+        self,
+        source: &str,
+        destination: Destination,
+        recursive: bool,
+    ) -> parabyte::Result<CopyRequest> {
+        let excludes = self.exclude.iter().map(|pattern| Filter::exclude(pattern));
+        let includes = self.include.iter().map(|pattern| Filter::include(pattern));
+        let mut request = CopyRequest::parse(source, destination, recursive)?;
+        request.options = CopyOptions {
+            filters: excludes.chain(includes).collect::<parabyte::Result<_>>()?,
+            raw: self.raw,
+            dry_run: false,
+        };
+        Ok(request)
     }
 }

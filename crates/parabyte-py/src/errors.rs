@@ -32,7 +32,10 @@ pub fn to_py(error: impl Borrow<parabyte::Error>) -> PyErr {
         Core::InvalidInput(_) | Core::UnsafeKey { .. } | Core::Collision { .. } => {
             InvalidInputError::new_err(message)
         }
-        Core::NotFound { .. } | Core::NoSuchBucket { .. } => NotFoundError::new_err(message),
+        Core::NotFound { .. }
+        | Core::NoSuchBucket { .. }
+        | Core::NothingMatched { .. }
+        | Core::IsPrefix { .. } => NotFoundError::new_err(message),
         Core::PermissionDenied { .. } => PermissionDeniedError::new_err(message),
         Core::BadCredentials { .. } | Core::NoCredentials(_) => CredentialsError::new_err(message),
         Core::Changed { .. } => ObjectChangedError::new_err(message),

@@ -13,13 +13,13 @@ use tokio::task::JoinSet;
 
 use crate::config::{StoreConfig, TransferConfig};
 use crate::counters::Counters;
-use crate::disk::local::copy_local;
+use crate::disk::local::{copy_local, Selection};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
 use crate::ranges::ByteRange;
-use crate::report::{Failure, ObjectReport, Reporter, Silent, Status, Summary};
+use crate::report::{Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::source::web::WebSource;
@@ -70,9 +70,11 @@ impl Client {
         request: &CopyRequest,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
+        let dry_run = request.options.dry_run;
         match decide(request).await? {
             Work::Store(copy) => {
                 let listed = format!("s3://{}/{}", copy.source.bucket, list_prefix(&copy));
+                let one_key = (!copy.lists()).then(|| copy.source.clone());
                 let planner = plan(
                     self.sources.s3.clone(),
                     self.counters.clone(),
@@ -80,7 +82,11 @@ impl Client {
                     copy,
                     reporter.clone(),
                 );
-                self.run(planner, listed, reporter).await
+                let mut summary = self.run(planner, listed, dry_run, reporter).await?;
+                if let Some(url) = one_key {
+                    self.name_the_prefix(&url, &mut summary).await;
+                }
+                Ok(summary)
             }
             Work::Items {
                 items,
@@ -96,14 +102,52 @@ impl Client {
                     }
                     plan_items(items, destination, queue, planner_reporter).await
                 };
-                self.run(planner, String::new(), reporter).await
+                self.run(planner, String::new(), dry_run, reporter).await
             }
             Work::Local {
                 source,
                 destination,
+                pattern,
             } => {
                 let slots = self.local_chunk_slots.clone();
-                copy_local(&source, &destination, &self.transfer, slots, reporter).await
+                let selection = Selection {
+                    pattern,
+                    filters: request.options.filters.clone(),
+                    dry_run,
+                };
+                let transfer = &self.transfer;
+                copy_local(&source, &destination, transfer, &selection, slots, reporter).await
+            }
+        }
+    }
+
+    /// `cp s3://b/imgs DEST` found no object `imgs`: when `imgs/` is a prefix with objects
+    /// under it, the user meant it (one LIST of one key, on this failure path only).
+    async fn name_the_prefix(&self, url: &S3Url, summary: &mut Summary) {
+        let [failure] = summary.failures.as_mut_slice() else {
+            return;
+        };
+        if !matches!(failure.error, Error::NotFound { .. }) || url.key.is_empty() {
+            return;
+        }
+        let spec = ListSpec {
+            bucket: url.bucket.clone(),
+            prefix: format!("{}/", url.key),
+            delimiter: None,
+            parallelism: 1,
+            page_size: 1,
+        };
+        let mut pages = std::pin::pin!(list(
+            self.sources.s3.clone(),
+            self.counters.clone(),
+            self.transfer.retry.clone(),
+            spec,
+        ));
+        if let Some(Ok(page)) = pages.try_next().await.transpose() {
+            if !page.is_empty() {
+                failure.error = Error::IsPrefix {
+                    url: url.to_string(),
+                };
             }
         }
     }
@@ -164,6 +208,7 @@ impl Client {
         &self,
         planner: P,
         listed: String,
+        dry_run: bool,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary>
     where
@@ -175,14 +220,8 @@ impl Client {
         let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
         let planner = tokio::spawn(planner(queue));
         let engine = Arc::new(self.engine(reporter.clone()));
-        let driven = drive(
-            engine,
-            jobs,
-            self.transfer.workers,
-            reporter.clone(),
-            started,
-        )
-        .await;
+        let workers = self.transfer.workers;
+        let driven = drive(engine, jobs, workers, dry_run, reporter.clone(), started).await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = planner
             .await
@@ -267,6 +306,7 @@ async fn drive(
     engine: Arc<Engine<Sources>>,
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
+    dry_run: bool,
     reporter: Arc<dyn Reporter>,
     started: Instant,
 ) -> Result<Outcome> {
@@ -313,9 +353,13 @@ async fn drive(
         outcome
             .first_started
             .get_or_insert_with(|| started.elapsed());
-        let engine = engine.clone();
+        let (engine, job_reporter) = (engine.clone(), reporter.clone());
         running.spawn(async move {
-            let result = engine.download(&job).await;
+            let result = if dry_run {
+                Ok(preview(&engine, &job, &*job_reporter).await)
+            } else {
+                engine.download(&job).await
+            };
             drop(slot);
             (job.source.to_string(), job.target, result)
         });
@@ -327,4 +371,30 @@ async fn drive(
         record(&mut outcome, done.expect("download task panicked"))?;
     }
     Ok(outcome)
+}
+
+/// A dry run's verdict on one job, without a request: left alone when an earlier run left
+/// the listed version in place (the engine's own test), else copied.
+async fn preview(engine: &Engine<Sources>, job: &Job, reporter: &dyn Reporter) -> Finished {
+    let source = job.source.to_string();
+    let destination = match &job.target {
+        Target::File(path) => path.to_path_buf().display().to_string(),
+        Target::Stream(stream) => stream.name().display().to_string(),
+        Target::Discard => "(discarded)".to_owned(),
+        Target::Memory(_) => "(memory)".to_owned(),
+    };
+    if let Some(known) = &job.known {
+        if engine.already_complete(&job.target, known).await.is_some() {
+            reporter.previewed(Preview::Unchanged {
+                source: &source,
+                destination: &destination,
+            });
+            return Finished::AlreadyThere(known.size);
+        }
+    }
+    reporter.previewed(Preview::Copy {
+        source: &source,
+        destination: &destination,
+    });
+    Finished::Downloaded(0)
 }

@@ -21,6 +21,22 @@ pub enum Error {
         detail: String,
     },
 
+    /// A prefix or a pattern under which no object matched: nothing to copy.
+    #[error("{what}: {detail}")]
+    NothingMatched {
+        /// The source as the user wrote it, e.g. `s3://bucket/imgs/*.jpg`.
+        what: String,
+        /// What was looked at, and what to try.
+        detail: String,
+    },
+
+    /// `s3://bucket/name` is no object, but `name/` is a prefix with objects under it.
+    #[error("{url}: no such object, but {url}/ holds objects; add '/' ({url}/) or --recursive to copy them")]
+    IsPrefix {
+        /// The source as the user wrote it.
+        url: String,
+    },
+
     /// The bucket itself does not exist: nothing can be fetched from it.
     #[error(
         "bucket '{bucket}' does not exist ({detail}); check the name and --endpoint-url/--region"
@@ -213,7 +229,10 @@ impl Error {
     /// True when the object is absent (maps to FileNotFoundError in Python).
     pub fn is_not_found(&self) -> bool {
         match self {
-            Error::NotFound { .. } | Error::NoSuchBucket { .. } => true,
+            Error::NotFound { .. }
+            | Error::NoSuchBucket { .. }
+            | Error::NothingMatched { .. }
+            | Error::IsPrefix { .. } => true,
             Error::GaveUp { last, .. } => last.is_not_found(),
             _ => false,
         }

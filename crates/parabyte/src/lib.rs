@@ -37,6 +37,7 @@ mod disk;
 mod error;
 mod location;
 mod manifest;
+mod pattern;
 mod plan;
 mod ranges;
 mod report;
@@ -52,9 +53,10 @@ pub use counters::RequestCounts;
 pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};
-pub use plan::{CopyRequest, Destination, Source};
+pub use pattern::{has_wildcard, Filter, Pattern};
+pub use plan::{CopyOptions, CopyRequest, Destination, Source};
 pub use report::{
-    Failure, ObjectReport, Reporter, Silent, Status, Summary, Verification, Verified,
+    Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary, Verification, Verified,
 };
 pub use retry::RetryPolicy;
 pub use source::http_client::REQUEST_EVENTS;

@@ -9,12 +9,16 @@
 //! https://cdn.example.com/v2/model.bin  models/model.bin  1073741824  "9b2cf535f27731c974343645a3985328"
 //! s3://bucket/a.txt  -  5120                 '-' leaves a field out
 //! {"source": "s3://bucket/b.txt", "dest": "texts/b.txt", "size": 5120, "etag": "abc"}
+//! {"url": "s3://bucket/c/d.txt", "key": "c/d.txt", "size": 5, "etag": "\"..\"", "last_modified": "..."}
 //! ```
 //!
 //! Fields are separated by tabs when the line has one (then a field may contain spaces, and
 //! an empty field is left out), else by runs of spaces. A line starting with `{` is one JSON
-//! object with `source` and optionally `dest`, `size` and `etag`. DEST_PATH is relative to
-//! the destination directory and may not leave it; SIZE is in bytes.
+//! object with `source` and optionally `dest`, `size` and `etag` (any other field is a
+//! mistake, refused by name), or a line of `parabyte ls --recursive --json`: `url` is the
+//! source, `key` its destination path (the key's directories kept), `size` and `etag` known,
+//! other fields ignored. DEST_PATH is relative to the destination directory and may not
+//! leave it; SIZE is in bytes.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -63,11 +67,22 @@ pub struct Manifest {
     pub errors: Vec<ManifestError>,
 }
 
-/// One line in its JSON form.
+/// One line in its JSON form, as a manifest writes it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JsonLine {
     source: String,
+    dest: Option<String>,
+    size: Option<u64>,
+    etag: Option<String>,
+}
+
+/// One object line of `parabyte ls --recursive --json` (other fields are ignored, so the
+/// line may grow): the key becomes the destination path, directories kept.
+#[derive(Debug, Deserialize)]
+struct ListedLine {
+    url: String,
+    key: Option<String>,
     dest: Option<String>,
     size: Option<u64>,
     etag: Option<String>,
@@ -96,9 +111,7 @@ impl Manifest {
 
 fn parse_line(line: &str) -> Result<Item, String> {
     if line.trim_start().starts_with('{') {
-        let json: JsonLine = serde_json::from_str(line)
-            .map_err(|e| format!("not a valid JSON manifest entry: {e}"))?;
-        return item(&json.source, json.dest.as_deref(), json.size, json.etag);
+        return json_line(line);
     }
     let fields: Vec<&str> = if line.contains('\t') {
         line.split('\t').map(str::trim).collect()
@@ -125,6 +138,31 @@ fn parse_line(line: &str) -> Result<Item, String> {
         })
         .transpose()?;
     item(source, field(1), size, field(3).map(str::to_owned))
+}
+
+/// A JSON line: the manifest's own form (with `source`) or an `ls --json` line (with `url`).
+fn json_line(line: &str) -> Result<Item, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not a valid JSON manifest entry: {e}"))?;
+    let has = |field: &str| value.get(field).is_some();
+    if has("prefix") && !has("source") && !has("url") {
+        return Err(
+            "a \"prefix\" line (from ls without --recursive) names no object; list with --recursive"
+                .into(),
+        );
+    }
+    if !has("source") && !has("url") {
+        return Err("no \"source\" (nor \"url\", as ls --json prints it): no object named".into());
+    }
+    if has("source") {
+        let json: JsonLine = serde_json::from_value(value)
+            .map_err(|e| format!("not a valid JSON manifest entry: {e}"))?;
+        return item(&json.source, json.dest.as_deref(), json.size, json.etag);
+    }
+    let listed: ListedLine =
+        serde_json::from_value(value).map_err(|e| format!("not a valid ls --json line: {e}"))?;
+    let dest = listed.dest.as_deref().or(listed.key.as_deref());
+    item(&listed.url, dest, listed.size, listed.etag)
 }
 
 fn item(
@@ -258,6 +296,41 @@ mod tests {
         for (message, expected) in messages.iter().zip(expect) {
             assert!(message.starts_with(expected), "{message}");
         }
+    }
+
+    #[test]
+    fn ls_json_lines_are_items_with_their_key_as_path() {
+        let text = "{\"url\":\"s3://b/p/sub/k.bin\",\"key\":\"p/sub/k.bin\",\"size\":5,\"etag\":\"\\\"e\\\"\",\"last_modified\":\"2026-01-02T03:04:05.000Z\",\"storage_class\":\"STANDARD\",\"new_field\":[1]}\n\
+            {\"url\":\"s3://b/p/x\",\"key\":\"p/x\",\"dest\":\"elsewhere/x\"}\n\
+            {\"url\":\"s3://b/../up\",\"key\":\"../up\",\"size\":1}\n\
+            {\"prefix\":\"p/sub/\"}\n\
+            {\"total_objects\":2,\"total_bytes\":6}\n";
+        let manifest = Manifest::parse(text);
+        assert_eq!(
+            manifest.items[0],
+            Item {
+                source: ObjectUrl::S3(crate::location::S3Url {
+                    bucket: "b".into(),
+                    key: "p/sub/k.bin".into()
+                }),
+                destination: Some("p/sub/k.bin".into()),
+                size: Some(5),
+                etag: Some("\"e\"".into()),
+            }
+        );
+        assert_eq!(manifest.items[1].destination, Some("elsewhere/x".into()));
+        assert_eq!(manifest.items.len(), 2);
+        let errors: Vec<_> = manifest.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(
+            errors[0].contains("line 3: destination '../up'"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].contains("line 4: a \"prefix\" line"),
+            "{errors:?}"
+        );
+        assert!(errors[2].contains("line 5: no \"source\""), "{errors:?}");
     }
 
     #[test]

@@ -20,7 +20,8 @@ use crate::disk::sink::{FilePath, StreamTarget, Target};
 use crate::error::{Error, Result};
 use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
-use crate::report::{Failure, Reporter};
+use crate::pattern::{excluded_by, has_wildcard, Filter, Pattern};
+use crate::report::{Failure, Preview, Reporter};
 use crate::source::s3::listing::{list, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
@@ -59,6 +60,21 @@ pub struct CopyRequest {
     pub destination: Destination,
     /// Take an S3 source as a prefix, even without a trailing `/`.
     pub recursive: bool,
+    /// Filters, wildcards and dry runs.
+    pub options: CopyOptions,
+}
+
+/// How a copy chooses its objects and whether it fetches them.
+#[derive(Debug, Clone, Default)]
+pub struct CopyOptions {
+    /// `--exclude` / `--include` in the order given, matched against each object's path
+    /// below the source (the path it gets under the destination); the last match decides.
+    pub filters: Vec<Filter>,
+    /// Take the source as written: `*`, `?` and `[` in it are part of the name, not a pattern.
+    pub raw: bool,
+    /// Decide everything, fetch nothing: each object goes to [`Reporter::previewed`] as
+    /// what would be copied, or why it would be skipped. Listing requests still go out.
+    pub dry_run: bool,
 }
 
 impl CopyRequest {
@@ -69,6 +85,7 @@ impl CopyRequest {
             source: Source::Location(Location::parse(source)?),
             destination,
             recursive,
+            options: CopyOptions::default(),
         })
     }
 
@@ -76,10 +93,24 @@ impl CopyRequest {
     /// local tree): its failure is the whole request's, which Python raises.
     pub fn names_one_object(&self) -> bool {
         match &self.source {
-            Source::Location(Location::S3(url)) => !(self.recursive || url.is_prefix()),
+            Source::Location(Location::S3(url)) => {
+                !(self.recursive || url.is_prefix() || self.is_pattern(&url.key))
+            }
             Source::Location(Location::Http(_)) => true,
             Source::Location(Location::Local(_)) | Source::Items(_) | Source::Manifest(_) => false,
         }
+    }
+
+    /// True when a source reads as a wildcard pattern (it has one, and --raw is off).
+    fn is_pattern(&self, source: &str) -> bool {
+        !self.options.raw && has_wildcard(source)
+    }
+
+    /// The source as a pattern, when it is one.
+    fn pattern(&self, source: &str) -> Result<Option<Pattern>> {
+        self.is_pattern(source)
+            .then(|| Pattern::new(source))
+            .transpose()
     }
 }
 
@@ -94,10 +125,11 @@ pub(crate) enum Work {
         destination: Destination,
         refused: Vec<Failure>,
     },
-    /// A local file or tree to another local path.
+    /// A local file or tree (or the files a pattern matches) to another local path.
     Local {
         source: PathBuf,
         destination: PathBuf,
+        pattern: Option<Pattern>,
     },
 }
 
@@ -107,6 +139,17 @@ pub(crate) struct StoreCopy {
     pub source: S3Url,
     pub destination: Destination,
     pub recursive: bool,
+    /// The key as a wildcard pattern: list its literal prefix, keep the keys it matches.
+    pub pattern: Option<Pattern>,
+    pub filters: Vec<Filter>,
+    pub dry_run: bool,
+}
+
+impl StoreCopy {
+    /// True when the request lists (a prefix or a pattern) rather than fetches one key.
+    pub(crate) fn lists(&self) -> bool {
+        self.recursive || self.source.is_prefix() || self.pattern.is_some()
+    }
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest.
@@ -131,6 +174,9 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             source: source.clone(),
             destination,
             recursive: request.recursive,
+            pattern: request.pattern(&source.key)?,
+            filters: request.options.filters.clone(),
+            dry_run: request.options.dry_run,
         })),
         Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
             "a recursive copy needs an s3:// prefix; {url} is one file"
@@ -145,6 +191,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
         }
         Location::Local(source) => match destination {
             Destination::Path(destination) => Ok(Work::Local {
+                pattern: request.pattern(&source.to_string_lossy())?,
                 source: source.clone(),
                 destination,
             }),
@@ -159,17 +206,32 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     }
 }
 
-/// A manifest's items, and its bad lines as failures named `FILE:LINE`.
+/// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard
+/// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`).
 async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
-    let text = tokio::fs::read_to_string(path)
-        .await
-        .map_err(|e| Error::io("cannot read manifest", path, e))?;
+    let (text, name) = if path == Path::new("-") {
+        let read = tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map(|_| text)
+        });
+        let text = read
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|read| read)
+            .map_err(|e| Error::io("cannot read the manifest from", "standard input", e))?;
+        (text, "stdin".to_owned())
+    } else {
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| Error::io("cannot read manifest", path, e))?;
+        (text, path.display().to_string())
+    };
     let manifest = Manifest::parse(&text);
     let refused = manifest
         .errors
         .into_iter()
         .map(|error| Failure {
-            source: format!("{}:{}", path.display(), error.line),
+            source: format!("{name}:{}", error.line),
             error: Error::InvalidInput(error.message),
         })
         .collect();
@@ -213,10 +275,13 @@ pub(crate) enum Planned {
     Refused(Failure),
 }
 
-/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`.
+/// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`;
+/// a pattern's literal prefix, as s5cmd lists it.
 pub(crate) fn list_prefix(request: &StoreCopy) -> String {
     let key = &request.source.key;
-    if key.is_empty() || key.ends_with('/') {
+    if let Some(pattern) = &request.pattern {
+        pattern.literal_prefix().to_owned()
+    } else if key.is_empty() || key.ends_with('/') {
         key.clone()
     } else {
         format!("{key}/")
@@ -243,7 +308,7 @@ async fn plan_request(
     queue: mpsc::Sender<Planned>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
-    if request.recursive || request.source.is_prefix() {
+    if request.lists() {
         match &request.destination {
             Destination::Stdout => {
                 return Err(Error::InvalidInput(format!(
@@ -265,6 +330,18 @@ async fn plan_request(
         };
         let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
+    }
+    // Filters see a single object's name, as the AWS CLI matches its path below the directory.
+    let name = request.source.key.rsplit('/').next().unwrap_or_default();
+    if let Some(filter) = excluded_by(&request.filters, name) {
+        if request.dry_run {
+            let source = request.source.to_string();
+            reporter.previewed(Preview::Excluded {
+                source: &source,
+                filter,
+            });
+        }
+        return Ok(());
     }
     let target = match &request.destination {
         Destination::Discard => Ok(Target::Discard),
@@ -297,8 +374,19 @@ async fn plan_request(
     Ok(())
 }
 
-/// Map listed objects to jobs: check each key can be a path, hold keys back until they are
-/// known not to collide with a "folder" of the same name, and queue them in listing order.
+/// Where the paths of listed keys start: after the last '/' of a pattern's literal prefix
+/// (so `imgs/*.jpg` puts `imgs/a/b.jpg` at `a/b.jpg`, as s5cmd does), else after the prefix.
+fn relative_base<'a>(request: &'a StoreCopy, prefix: &'a str) -> &'a str {
+    match &request.pattern {
+        Some(pattern) => pattern.literal_directory(),
+        None => prefix,
+    }
+}
+
+/// Map listed objects to jobs: keep the keys the pattern matches and the filters let through,
+/// check each key can be a path, hold keys back until they are known not to collide with a
+/// "folder" of the same name, and queue them in listing order. A listing that matches
+/// nothing ends with a failure that says so.
 async fn plan_listing(
     listing: impl Stream<Item = Result<Vec<Listed>>>,
     request: &StoreCopy,
@@ -308,13 +396,17 @@ async fn plan_listing(
 ) -> Result<()> {
     let mut listing = std::pin::pin!(listing);
     let mut guard = CollisionGuard::default();
+    let base = relative_base(request, prefix);
+    let mut matched = false;
+    // A key named exactly like the pattern: the user may have meant it literally.
+    let mut literal_key_listed = false;
     while let Some(page) = listing.next().await {
         let page = match page {
             Ok(page) => page,
             Err(error) => {
                 // Keys already listed are still downloaded or reported, then the listing fails.
                 for verdict in guard.finish() {
-                    if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                    if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
                         break;
                     }
                 }
@@ -329,7 +421,31 @@ async fn plan_listing(
             if object.key.ends_with('/') && object.size == 0 {
                 continue;
             }
-            let relative = object.key.strip_prefix(prefix).map(str::to_owned);
+            if let Some(pattern) = &request.pattern {
+                if !pattern.matches(&object.key) {
+                    literal_key_listed |= object.key == request.source.key;
+                    continue;
+                }
+            }
+            matched = true;
+            let relative = object
+                .key
+                .strip_prefix(prefix)
+                .and_then(|_| object.key.get(base.len()..))
+                .map(str::to_owned);
+            if let Some(filter) = relative
+                .as_deref()
+                .and_then(|relative| excluded_by(&request.filters, relative))
+            {
+                if request.dry_run {
+                    let source = format!("s3://{}/{}", request.source.bucket, object.key);
+                    reporter.previewed(Preview::Excluded {
+                        source: &source,
+                        filter,
+                    });
+                }
+                continue;
+            }
             // An unsafe key fails at once, so it can never pass for one side of a collision.
             let unsafe_reason = match (&relative, &request.destination) {
                 (None, _) => Some("it is not under the listed prefix".to_owned()),
@@ -361,18 +477,51 @@ async fn plan_listing(
             }
             let relative = relative.unwrap_or_default();
             for verdict in guard.push(relative.clone(), (relative, job)) {
-                if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
+                if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
                     return Ok(());
                 }
             }
         }
     }
     for verdict in guard.finish() {
-        if !send_verdict(queue, verdict, prefix, &request.destination, reporter).await {
-            break;
+        if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
+            return Ok(());
         }
     }
+    if !matched {
+        let failure = nothing_matched(request, prefix, literal_key_listed);
+        let _ = queue.send(Planned::Refused(failure)).await;
+    }
     Ok(())
+}
+
+/// The failure of a prefix or pattern under which nothing was listed: it names what was
+/// asked for and what was looked at.
+fn nothing_matched(request: &StoreCopy, prefix: &str, literal_key_listed: bool) -> Failure {
+    let bucket = &request.source.bucket;
+    let (what, detail) = match &request.pattern {
+        Some(pattern) if literal_key_listed => (
+            format!("s3://{bucket}/{pattern}"),
+            "no key matches this wildcard pattern, but a key of exactly this name exists; \
+             add --raw to copy that key"
+                .to_owned(),
+        ),
+        Some(pattern) => (
+            format!("s3://{bucket}/{pattern}"),
+            format!(
+                "no key matches this wildcard pattern (every key under s3://{bucket}/{prefix} \
+                 was compared); --raw takes '*', '?' and '[' literally"
+            ),
+        ),
+        None => (
+            format!("s3://{bucket}/{prefix}"),
+            "no object under this prefix; check the spelling of the bucket and prefix".to_owned(),
+        ),
+    };
+    Failure {
+        source: what.clone(),
+        error: Error::NothingMatched { what, detail },
+    }
 }
 
 /// Queue one decided key; false when the downloads have stopped listening.
@@ -632,17 +781,31 @@ mod tests {
     async fn plan_pages(
         pages: Vec<Result<Vec<Listed>>>,
     ) -> ((Vec<(String, PathBuf)>, Vec<Failure>), Result<()>) {
+        plan_request_pages("prefix/", Vec::new(), pages).await
+    }
+
+    /// Plan `pages` as listed for the source key `key` (a prefix, or a pattern when it has
+    /// wildcards) with `filters`.
+    async fn plan_request_pages(
+        key: &str,
+        filters: Vec<Filter>,
+        pages: Vec<Result<Vec<Listed>>>,
+    ) -> ((Vec<(String, PathBuf)>, Vec<Failure>), Result<()>) {
         let request = StoreCopy {
             source: S3Url {
                 bucket: "b".into(),
-                key: "prefix/".into(),
+                key: key.into(),
             },
             destination: Destination::Path("/dest".into()),
             recursive: false,
+            pattern: has_wildcard(key).then(|| Pattern::new(key).unwrap()),
+            filters,
+            dry_run: false,
         };
+        let prefix = list_prefix(&request);
         let (queue, mut planned) = mpsc::channel(100);
         let listing = futures::stream::iter(pages);
-        let ended = plan_listing(listing, &request, "prefix/", &queue, &Silent).await;
+        let ended = plan_listing(listing, &request, &prefix, &queue, &Silent).await;
         drop(queue);
         let (mut jobs, mut failures) = (Vec::new(), Vec::new());
         while let Some(item) = planned.recv().await {
@@ -765,6 +928,57 @@ mod tests {
             assert!(error.contains("collides with key 'prefix/a.txt"), "{error}");
             assert!(error.contains("'a.txt'"), "{error}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_pattern_keeps_its_matches_below_the_literal_directory() {
+        let keys = vec![
+            object("prefix/a.txt", 1),
+            object("prefix/b/c.txt", 1),
+            object("prefix/b/skip.txt", 1),
+            object("prefix/d.bin", 1),
+            object("prefix2/e.txt", 1),
+        ];
+        let filters = vec![Filter::exclude("*skip*").unwrap()];
+        let ((jobs, failures), ended) =
+            plan_request_pages("prefix/*.txt", filters, vec![Ok(keys)]).await;
+        ended.unwrap();
+        assert!(failures.is_empty(), "{failures:?}");
+        let paths: Vec<_> = jobs.iter().map(|(_, path)| path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![PathBuf::from("/dest/a.txt"), "/dest/b/c.txt".into()]
+        );
+        // A literal prefix without '/': the whole key is the path.
+        let ((jobs, _), _) = plan_request_pages(
+            "pre*/e.txt",
+            Vec::new(),
+            vec![Ok(vec![object("prefix2/e.txt", 1)])],
+        )
+        .await;
+        assert_eq!(jobs[0].1, PathBuf::from("/dest/prefix2/e.txt"));
+    }
+
+    #[tokio::test]
+    async fn nothing_matched_is_one_failure_naming_the_source() {
+        for (key, says) in [
+            ("prefix/*.gif", "no key matches this wildcard pattern"),
+            ("prefix/", "no object under this prefix"),
+        ] {
+            let ((jobs, failures), ended) =
+                plan_request_pages(key, Vec::new(), vec![Ok(vec![object("prefix/", 0)])]).await;
+            ended.unwrap();
+            assert!(jobs.is_empty());
+            assert_eq!(failures.len(), 1, "{key}");
+            assert_eq!(failures[0].source, format!("s3://b/{key}"));
+            let error = failures[0].error.to_string();
+            assert!(error.contains(says), "{error}");
+        }
+        // Filters that leave nothing are not "nothing matched": the source did match.
+        let excluded = vec![Filter::exclude("*").unwrap()];
+        let ((_, failures), _) =
+            plan_request_pages("prefix/", excluded, vec![Ok(vec![object("prefix/a", 1)])]).await;
+        assert!(failures.is_empty(), "{failures:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::Serialize;
 pub use crate::checksum::Verified;
 use crate::counters::{RequestCounts, Snapshot};
 use crate::error::Error;
+use crate::pattern::Filter;
 
 /// Receives progress as it happens. Called from many tasks at once: keep it cheap.
 pub trait Reporter: Send + Sync {
@@ -25,6 +26,34 @@ pub trait Reporter: Send + Sync {
     /// How one object ended, with what a script needs to know of it. Every object of a
     /// copy is reported here exactly once, including each failure the summary lists.
     fn object_reported(&self, _report: &ObjectReport<'_>) {}
+    /// A dry run decided what it would do with one object (nothing is fetched or written).
+    fn previewed(&self, _preview: Preview<'_>) {}
+}
+
+/// What a dry run would do with one object.
+#[derive(Debug, Clone, Copy)]
+pub enum Preview<'a> {
+    /// It would be copied from `source` to `destination`.
+    Copy {
+        /// `s3://bucket/key`, a URL or a local path.
+        source: &'a str,
+        /// The file (or stream) it would land in.
+        destination: &'a str,
+    },
+    /// It would be left alone: an earlier run left this same version at `destination`.
+    Unchanged {
+        /// `s3://bucket/key`, a URL or a local path.
+        source: &'a str,
+        /// The file that already holds it.
+        destination: &'a str,
+    },
+    /// A filter leaves it out.
+    Excluded {
+        /// `s3://bucket/key` or a local path.
+        source: &'a str,
+        /// The `--exclude` that matched last.
+        filter: &'a Filter,
+    },
 }
 
 /// How one object ended: the CLI streams these as `--json-lines`.

@@ -85,6 +85,7 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
                 source: Source::Items(items),
                 destination: Destination::Path(dir.path().into()),
                 recursive: false,
+                options: Default::default(),
             },
             Arc::new(Silent),
         )
@@ -131,6 +132,7 @@ async fn bad_items_fail_alone() {
                 source: Source::Items(items),
                 destination: Destination::Path(dir.path().into()),
                 recursive: false,
+                options: Default::default(),
             },
             Arc::new(Silent),
         )
@@ -178,6 +180,7 @@ async fn a_stale_etag_fetches_the_version_that_is_there() {
                 source: Source::Items(items),
                 destination: Destination::Path(dir.path().into()),
                 recursive: false,
+                options: Default::default(),
             },
             Arc::new(Silent),
         )

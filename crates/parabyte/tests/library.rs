@@ -66,6 +66,7 @@ async fn copy_and_list(kind: ServerKind) {
         })),
         destination: Destination::Path(dir.path().to_owned()),
         recursive: false,
+        options: Default::default(),
     };
     let summary = client.copy(&request, recorder.clone()).await.unwrap();
 
@@ -159,6 +160,7 @@ async fn a_client_is_reused_and_each_summary_counts_its_own_requests() {
         })),
         destination: Destination::Discard,
         recursive: false,
+        options: Default::default(),
     };
     for _ in 0..3 {
         let summary = client

@@ -3,6 +3,8 @@
 //! file systems shares extents instead of copying) with a read/write fallback. The same
 //! safety as downloads: a temporary file beside the destination, renamed when complete.
 //! Symbolic links are never followed: each one is reported as a failure and skipped.
+//! A source with wildcards walks the directory its literal part ends in and copies the
+//! files whose path matches; filters and dry runs apply as they do to listings.
 
 use std::fs::{self, File};
 use std::io;
@@ -10,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{mpsc, Semaphore};
@@ -21,7 +23,8 @@ use crate::disk::dir::Dir;
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
 use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
-use crate::report::{Failure, ObjectReport, Reporter, Status, Summary, Verification};
+use crate::pattern::{excluded_by, Filter, Pattern};
+use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary, Verification};
 
 /// Entries found by the walk but not yet copied; the walk pauses when this many wait.
 const WALK_AHEAD: usize = 4096;
@@ -45,6 +48,30 @@ enum Found {
     },
     /// Something that is not copied, and why.
     Skipped { from: PathBuf, error: Error },
+    /// A file a filter leaves out (reported in dry runs only).
+    Excluded { from: PathBuf, filter: Filter },
+    /// A pattern's walk ended without a single match.
+    NothingMatched { pattern: Pattern },
+}
+
+/// Which files of a local source are copied, and whether they are.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Selection {
+    /// The source path as a wildcard pattern: walk the directory its literal prefix ends
+    /// in, copy the files whose path matches, each to its path below that directory.
+    pub pattern: Option<Pattern>,
+    /// `--exclude` / `--include`, matched against each file's path below the source.
+    pub filters: Vec<Filter>,
+    /// Report what would be copied; create and write nothing.
+    pub dry_run: bool,
+}
+
+impl Selection {
+    /// A plain tree copy mirrors every directory, empty ones included; a selective one (or
+    /// a dry run) creates only the directories its files need.
+    fn mirrors_directories(&self) -> bool {
+        self.pattern.is_none() && self.filters.is_empty() && !self.dry_run
+    }
 }
 
 /// Copy `source` (a file, or a directory whose contents go into `destination`) to
@@ -56,18 +83,45 @@ pub(crate) async fn copy_local(
     source: &Path,
     destination: &Path,
     transfer: &TransferConfig,
+    selection: &Selection,
     chunk_slots: Arc<Semaphore>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<Summary> {
     transfer.validate()?;
     let started = Instant::now();
+    let walked = match &selection.pattern {
+        Some(pattern) => match pattern.literal_directory() {
+            "" => PathBuf::from("."),
+            directory => PathBuf::from(directory),
+        },
+        None => source.to_owned(),
+    };
+    let source = walked.as_path();
     let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
     let (found, walk) = mpsc::channel(WALK_AHEAD);
     let walker = if metadata.is_dir() {
         refuse_copy_into_itself(source, destination)?;
         check_writable(destination, destination)?;
         let (source, destination) = (source.to_owned(), destination.to_owned());
-        tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &found))
+        let selection = selection.clone();
+        tokio::task::spawn_blocking(move || walk_tree(&source, &destination, &selection, &found))
+    } else if let Some(pattern) = &selection.pattern {
+        return Err(Error::io(
+            "cannot search",
+            source,
+            io::Error::other(format!(
+                "it is not a directory, so the pattern '{pattern}' cannot match below it"
+            )),
+        ));
+    } else if let Some(filter) = source
+        .file_name()
+        .and_then(|name| excluded_by(&selection.filters, &name.to_string_lossy()))
+    {
+        let entry = Found::Excluded {
+            from: source.to_owned(),
+            filter: filter.clone(),
+        };
+        tokio::task::spawn_blocking(move || drop(found.blocking_send(entry)))
     } else {
         let entry = single_file(source, &metadata, destination);
         if let Found::File { to, .. } = &entry {
@@ -86,7 +140,37 @@ pub(crate) async fn copy_local(
             async move {
                 match entry {
                     Found::Skipped { from, error } => {
-                        (from.display().to_string(), None, Err(error))
+                        Some((from.display().to_string(), None, Err(error)))
+                    }
+                    Found::NothingMatched { pattern } => {
+                        let what = pattern.to_string();
+                        let detail = if fs::symlink_metadata(&what).is_ok() {
+                            "no file matches this wildcard pattern, but a file of exactly this \
+                             name exists; add --raw to copy it"
+                                .to_owned()
+                        } else {
+                            format!(
+                                "no file matches this wildcard pattern (every file under '{}' \
+                                 was compared); --raw takes '*', '?' and '[' literally",
+                                source.display()
+                            )
+                        };
+                        Some((what.clone(), None, Err(Error::NothingMatched { what, detail })))
+                    }
+                    Found::Excluded { from, filter } => {
+                        if selection.dry_run {
+                            reporter.previewed(Preview::Excluded {
+                                source: &from.display().to_string(),
+                                filter: &filter,
+                            });
+                        }
+                        None
+                    }
+                    Found::Stream { from, to, .. } if selection.dry_run => {
+                        preview(&from, &to.name(), None, false, &*reporter)
+                    }
+                    Found::File { from, to, size } if selection.dry_run => {
+                        preview(&from, &to, Some(size), transfer.skip_unchanged, &*reporter)
                     }
                     Found::Stream { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
@@ -94,7 +178,7 @@ pub(crate) async fn copy_local(
                         let result = stream_file(&from, to, &*reporter).await.map(Copied::Bytes);
                         let name = from.display().to_string();
                         reporter.object_finished(&name, result.as_ref().map(Copied::bytes));
-                        (name, None, result)
+                        Some((name, None, result))
                     }
                     Found::File { from, to, size } => {
                         first_started.get_or_init(|| started.elapsed());
@@ -103,12 +187,13 @@ pub(crate) async fn copy_local(
                             copy_file(&from, &to, size, transfer, &chunk_slots, &*reporter).await;
                         let name = from.display().to_string();
                         reporter.object_finished(&name, result.as_ref().map(Copied::bytes));
-                        (name, Some(to.to_path_buf()), result)
+                        Some((name, Some(to.to_path_buf()), result))
                     }
                 }
             }
         })
         .buffer_unordered(transfer.workers)
+        .filter_map(|outcome| async move { outcome })
         .fold(
             (0, 0, 0, Vec::new()),
             |(objects, skipped, bytes, mut failures), (source, destination, result)| {
@@ -117,14 +202,17 @@ pub(crate) async fn copy_local(
                     Ok(Copied::Unchanged) => (Status::Skipped, Some(Verification::SizeAndTime)),
                     Err(_) => (Status::Failed, None),
                 };
-                reporter.object_reported(&ObjectReport {
-                    source: &source,
-                    destination: destination.as_deref(),
-                    bytes: result.as_ref().map_or(0, Copied::bytes),
-                    status,
-                    verification,
-                    error: result.as_ref().err(),
-                });
+                // A dry run's lines are its previews: it copied and skipped nothing.
+                if !selection.dry_run || result.is_err() {
+                    reporter.object_reported(&ObjectReport {
+                        source: &source,
+                        destination: destination.as_deref(),
+                        bytes: result.as_ref().map_or(0, Copied::bytes),
+                        status,
+                        verification,
+                        error: result.as_ref().err(),
+                    });
+                }
                 let counts = match result {
                     Ok(Copied::Bytes(size)) => (objects + 1, skipped, bytes + size, failures),
                     Ok(Copied::Unchanged) => {
@@ -170,6 +258,37 @@ impl Copied {
             Copied::Unchanged => 0,
         }
     }
+}
+
+/// A dry run's line for one file: the copy it would make, or that it would leave the
+/// destination alone (`size` given: a file, judged as a real run would).
+fn preview(
+    from: &Path,
+    to: &Path,
+    size: Option<u64>,
+    skip_unchanged: bool,
+    reporter: &dyn Reporter,
+) -> Option<(String, Option<PathBuf>, Result<Copied>)> {
+    let name = from.display().to_string();
+    let destination = to.display().to_string();
+    let unchanged = skip_unchanged
+        && size.is_some_and(|size| {
+            fs::metadata(from)
+                .and_then(|metadata| metadata.modified())
+                .is_ok_and(|modified| same_size_and_time(to, size, modified))
+        });
+    if unchanged {
+        reporter.previewed(Preview::Unchanged {
+            source: &name,
+            destination: &destination,
+        });
+        return Some((name, None, Ok(Copied::Unchanged)));
+    }
+    reporter.previewed(Preview::Copy {
+        source: &name,
+        destination: &destination,
+    });
+    Some((name, None, Ok(Copied::Bytes(0))))
 }
 
 fn receiver_stream<T>(mut receiver: mpsc::Receiver<T>) -> impl futures::Stream<Item = T> {
@@ -220,14 +339,23 @@ fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
     })
 }
 
-/// Walk `root` depth first without following links, sending every file (and every entry
-/// that is skipped) on `found`, in bounded memory: one directory listing at a time.
-fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
+/// Walk `root` depth first without following links, sending every file the selection
+/// keeps (and every entry that is skipped) on `found`, in bounded memory: one directory
+/// listing at a time.
+fn walk_tree(root: &Path, destination: &Path, selection: &Selection, found: &mpsc::Sender<Found>) {
+    // A pattern is matched against the path as the user wrote it: the walked directory as
+    // written (up to the last '/' of the literal prefix), then the path below it.
+    let pattern_base = selection.pattern.as_ref().map(Pattern::literal_directory);
+    let mut matched = false;
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
         let directory = root.join(&relative);
         // Created one name at a time below the destination, never through a link.
-        if let Err(error) = Dir::open_tree(destination, &relative) {
+        let created = match selection.mirrors_directories() {
+            true => Dir::open_tree(destination, &relative).map(drop),
+            false => Ok(()),
+        };
+        if let Err(error) = created {
             let _ = found.blocking_send(Found::Skipped {
                 from: directory,
                 error,
@@ -260,10 +388,23 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
             let (name, metadata) = entry;
             let relative = relative.join(&name);
             let from = root.join(&relative);
-            // DirEntry::metadata does not follow links, so a link to a directory is a link.
-            let item = if metadata.is_dir() {
+            if metadata.is_dir() {
                 pending.push(relative);
                 continue;
+            }
+            let relative_text = relative.to_string_lossy();
+            if let (Some(pattern), Some(base)) = (&selection.pattern, &pattern_base) {
+                if !pattern.matches(&format!("{base}{relative_text}")) {
+                    continue;
+                }
+                matched = true;
+            }
+            // DirEntry::metadata does not follow links, so a link to a directory is a link.
+            let item = if let Some(filter) = excluded_by(&selection.filters, &relative_text) {
+                Found::Excluded {
+                    from,
+                    filter: filter.clone(),
+                }
             } else if is_reserved(&name) {
                 let error = Error::io("skipped", &from, io::Error::other(reserved_reason(&name)));
                 Found::Skipped { from, error }
@@ -280,6 +421,10 @@ fn walk_tree(root: &Path, destination: &Path, found: &mpsc::Sender<Found>) {
                 return;
             }
         }
+    }
+    if let (Some(pattern), false) = (&selection.pattern, matched) {
+        let pattern = pattern.clone();
+        let _ = found.blocking_send(Found::NothingMatched { pattern });
     }
 }
 
@@ -312,6 +457,14 @@ fn refuse_copy_into_itself(source: &Path, destination: &Path) -> Result<()> {
 
 /// Copy one file: a temporary file beside `to`, chunks of `part_size` copied up to
 /// `threads` at a time, permissions and modification time carried over, then the rename.
+/// A regular file (not through a link) of this size and modification time, to the
+/// nanosecond: what a local copy that kept the time left.
+fn same_size_and_time(path: &Path, size: u64, modified: SystemTime) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|there| {
+        there.is_file() && there.len() == size && there.modified().ok() == Some(modified)
+    })
+}
+
 /// A destination with the source's size and modification time is left alone (unless
 /// skipping is off): an earlier run, or another tool that keeps times, copied it.
 async fn copy_file(
@@ -330,10 +483,8 @@ async fn copy_file(
             .metadata()
             .map_err(|e| Error::io("cannot read", &from_path, e))?;
         let modified = metadata.modified().ok();
-        let unchanged = fs::symlink_metadata(&*to_path).is_ok_and(|there| {
-            there.is_file() && there.len() == size && there.modified().ok() == modified
-        });
-        if skip_unchanged && modified.is_some() && unchanged {
+        let unchanged = modified.is_some_and(|modified| same_size_and_time(&to_path, size, modified));
+        if skip_unchanged && unchanged {
             return Ok(None);
         }
         // No version: a local copy is never resumed, a failed one leaves nothing.

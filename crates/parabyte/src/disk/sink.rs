@@ -278,7 +278,7 @@ impl StreamTarget {
         })
     }
 
-    fn name(&self) -> PathBuf {
+    pub(crate) fn name(&self) -> PathBuf {
         self.path.clone().unwrap_or_else(|| PathBuf::from("-"))
     }
 

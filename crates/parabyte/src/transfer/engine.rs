@@ -137,8 +137,13 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// How the target is known to hold this version already (and skipping is on): an earlier
-    /// run's mark, or, with no mark, the object's size and Last-Modified time.
-    async fn already_complete(&self, target: &Target, known: &Known) -> Option<Verification> {
+    /// run's mark, or, with no mark, the object's size and Last-Modified time. Only looks:
+    /// a dry run asks it too.
+    pub(crate) async fn already_complete(
+        &self,
+        target: &Target,
+        known: &Known,
+    ) -> Option<Verification> {
         let Target::File(path) = target else {
             return None;
         };
@@ -146,7 +151,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             return None;
         }
         let (path, known) = (path.clone(), known.clone());
-        let found = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let marked = known
                 .validator
                 .as_ref()
@@ -161,14 +166,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         })
         .await
         .ok()
-        .flatten();
-        if found.is_some() {
-            self.reporter.bytes_skipped(known.size);
-        }
-        if found == Some(Verification::SizeAndTime) {
-            self.counters.count_skipped_by_size_and_time();
-        }
-        found
+        .flatten()
     }
 
     /// Tell the reporter how `job` ended well.
@@ -196,6 +194,10 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             },
         };
         if let Some(how) = self.already_complete(&job.target, &known).await {
+            self.reporter.bytes_skipped(known.size);
+            if how == Verification::SizeAndTime {
+                self.counters.count_skipped_by_size_and_time();
+            }
             self.report(job, 0, Status::Skipped, how);
             return Ok(Finished::AlreadyThere(known.size));
         }

@@ -1,0 +1,76 @@
+//! `cp --dryrun`: one line per object on stdout saying what would happen to it, as `aws s3
+//! cp --dryrun` prints them; with `--json`, one JSON object per line instead.
+
+use std::io::Write;
+
+use parabyte::{Preview, Reporter};
+
+use crate::escape;
+
+/// Prints each preview as it is decided (keys escaped: they come from the store).
+pub(crate) struct Printer {
+    json: bool,
+}
+
+impl Printer {
+    pub(crate) fn new(json: bool) -> Printer {
+        Printer { json }
+    }
+}
+
+impl Reporter for Printer {
+    fn previewed(&self, preview: Preview<'_>) {
+        let line = if self.json {
+            let value = match preview {
+                Preview::Copy {
+                    source,
+                    destination,
+                } => {
+                    serde_json::json!({"dryrun": "copy", "source": source, "destination": destination})
+                }
+                Preview::Unchanged {
+                    source,
+                    destination,
+                } => {
+                    serde_json::json!({"dryrun": "skip", "reason": "unchanged", "source": source, "destination": destination})
+                }
+                Preview::Excluded { source, filter } => {
+                    serde_json::json!({"dryrun": "skip", "reason": "excluded", "source": source, "filter": filter.to_string()})
+                }
+            };
+            escape::json_line(value.to_string())
+        } else {
+            let shown = |text: &str| escape::printable(text).into_owned();
+            match preview {
+                Preview::Copy {
+                    source,
+                    destination,
+                } => {
+                    let verb = if source.contains("://") {
+                        "download"
+                    } else {
+                        "copy"
+                    };
+                    format!(
+                        "(dryrun) {verb}: {} to {}",
+                        shown(source),
+                        shown(destination)
+                    )
+                }
+                Preview::Unchanged {
+                    source,
+                    destination,
+                } => format!(
+                    "(dryrun) skip: {} ({} holds this version from an earlier run)",
+                    shown(source),
+                    shown(destination)
+                ),
+                Preview::Excluded { source, filter } => {
+                    format!("(dryrun) skip: {} (excluded by {filter})", shown(source))
+                }
+            }
+        };
+        // A reader that has gone (`| head`) ends nothing: the run finishes and reports.
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    }
+}
