@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use parabyte::{Error, ObjectReport, Reporter, Status};
+use parabyte::{Error, ObjectReport, Preview, Reporter, Status};
 
 /// Bytes, objects, rate and ETA on one line of stderr, as much of it as the terminal's width
 /// holds; failures are printed above it as they happen.
@@ -178,6 +178,10 @@ impl Reporter for Tee {
 
     fn object_reported(&self, report: &ObjectReport<'_>) {
         self.0.iter().for_each(|r| r.object_reported(report));
+    }
+
+    fn previewed(&self, preview: Preview<'_>) {
+        self.0.iter().for_each(|r| r.previewed(preview));
     }
 }
 

@@ -155,7 +155,11 @@ pub(crate) async fn copy_local(
                                 source.display()
                             )
                         };
-                        Some((what.clone(), None, Err(Error::NothingMatched { what, detail })))
+                        Some((
+                            what.clone(),
+                            None,
+                            Err(Error::NothingMatched { what, detail }),
+                        ))
                     }
                     Found::Excluded { from, filter } => {
                         if selection.dry_run {
@@ -483,7 +487,8 @@ async fn copy_file(
             .metadata()
             .map_err(|e| Error::io("cannot read", &from_path, e))?;
         let modified = metadata.modified().ok();
-        let unchanged = modified.is_some_and(|modified| same_size_and_time(&to_path, size, modified));
+        let unchanged =
+            modified.is_some_and(|modified| same_size_and_time(&to_path, size, modified));
         if skip_unchanged && unchanged {
             return Ok(None);
         }
