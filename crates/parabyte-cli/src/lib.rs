@@ -17,7 +17,8 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
+    BucketEntry, Client, CopyRequest, Destination, Error, Listed, ObjectEntry, Reporter, S3Url,
+    Silent, Source, Summary, Timestamp,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
@@ -40,6 +41,7 @@ where
         Ok(cli) => cli,
         // --help and --version land here too, with status 0.
         Err(error) => {
+            let error = without_misleading_tip(error);
             let _ = error.print();
             return u8::try_from(error.exit_code()).unwrap_or(FATAL);
         }
@@ -71,6 +73,35 @@ where
     // Dropping the runtime drops unfinished downloads, which removes their temporary files.
     runtime.shutdown_timeout(Duration::from_secs(1));
     status
+}
+
+/// clap answers an unknown flag (`--bwlimit` from rclone, `--sse` from the AWS CLI) with
+/// "to pass '--bwlimit' as a value, use '-- --bwlimit'", which would make a source or
+/// destination of it. Say instead that parabyte has no such option; a tip naming a similar
+/// option that exists stays.
+fn without_misleading_tip(mut error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return error;
+    }
+    let misleading = matches!(
+        error.get(ContextKind::Suggested),
+        Some(ContextValue::StyledStrs(tips)) if tips.iter().any(|tip| tip.to_string().contains("as a value"))
+    );
+    if misleading {
+        let flag = match error.get(ContextKind::InvalidArg) {
+            Some(ContextValue::String(flag)) => flag.clone(),
+            _ => "this option".to_owned(),
+        };
+        error.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![format!(
+                "parabyte has no option '{flag}'; '--help' lists the options it has"
+            )
+            .into()]),
+        );
+    }
+    error
 }
 
 /// Wait for Ctrl-C (SIGINT) or SIGTERM; returns the signal number, or `None` when the
@@ -265,25 +296,35 @@ fn human_bytes(bytes: f64) -> String {
 }
 
 async fn list(args: LsArgs) -> Result<u8, Error> {
-    let url = S3Url::parse(&args.url)?;
+    let bucket_list = args
+        .url
+        .as_deref()
+        .is_none_or(|url| matches!(url, "s3://" | "s3:"));
+    if bucket_list {
+        return list_buckets(&args).await;
+    }
+    let url = S3Url::parse(args.url.as_deref().unwrap_or_default())?;
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut entries = std::pin::pin!(client.list(&url, args.recursive));
     let mut out = std::io::stdout().lock();
-    // Non-recursive listings show names relative to the prefix, as `aws s3 ls` does.
+    // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
+    // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
+    let folder = &url.key[..url.key.rfind('/').map_or(0, |slash| slash + 1)];
     let shown = |key: &str| -> String {
         let name = if args.recursive {
             key
         } else {
-            key.strip_prefix(url.key.as_str()).unwrap_or(key)
+            key.strip_prefix(folder).unwrap_or(key)
         };
         escape::printable(name).into_owned()
     };
+    let full_url = |key: &str| format!("s3://{}/{key}", url.bucket);
     let (mut objects, mut bytes) = (0u64, 0u64);
     while let Some(entry) = entries.next().await {
         let entry = match entry {
             // Lines already printed stay; the broken listing is a failure, not a fatal error.
             Err(error @ Error::BadListing { .. }) => {
-                eprintln!("error: {error}");
+                tell(format_args!("error: {error}"));
                 return Ok(SOME_FAILED);
             }
             entry => entry?,
@@ -293,20 +334,21 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
             bytes += object.size;
         }
         let line = match entry {
-            Listed::Object(object) if args.json => {
-                escape::json_line(serde_json::to_string(&object).expect("entries serialise"))
-            }
-            Listed::Prefix(prefix) if args.json => {
-                escape::json_line(serde_json::json!({ "prefix": prefix }).to_string())
-            }
-            Listed::Object(object) => {
-                let when = object
-                    .last_modified
-                    .and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
-                    .unwrap_or_else(|| " ".repeat(19));
-                format!("{when} {:>12} {}", object.size, shown(&object.key))
-            }
-            Listed::Prefix(prefix) => format!("{:>19} {:>12} {}", "", "PRE", shown(&prefix)),
+            Listed::Object(object) if args.json => json_line(&ObjectLine {
+                url: full_url(&object.key),
+                object: &object,
+            }),
+            Listed::Prefix(prefix) if args.json => json_line(&PrefixLine {
+                url: full_url(&prefix),
+                prefix: &prefix,
+            }),
+            Listed::Object(object) => format!(
+                "{} {:>10} {}",
+                date_column(object.last_modified),
+                object.size,
+                shown(&object.key)
+            ),
+            Listed::Prefix(prefix) => format!("{:>30} {}", "PRE", shown(&prefix)),
         };
         if writeln!(out, "{line}").is_err() {
             return Ok(SUCCESS); // stdout closed (e.g. piped into head): stop quietly
@@ -324,4 +366,65 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
         let _ = writeln!(out, "{line}");
     }
     Ok(SUCCESS)
+}
+
+/// `ls s3://` (or `ls` alone): every bucket with its creation date, as `aws s3 ls` prints them.
+async fn list_buckets(args: &LsArgs) -> Result<u8, Error> {
+    let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
+    let buckets = client.list_buckets().await?;
+    let mut out = std::io::stdout().lock();
+    for bucket in &buckets {
+        let line = if args.json {
+            json_line(&BucketLine {
+                url: format!("s3://{}/", bucket.name),
+                bucket,
+            })
+        } else {
+            format!(
+                "{} {}",
+                date_column(bucket.creation_date),
+                escape::printable(&bucket.name)
+            )
+        };
+        if writeln!(out, "{line}").is_err() {
+            return Ok(SUCCESS);
+        }
+    }
+    Ok(SUCCESS)
+}
+
+/// `2026-11-22 18:34:48` (UTC), or blanks of the same width when the store gave no time.
+fn date_column(time: Option<Timestamp>) -> String {
+    time.and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
+        .unwrap_or_else(|| " ".repeat(19))
+}
+
+/// One `ls --json` line; keys are data from the store, so raw controls are escaped.
+fn json_line(entry: &impl serde::Serialize) -> String {
+    // Plain structs of strings and numbers: serialising them cannot fail.
+    escape::json_line(serde_json::to_string(entry).unwrap_or_default())
+}
+
+/// An object in `ls --json`: its full URL first (what `cp --manifest` reads), then the
+/// listing's fields.
+#[derive(serde::Serialize)]
+struct ObjectLine<'a> {
+    url: String,
+    #[serde(flatten)]
+    object: &'a ObjectEntry,
+}
+
+/// A "folder" in `ls --json`.
+#[derive(serde::Serialize)]
+struct PrefixLine<'a> {
+    url: String,
+    prefix: &'a str,
+}
+
+/// A bucket in `ls s3:// --json`.
+#[derive(serde::Serialize)]
+struct BucketLine<'a> {
+    url: String,
+    #[serde(flatten)]
+    bucket: &'a BucketEntry,
 }

@@ -20,7 +20,7 @@ use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, W
 use crate::ranges::ByteRange;
 use crate::report::{Failure, Reporter, Silent, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
-use crate::source::s3::S3Store;
+use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::{Engine, Finished, Job};
@@ -202,6 +202,11 @@ impl Client {
             self.counters.snapshot().since(&before),
             outcome.failures,
         ))
+    }
+
+    /// Every bucket the credentials can see, with its creation date (ListBuckets).
+    pub async fn list_buckets(&self) -> Result<Vec<BucketEntry>> {
+        self.sources.s3.list_buckets().await
     }
 
     /// Stream the entries under `url`: every key when `recursive`, else one level with

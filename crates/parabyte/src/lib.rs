@@ -56,5 +56,5 @@ pub use plan::{CopyRequest, Destination, Source};
 pub use report::{Failure, Reporter, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
 pub use source::s3::listing::Listed;
-pub use source::s3::ObjectEntry;
+pub use source::s3::{BucketEntry, ObjectEntry};
 pub use timestamp::Timestamp;

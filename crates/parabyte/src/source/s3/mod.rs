@@ -3,9 +3,11 @@
 
 mod endpoint;
 pub(crate) mod listing;
+mod profile;
 mod sign;
 mod xml;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -28,9 +30,9 @@ use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 pub(crate) use xml::ListPage;
-use xml::{ListError, PageParser};
+use xml::{ErrorDocument, ListError, PageParser};
 
-pub use xml::ObjectEntry;
+pub use xml::{BucketEntry, ObjectEntry};
 
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -48,7 +50,20 @@ pub(crate) struct S3Store {
     endpoint: Endpoint,
     /// `None` for anonymous requests (`--no-sign-request`).
     signer: Option<Signer>,
+    /// The region requests are signed for, unless the bucket was found to be elsewhere.
+    region: String,
+    /// Buckets whose answers named another region, and that region: learned once per run,
+    /// so later requests are signed right the first time. `""` is the service itself.
+    bucket_regions: Mutex<HashMap<String, String>>,
     counters: Arc<Counters>,
+}
+
+/// What the first answer to a request says about the region it was signed for.
+enum RegionCheck {
+    /// Nothing about the region: the caller reads the answer.
+    Answer(reqwest::Response),
+    /// The bucket lives in this other region: sign for it and ask again.
+    Elsewhere(String),
 }
 
 impl S3Store {
@@ -71,6 +86,7 @@ impl S3Store {
                 .or_else("us-east-1");
         let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region_chain);
         if let Some(name) = &profile {
+            profile::check_profile_exists(name).await?;
             loader = loader.profile_name(name);
         }
         if config.no_sign_request {
@@ -99,7 +115,7 @@ impl S3Store {
         };
         let signer = match (config.no_sign_request, sdk.credentials_provider()) {
             (true, _) => None,
-            (false, Some(provider)) => Some(Signer::new(provider, region)),
+            (false, Some(provider)) => Some(Signer::new(provider)),
             (false, None) => {
                 return Err(Error::NoCredentials("the credential chain is empty".into()));
             }
@@ -108,12 +124,17 @@ impl S3Store {
             http: build_client(config, counters.clone())?,
             endpoint,
             signer,
+            region,
+            bucket_regions: Mutex::new(HashMap::new()),
             counters,
         })
     }
 
     /// Send a signed (or anonymous) bodiless GET and return the response, whatever its status.
     /// A redirect to another origin is followed without the signature or session token.
+    /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
+    /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
+    /// region and sent once more, to the same host (only AWS's own host follows the region).
     async fn get(
         &self,
         kind: RequestKind,
@@ -123,7 +144,59 @@ impl S3Store {
         extra_headers: &[(&str, &str)],
         what: &str,
     ) -> Result<reqwest::Response> {
-        let target = self.endpoint.target(bucket, key, query)?;
+        let region = self.region_of(bucket);
+        let response = self
+            .send(kind, bucket, key, query, extra_headers, what, &region)
+            .await?;
+        match region_check(response, &region, what, bucket, self.anonymous()).await? {
+            RegionCheck::Answer(response) => Ok(response),
+            RegionCheck::Elsewhere(learned) => {
+                self.bucket_regions
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .insert(bucket.to_owned(), learned.clone());
+                self.send(kind, bucket, key, query, extra_headers, what, &learned)
+                    .await
+            }
+        }
+    }
+
+    /// Requests go unsigned (`--no-sign-request`).
+    fn anonymous(&self) -> bool {
+        self.signer.is_none()
+    }
+
+    /// The region to sign requests about `bucket` for.
+    fn region_of(&self, bucket: &str) -> String {
+        let learned = self
+            .bucket_regions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        learned.get(bucket).unwrap_or(&self.region).clone()
+    }
+
+    /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
+    #[allow(clippy::too_many_arguments)]
+    async fn send(
+        &self,
+        kind: RequestKind,
+        bucket: &str,
+        key: &str,
+        query: &str,
+        extra_headers: &[(&str, &str)],
+        what: &str,
+        region: &str,
+    ) -> Result<reqwest::Response> {
+        let endpoint = if region == self.region {
+            std::borrow::Cow::Borrowed(&self.endpoint)
+        } else {
+            std::borrow::Cow::Owned(self.endpoint.for_region(region))
+        };
+        let target = if bucket.is_empty() {
+            endpoint.service_target(query)
+        } else {
+            endpoint.target(bucket, key, query)?
+        };
         let mut request = self.http.get(&target.url).header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
@@ -133,17 +206,64 @@ impl S3Store {
             let mut signed = Vec::with_capacity(extra_headers.len() + 1);
             signed.push(("host", target.host.as_str()));
             signed.extend_from_slice(extra_headers);
+            let time = SystemTime::now();
             for (name, value) in
-                signer.sign(&credentials, SystemTime::now(), "GET", &target.url, &signed)?
+                signer.sign(&credentials, region, time, "GET", &target.url, &signed)?
             {
                 request = request.header(name, value);
             }
         }
-        let failed = |e| transport_error(what, &e, &self.endpoint.describe());
+        let failed = |e| transport_error(what, &e, &endpoint.describe());
         let request = request.build().map_err(failed)?;
         send_following(&self.http, request, &self.counters, kind)
             .await
             .map_err(failed)
+    }
+
+    /// Every bucket the credentials can see (ListBuckets), page after page.
+    pub(crate) async fn list_buckets(&self) -> Result<Vec<BucketEntry>> {
+        let what = "LIST s3://";
+        let mut buckets = Vec::new();
+        let mut tokens_seen = std::collections::HashSet::new();
+        let mut token: Option<String> = None;
+        loop {
+            let query = match &token {
+                Some(token) => format!("continuation-token={}", encode_query_value(token)),
+                None => String::new(),
+            };
+            let response = self
+                .get(RequestKind::List, "", "", &query, &[], what)
+                .await?;
+            if !response.status().is_success() {
+                return Err(error_from_response(response, what, "", self.anonymous()).await);
+            }
+            let body = response.bytes().await.map_err(|e| Error::Network {
+                what: what.to_owned(),
+                detail: describe(&e),
+            })?;
+            let (page, next) =
+                xml::parse_bucket_list(&body).map_err(|detail| match xml::parse_error(&body) {
+                    Some(error) => {
+                        classify(200, &error.code, &error.message, what, "", self.anonymous())
+                    }
+                    None => Error::Protocol {
+                        what: what.to_owned(),
+                        detail,
+                    },
+                })?;
+            buckets.extend(page);
+            match next {
+                // A token given twice would loop forever.
+                Some(next) if tokens_seen.insert(next.clone()) => token = Some(next),
+                Some(_) => {
+                    return Err(Error::Protocol {
+                        what: what.to_owned(),
+                        detail: "the store gave the same continuation token twice".into(),
+                    })
+                }
+                None => return Ok(buckets),
+            }
+        }
     }
 
     /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
@@ -171,7 +291,7 @@ impl S3Store {
             )
             .await?;
         if !response.status().is_success() {
-            return Err(error_from_response(response, &what, query.bucket).await);
+            return Err(error_from_response(response, &what, query.bucket, self.anonymous()).await);
         }
         let fail = |error: ListError| {
             match error {
@@ -180,7 +300,7 @@ impl S3Store {
                 detail,
             },
             ListError::ErrorDocument { code, message } => {
-                classify(200, &code, &message, &what, query.bucket)
+                classify(200, &code, &message, &what, query.bucket, self.anonymous())
             }
             ListError::TooLarge(limit) => Error::BadListing {
                 bucket: query.bucket.to_owned(),
@@ -351,7 +471,9 @@ impl RangeSource for S3Store {
             )
             .await?;
         let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {
-            return Err(error_from_response(response, &what, &object.bucket).await);
+            return Err(
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
+            );
         };
         let validator = response
             .headers()
@@ -397,8 +519,19 @@ fn encrypted_by_key(headers: &HeaderMap) -> bool {
 }
 
 /// Read a failed response's body (bounded) and classify it.
-async fn error_from_response(response: reqwest::Response, what: &str, bucket: &str) -> Error {
+async fn error_from_response(
+    response: reqwest::Response,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
     let status = response.status().as_u16();
+    let error = read_error(response).await;
+    classify(status, &error.code, &error.message, what, bucket, anonymous)
+}
+
+/// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
+async fn read_error(response: reqwest::Response) -> ErrorDocument {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
@@ -407,12 +540,71 @@ async fn error_from_response(response: reqwest::Response, what: &str, bucket: &s
             break;
         }
     }
-    let (code, message) = xml::parse_error(&body).unwrap_or_default();
-    classify(status, &code, &message, what, bucket)
+    xml::parse_error(&body).unwrap_or_default()
+}
+
+/// Whether an answer says the bucket lives in another region than `signed_for`, as S3
+/// (301 PermanentRedirect, 400 AuthorizationHeaderMalformed, both with the
+/// `x-amz-bucket-region` header), MinIO (400 with the header and `<Region>`) and versitygw
+/// (400 with `<Region>`) say it. Another failure whose body had to be read is classified
+/// here.
+async fn region_check(
+    response: reqwest::Response,
+    signed_for: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Result<RegionCheck> {
+    let status = response.status().as_u16();
+    if !matches!(status, 301 | 307 | 400) {
+        return Ok(RegionCheck::Answer(response));
+    }
+    let header = response
+        .headers()
+        .get("x-amz-bucket-region")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let error = read_error(response).await;
+    let about_region = matches!(
+        error.code.as_str(),
+        "AuthorizationHeaderMalformed" | "PermanentRedirect"
+    ) || (status != 400 && error.code.is_empty());
+    let named = header.or(error.region.clone());
+    match named {
+        Some(region) if about_region && region != signed_for && is_region_name(&region) => {
+            Ok(RegionCheck::Elsewhere(region))
+        }
+        _ => Err(classify(
+            status,
+            &error.code,
+            &error.message,
+            what,
+            bucket,
+            anonymous,
+        )),
+    }
+}
+
+/// A plausible region name (`eu-west-1`, a MinIO site's own name): nothing that could
+/// change a host name or a header when signed or sent.
+fn is_region_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
 /// The one place an HTTP status and S3 error code become an [`Error`] kind.
-fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) -> Error {
+/// `anonymous`: the request was sent unsigned (`--no-sign-request`), which a refusal's
+/// hint must not suggest again.
+fn classify(
+    status: u16,
+    code: &str,
+    message: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
     let reason = StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -440,15 +632,22 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
         ) => Error::BadCredentials { what, detail },
         // How S3, MinIO and versitygw refuse a signature made for another region: every request
         // would be refused alike, so it stops the run like any other wrong option.
-        (_, "AuthorizationHeaderMalformed") => Error::InvalidInput(format!(
-            "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
-        )),
+        // Only when the answer did not say which region (else the request was signed again).
+        (_, "AuthorizationHeaderMalformed" | "PermanentRedirect") | (301, "") => {
+            Error::InvalidInput(format!(
+                "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
+            ))
+        }
         (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
         (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {
             Error::Throttled { what, detail }
         }
         (404, _) | (_, "NoSuchKey") => Error::NotFound { what, detail },
-        (401 | 403, _) => Error::PermissionDenied { what, detail },
+        (401 | 403, _) => Error::PermissionDenied {
+            what,
+            detail,
+            anonymous,
+        },
         _ => Error::Http {
             what,
             status,
@@ -527,7 +726,7 @@ mod tests {
 
     #[test]
     fn statuses_and_codes_become_kinds() {
-        let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b");
+        let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b", false);
         assert!(matches!(
             kind(404, "NoSuchBucket"),
             Error::NoSuchBucket { .. }
