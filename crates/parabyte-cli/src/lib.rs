@@ -393,10 +393,28 @@ async fn list_buckets(args: &LsArgs) -> Result<u8, Error> {
     Ok(SUCCESS)
 }
 
-/// `2026-11-22 18:34:48` (UTC), or blanks of the same width when the store gave no time.
+/// `2026-11-22 18:34:48` in the local time zone, as `aws s3 ls` prints it, or blanks of the
+/// same width when the store gave no time.
 fn date_column(time: Option<Timestamp>) -> String {
-    time.and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
+    time.map(|t| Timestamp::from_unix_millis(t.unix_millis() + 1000 * utc_offset_seconds(t)))
+        .and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
         .unwrap_or_else(|| " ".repeat(19))
+}
+
+/// The local time zone's offset from UTC at `time` (TZ, else /etc/localtime), in seconds;
+/// 0 when the C library cannot say.
+fn utc_offset_seconds(time: Timestamp) -> i64 {
+    // time_t is 64 bits wide on every target parabyte builds for.
+    let seconds = time.unix_millis().div_euclid(1000) as libc::time_t;
+    // SAFETY: `tm` is plain data, and localtime_r only writes into it (thread-safe).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals for the duration of the call.
+    let converted = unsafe { libc::localtime_r(&seconds, &mut tm) };
+    if converted.is_null() {
+        0
+    } else {
+        i64::from(tm.tm_gmtoff)
+    }
 }
 
 /// One `ls --json` line; keys are data from the store, so raw controls are escaped.

@@ -164,3 +164,26 @@ fn buckets_are_listed_with_their_creation_dates_versitygw() {
 fn buckets_are_listed_with_their_creation_dates_minio() {
     buckets_are_listed_with_their_creation_dates(ServerKind::Minio);
 }
+
+#[test]
+fn times_are_shown_in_the_local_time_zone_as_aws_does() {
+    let bed = Bed::new(ServerKind::Versitygw, "lstz");
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(1, 3))
+        .unwrap();
+    // POSIX TZ strings need no time zone database: UTC, and five and a half hours east.
+    let date_in = |tz: &str| {
+        let output = run(bed.parabyte().env("TZ", tz).args(["ls", &bed.url("")]));
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()[..19].to_owned()
+    };
+    let (utc, india) = (date_in("UTC0"), date_in("<+0530>-5:30"));
+    assert!(
+        is_date_column(&utc) && is_date_column(&india),
+        "{utc} {india}"
+    );
+    let minute = |date: &str| date[14..16].parse::<u32>().unwrap();
+    assert_eq!(minute(&india), (minute(&utc) + 30) % 60, "{utc} {india}");
+    assert_eq!(utc[17..], india[17..], "{utc} {india}");
+    assert_ne!(utc[11..13], india[11..13], "{utc} {india}");
+}

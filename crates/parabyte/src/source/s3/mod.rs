@@ -58,6 +58,20 @@ pub(crate) struct S3Store {
     counters: Arc<Counters>,
 }
 
+/// One bodiless GET to the store, before it is signed.
+#[derive(Debug, Clone, Copy)]
+struct Get<'a> {
+    kind: RequestKind,
+    /// Empty for the service itself (ListBuckets).
+    bucket: &'a str,
+    key: &'a str,
+    /// Already encoded, in canonical order.
+    query: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    /// The request as messages name it, e.g. `GET s3://bucket/key`.
+    what: &'a str,
+}
+
 /// What the first answer to a request says about the region it was signed for.
 enum RegionCheck {
     /// Nothing about the region: the caller reads the answer.
@@ -135,28 +149,18 @@ impl S3Store {
     /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
     /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
     /// region and sent once more, to the same host (only AWS's own host follows the region).
-    async fn get(
-        &self,
-        kind: RequestKind,
-        bucket: &str,
-        key: &str,
-        query: &str,
-        extra_headers: &[(&str, &str)],
-        what: &str,
-    ) -> Result<reqwest::Response> {
-        let region = self.region_of(bucket);
-        let response = self
-            .send(kind, bucket, key, query, extra_headers, what, &region)
-            .await?;
-        match region_check(response, &region, what, bucket, self.anonymous()).await? {
+    async fn get(&self, get: &Get<'_>) -> Result<reqwest::Response> {
+        let region = self.region_of(get.bucket);
+        let response = self.send(get, &region).await?;
+        let anonymous = self.anonymous();
+        match region_check(response, &region, get.what, get.bucket, anonymous).await? {
             RegionCheck::Answer(response) => Ok(response),
             RegionCheck::Elsewhere(learned) => {
                 self.bucket_regions
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .insert(bucket.to_owned(), learned.clone());
-                self.send(kind, bucket, key, query, extra_headers, what, &learned)
-                    .await
+                    .insert(get.bucket.to_owned(), learned.clone());
+                self.send(get, &learned).await
             }
         }
     }
@@ -176,17 +180,15 @@ impl S3Store {
     }
 
     /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
-    #[allow(clippy::too_many_arguments)]
-    async fn send(
-        &self,
-        kind: RequestKind,
-        bucket: &str,
-        key: &str,
-        query: &str,
-        extra_headers: &[(&str, &str)],
-        what: &str,
-        region: &str,
-    ) -> Result<reqwest::Response> {
+    async fn send(&self, get: &Get<'_>, region: &str) -> Result<reqwest::Response> {
+        let Get {
+            kind,
+            bucket,
+            key,
+            query,
+            headers: extra_headers,
+            what,
+        } = *get;
         let endpoint = if region == self.region {
             std::borrow::Cow::Borrowed(&self.endpoint)
         } else {
@@ -232,7 +234,14 @@ impl S3Store {
                 None => String::new(),
             };
             let response = self
-                .get(RequestKind::List, "", "", &query, &[], what)
+                .get(&Get {
+                    kind: RequestKind::List,
+                    bucket: "",
+                    key: "",
+                    query: &query,
+                    headers: &[],
+                    what,
+                })
                 .await?;
             if !response.status().is_success() {
                 return Err(error_from_response(response, what, "", self.anonymous()).await);
@@ -281,14 +290,14 @@ impl S3Store {
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
-            .get(
-                RequestKind::List,
-                query.bucket,
-                "",
-                &query.to_query_string(),
-                &[],
-                &what,
-            )
+            .get(&Get {
+                kind: RequestKind::List,
+                bucket: query.bucket,
+                key: "",
+                query: &query.to_query_string(),
+                headers: &[],
+                what: &what,
+            })
             .await?;
         if !response.status().is_success() {
             return Err(error_from_response(response, &what, query.bucket, self.anonymous()).await);
@@ -461,14 +470,14 @@ impl RangeSource for S3Store {
             headers.push((precondition.name, &precondition.value));
         }
         let response = self
-            .get(
-                RequestKind::Get,
-                &object.bucket,
-                &object.key,
-                "",
-                &headers,
-                &what,
-            )
+            .get(&Get {
+                kind: RequestKind::Get,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: "",
+                headers: &headers,
+                what: &what,
+            })
             .await?;
         let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {
             return Err(
