@@ -413,7 +413,7 @@ fn utc_offset_seconds(time: Timestamp) -> i64 {
     if converted.is_null() {
         0
     } else {
-        i64::from(tm.tm_gmtoff)
+        tm.tm_gmtoff
     }
 }
 
