@@ -305,7 +305,7 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
     }
     let url = S3Url::parse(args.url.as_deref().unwrap_or_default())?;
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
-    let mut entries = std::pin::pin!(client.list(&url, args.recursive));
+    let mut pages = std::pin::pin!(client.list_pages(&url, args.recursive));
     let mut out = std::io::stdout().lock();
     // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
     // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
@@ -320,38 +320,44 @@ async fn list(args: LsArgs) -> Result<u8, Error> {
     };
     let full_url = |key: &str| format!("s3://{}/{key}", url.bucket);
     let (mut objects, mut bytes) = (0u64, 0u64);
-    while let Some(entry) = entries.next().await {
-        let entry = match entry {
+    while let Some(page) = pages.next().await {
+        let mut page = match page {
             // Lines already printed stay; the broken listing is a failure, not a fatal error.
             Err(error @ Error::BadListing { .. }) => {
                 tell(format_args!("error: {error}"));
                 return Ok(SOME_FAILED);
             }
-            entry => entry?,
+            page => page?,
         };
-        if let Listed::Object(object) = &entry {
-            objects += 1;
-            bytes += object.size;
+        if !args.json {
+            // aws s3 ls prints each page's folders before its objects.
+            page.sort_by_key(|entry| matches!(entry, Listed::Object(_)));
         }
-        let line = match entry {
-            Listed::Object(object) if args.json => json_line(&ObjectLine {
-                url: full_url(&object.key),
-                object: &object,
-            }),
-            Listed::Prefix(prefix) if args.json => json_line(&PrefixLine {
-                url: full_url(&prefix),
-                prefix: &prefix,
-            }),
-            Listed::Object(object) => format!(
-                "{} {:>10} {}",
-                date_column(object.last_modified),
-                object.size,
-                shown(&object.key)
-            ),
-            Listed::Prefix(prefix) => format!("{:>30} {}", "PRE", shown(&prefix)),
-        };
-        if writeln!(out, "{line}").is_err() {
-            return Ok(SUCCESS); // stdout closed (e.g. piped into head): stop quietly
+        for entry in page {
+            if let Listed::Object(object) = &entry {
+                objects += 1;
+                bytes += object.size;
+            }
+            let line = match entry {
+                Listed::Object(object) if args.json => json_line(&ObjectLine {
+                    url: full_url(&object.key),
+                    object: &object,
+                }),
+                Listed::Prefix(prefix) if args.json => json_line(&PrefixLine {
+                    url: full_url(&prefix),
+                    prefix: &prefix,
+                }),
+                Listed::Object(object) => format!(
+                    "{} {:>10} {}",
+                    date_column(object.last_modified),
+                    object.size,
+                    shown(&object.key)
+                ),
+                Listed::Prefix(prefix) => format!("{:>30} {}", "PRE", shown(&prefix)),
+            };
+            if writeln!(out, "{line}").is_err() {
+                return Ok(SUCCESS); // stdout closed (e.g. piped into head): stop quietly
+            }
         }
     }
     if args.summarize {

@@ -47,6 +47,7 @@ fn names_are_relative_to_the_prefixs_last_slash(kind: ServerKind) {
                 ("imgs/p2.jpg", payload(2, 1234)),
                 ("small/a", payload(3, 7)),
                 ("smx", payload(4, 12)),
+                ("a.txt", payload(5, 1)),
             ],
         )
         .unwrap();
@@ -66,9 +67,12 @@ fn names_are_relative_to_the_prefixs_last_slash(kind: ServerKind) {
     let lines = ls(&bed, &[&bed.url("imgs/")]);
     let shown: Vec<&str> = lines.iter().map(|line| object_line(line)).collect();
     assert_eq!(shown, ["         5 p1.jpg", "      1234 p2.jpg"]);
+    // Each page's folders first, then its objects, as aws prints them.
     let lines = ls(&bed, &[&bed.url("")]);
+    assert_eq!(lines.len(), 4, "{lines:?}");
     assert_eq!(lines[..2], [pre("imgs/"), pre("small/")]);
-    assert_eq!(object_line(&lines[2]), "        12 smx");
+    assert_eq!(object_line(&lines[2]), "         1 a.txt");
+    assert_eq!(object_line(&lines[3]), "        12 smx");
 
     // Recursive listings show full keys, whatever the prefix.
     let lines = ls(&bed, &["--recursive", &bed.url("sm")]);

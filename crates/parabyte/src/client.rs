@@ -216,6 +216,19 @@ impl Client {
         url: &S3Url,
         recursive: bool,
     ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
+        self.list_pages(url, recursive)
+            .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
+            .try_flatten()
+    }
+
+    /// [`Client::list`] in the pieces the listing arrives in, each in key order: one level
+    /// comes a store page at a time (what `aws s3 ls` prints folders-first), every key in
+    /// batches of up to 1000.
+    pub fn list_pages(
+        &self,
+        url: &S3Url,
+        recursive: bool,
+    ) -> impl Stream<Item = Result<Vec<Listed>>> + Send + use<> {
         let spec = ListSpec {
             bucket: url.bucket.clone(),
             prefix: url.key.clone(),
@@ -229,8 +242,6 @@ impl Client {
             self.transfer.retry.clone(),
             spec,
         )
-        .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
-        .try_flatten()
     }
 }
 
