@@ -78,6 +78,21 @@ fn a_minio_in_another_region_is_signed_for_after_one_refusal() {
         payload(3, 103)
     );
 
+    // A manifest: its objects start together, yet only the first is refused.
+    proxy.reset();
+    let manifest: String = (0..OBJECTS)
+        .map(|i| format!("s3://{bucket}/d/{i}\n"))
+        .collect();
+    std::fs::write(dir.path().join("list.txt"), manifest).unwrap();
+    let output =
+        run(parabyte(&server, &proxy, dir.path()).args(["cp", "--manifest", "list.txt", "many"]));
+    succeeded(&output);
+    assert_eq!(proxy.counts().get, OBJECTS + 1);
+    assert_eq!(
+        files_under(&dir.path().join("many")).len(),
+        OBJECTS as usize
+    );
+
     // ls, one level and recursive.
     proxy.reset();
     for args in [&["ls"][..], &["ls", "-r"][..]] {

@@ -52,10 +52,38 @@ pub(crate) struct S3Store {
     signer: Option<Signer>,
     /// The region requests are signed for, unless the bucket was found to be elsewhere.
     region: String,
-    /// Buckets whose answers named another region, and that region: learned once per run,
-    /// so later requests are signed right the first time. `""` is the service itself.
-    bucket_regions: Mutex<HashMap<String, String>>,
+    /// What each bucket's answers showed about its region, learned once per run so later
+    /// requests are signed right the first time. `""` is the service itself.
+    bucket_regions: Mutex<HashMap<String, Arc<BucketRegion>>>,
     counters: Arc<Counters>,
+}
+
+/// The region requests about one bucket are signed for.
+#[derive(Debug, Default)]
+struct BucketRegion {
+    /// Set by the first answer: the region it named, else the one it accepted.
+    settled: Mutex<Option<String>>,
+    /// Held by the one request that finds out, so requests that start together (a
+    /// manifest's objects) are not each refused by a store in another region.
+    finding_out: tokio::sync::Mutex<()>,
+}
+
+impl BucketRegion {
+    fn settled(&self) -> Option<String> {
+        lock(&self.settled).clone()
+    }
+
+    fn settle(&self, region: &str) {
+        *lock(&self.settled) = Some(region.to_owned());
+    }
+}
+
+/// A lock whose holder cannot leave its data half-changed: a panic elsewhere does not
+/// poison it for everyone else.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One bodiless GET to the store, before it is signed.
@@ -150,18 +178,25 @@ impl S3Store {
     /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
     /// region and sent once more, to the same host (only AWS's own host follows the region).
     async fn get(&self, get: &Get<'_>) -> Result<reqwest::Response> {
-        let region = self.region_of(get.bucket);
+        let bucket = self.bucket_region(get.bucket);
+        // Until an answer has settled the region, requests about the bucket go one at a time.
+        let turn = match bucket.settled() {
+            Some(_) => None,
+            None => Some(bucket.finding_out.lock().await),
+        };
+        let region = bucket.settled().unwrap_or_else(|| self.region.clone());
         let response = self.send(get, &region).await?;
         let anonymous = self.anonymous();
-        match region_check(response, &region, get.what, get.bucket, anonymous).await? {
+        let checked = region_check(response, &region, get.what, get.bucket, anonymous).await;
+        match &checked {
+            Ok(RegionCheck::Elsewhere(learned)) => bucket.settle(learned),
+            // Any other answer: the store took the region (or did not care).
+            _ => bucket.settle(&region),
+        }
+        drop(turn);
+        match checked? {
             RegionCheck::Answer(response) => Ok(response),
-            RegionCheck::Elsewhere(learned) => {
-                self.bucket_regions
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .insert(get.bucket.to_owned(), learned.clone());
-                self.send(get, &learned).await
-            }
+            RegionCheck::Elsewhere(learned) => self.send(get, &learned).await,
         }
     }
 
@@ -170,13 +205,17 @@ impl S3Store {
         self.signer.is_none()
     }
 
-    /// The region to sign requests about `bucket` for.
-    fn region_of(&self, bucket: &str) -> String {
-        let learned = self
-            .bucket_regions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        learned.get(bucket).unwrap_or(&self.region).clone()
+    /// What is known of `bucket`'s region (made on first use).
+    fn bucket_region(&self, bucket: &str) -> Arc<BucketRegion> {
+        let mut buckets = lock(&self.bucket_regions);
+        match buckets.get(bucket) {
+            Some(known) => known.clone(),
+            None => {
+                let fresh = Arc::new(BucketRegion::default());
+                buckets.insert(bucket.to_owned(), fresh.clone());
+                fresh
+            }
+        }
     }
 
     /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
