@@ -8,7 +8,7 @@ mod common;
 use std::process::Output;
 
 use common::{bare_parabyte, run, stderr, Bed};
-use parabyte_testkit::{payload, Fault, HostileServer, Reply, Rule, ServerKind};
+use parabyte_testkit::{payload, shared_tls, Fault, HostileServer, Reply, Rule, ServerKind};
 
 fn refused_with(output: &Output, expected: &[&str]) -> String {
     let text = stderr(output);
@@ -86,6 +86,21 @@ fn https_to_a_plain_http_server_says_so_after_one_connection() {
         assert!(!text.contains("InvalidContentType"), "{text}");
         assert_eq!(bed.proxy.counts().connections, 1, "{args:?}: {text}");
     }
+}
+
+#[test]
+fn http_to_an_https_minio_says_so() {
+    let server = shared_tls(ServerKind::Minio);
+    let https = server.endpoint();
+    let plain = https.replacen("https://", "http://", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let output = bare_parabyte(dir.path())
+        .env("AWS_ACCESS_KEY_ID", server.access_key())
+        .env("AWS_SECRET_ACCESS_KEY", server.secret_key())
+        .args(["ls", "--endpoint-url", &plain, "s3://bucket/"])
+        .output()
+        .unwrap();
+    refused_with(&output, &[&format!("speaks HTTPS: use {https}")]);
 }
 
 #[test]

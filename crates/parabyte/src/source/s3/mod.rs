@@ -580,6 +580,11 @@ async fn error_from_response(
 
 /// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
 async fn read_error(response: reqwest::Response) -> ErrorDocument {
+    xml::parse_error(&read_error_body(response).await).unwrap_or_default()
+}
+
+/// The body of a failed response, up to [`MAX_ERROR_BODY`] bytes.
+async fn read_error_body(response: reqwest::Response) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
@@ -588,8 +593,11 @@ async fn read_error(response: reqwest::Response) -> ErrorDocument {
             break;
         }
     }
-    xml::parse_error(&body).unwrap_or_default()
+    body
 }
+
+/// What Go's HTTP server (MinIO's) answers a plain HTTP request on its TLS port.
+const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
 
 /// Whether an answer says the bucket lives in another region than `signed_for`, as S3
 /// (301 PermanentRedirect, 400 AuthorizationHeaderMalformed, both with the
@@ -603,6 +611,11 @@ async fn region_check(
     bucket: &str,
     anonymous: bool,
 ) -> Result<RegionCheck> {
+    let endpoint = format!(
+        "{}://{}",
+        response.url().scheme(),
+        response.url().authority()
+    );
     let status = response.status().as_u16();
     if !matches!(status, 301 | 307 | 400) {
         return Ok(RegionCheck::Answer(response));
@@ -612,7 +625,17 @@ async fn region_check(
         .get("x-amz-bucket-region")
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    let error = read_error(response).await;
+    let body = read_error_body(response).await;
+    if status == 400 && body.starts_with(HTTP_TO_HTTPS) {
+        return Err(Error::CannotConnect {
+            what: what.to_owned(),
+            detail: format!(
+                "the server at {endpoint} speaks HTTPS: use {}",
+                endpoint.replacen("http://", "https://", 1)
+            ),
+        });
+    }
+    let error = xml::parse_error(&body).unwrap_or_default();
     let about_region = matches!(
         error.code.as_str(),
         "AuthorizationHeaderMalformed" | "PermanentRedirect"
