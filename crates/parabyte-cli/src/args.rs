@@ -33,6 +33,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Download an object, everything under a prefix, a URL or a manifest's worth.
+    // Written out: clap's own usage line lists options given through the environment
+    // (AWS_ENDPOINT_URL, AWS_REGION) as if they were required.
+    #[command(
+        override_usage = "parabyte cp [OPTIONS] <SOURCE> <DESTINATION>\n       \
+        parabyte cp [OPTIONS] --manifest <FILE> <DESTINATION>"
+    )]
     #[command(after_help = "Examples:\n  \
         parabyte cp s3://bucket/model.bin ./model.bin\n  \
         parabyte cp s3://bucket/dataset/ ./data\n  \
@@ -60,7 +66,8 @@ pub enum Command {
         first request's probing. Bad lines are reported by number and the rest is copied;\n\
         the exit status is then 1.")]
     Cp(CpArgs),
-    /// List objects and "folders" under a prefix.
+    /// List objects and "folders" under a prefix, or the buckets.
+    #[command(override_usage = "parabyte ls [OPTIONS] [s3://bucket/prefix]")]
     Ls(LsArgs),
     /// Print a shell completion script.
     #[command(after_help = "Examples:\n  \
@@ -157,8 +164,9 @@ pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
 
 #[derive(Debug, Args)]
 pub struct LsArgs {
-    /// s3://bucket/prefix/ to list.
-    pub url: String,
+    /// s3://bucket/prefix to list (names relative to its last '/', as `aws s3 ls` shows
+    /// them); s3:// or nothing lists the buckets.
+    pub url: Option<String>,
     /// Every key below the prefix, instead of one level with folders.
     #[arg(short, long)]
     pub recursive: bool,

@@ -50,42 +50,6 @@ fn wrong_credentials_minio() {
     wrong_credentials(ServerKind::Minio);
 }
 
-/// SeaweedFS is left out: it does not check the region a request was signed for.
-fn wrong_region(kind: ServerKind) {
-    let bed = Bed::new(kind, "region");
-    bed.admin
-        .put_object(&bed.bucket, "d/k", payload(1, 10))
-        .unwrap();
-    for source in [bed.url("d/k"), bed.url("d/")] {
-        let output = run(bed
-            .parabyte()
-            .env("AWS_REGION", "eu-west-1")
-            .args(["cp", &source, "out/"]));
-        let text = stderr(&output);
-        assert_eq!(output.status.code(), Some(2), "{source}: {text}");
-        assert!(
-            text.contains("another region") && text.contains("--region"),
-            "{source}: {text}"
-        );
-    }
-    assert_eq!(
-        bed.proxy.counts().get,
-        1,
-        "one GET for the single object, none after the refused listing"
-    );
-    assert!(!bed.path("out").exists() || files_under(&bed.path("out")).is_empty());
-}
-
-#[test]
-fn wrong_region_versitygw() {
-    wrong_region(ServerKind::Versitygw);
-}
-
-#[test]
-fn wrong_region_minio() {
-    wrong_region(ServerKind::Minio);
-}
-
 fn missing_bucket_and_key(kind: ServerKind) {
     let bed = Bed::new(kind, "missing");
     let missing_bucket = format!("{}-absent", bed.bucket);

@@ -39,7 +39,9 @@ pub fn to_py(error: impl Borrow<parabyte::Error>) -> PyErr {
         Core::PermissionDenied { .. } => PermissionDeniedError::new_err(message),
         Core::BadCredentials { .. } | Core::NoCredentials(_) => CredentialsError::new_err(message),
         Core::Changed { .. } => ObjectChangedError::new_err(message),
-        Core::Network { .. } | Core::UntrustedCertificate { .. } => NetworkError::new_err(message),
+        Core::Network { .. } | Core::UntrustedCertificate { .. } | Core::CannotConnect { .. } => {
+            NetworkError::new_err(message)
+        }
         Core::Throttled { .. } | Core::Http { .. } | Core::Protocol { .. } => {
             StoreError::new_err(message)
         }

@@ -62,6 +62,8 @@ pub struct TestServer {
     strays: Vec<PathBuf>,
     /// Only for a server started with [`TestServer::start_tls`].
     certs: Option<ServerCerts>,
+    /// The region it expects requests to be signed for.
+    region: String,
 }
 
 /// Plain HTTP or HTTPS with a certificate from a private CA of the server's own.
@@ -84,21 +86,27 @@ impl TestServer {
     /// Starts a server of `kind` and returns once it has created a bucket and stored and served
     /// an object.
     pub fn start(kind: ServerKind) -> Result<TestServer> {
-        Self::start_with(kind, Transport::Http)
+        Self::start_with(kind, Transport::Http, REGION)
+    }
+
+    /// Like [`TestServer::start`], but expecting requests signed for `region`, as a store
+    /// outside us-east-1 does (versitygw and MinIO check it; SeaweedFS does not).
+    pub fn start_in_region(kind: ServerKind, region: &str) -> Result<TestServer> {
+        Self::start_with(kind, Transport::Http, region)
     }
 
     /// Like [`TestServer::start`], but serving HTTPS with a certificate for `127.0.0.1` and
     /// `localhost` signed by a fresh private CA, whose certificate is at
     /// [`TestServer::ca_pem_path`]. A client trusts the server only if it is given that file.
     pub fn start_tls(kind: ServerKind) -> Result<TestServer> {
-        Self::start_with(kind, Transport::Https)
+        Self::start_with(kind, Transport::Https, REGION)
     }
 
-    fn start_with(kind: ServerKind, transport: Transport) -> Result<TestServer> {
+    fn start_with(kind: ServerKind, transport: Transport, region: &str) -> Result<TestServer> {
         let binary = find_binary(kind.binary())?;
         let mut attempt = 1;
         loop {
-            match Self::start_once(kind, &binary, transport) {
+            match Self::start_once(kind, &binary, transport, region) {
                 Err(Error::ServerExited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 result => return result,
             }
@@ -131,7 +139,7 @@ impl TestServer {
     }
 
     pub fn region(&self) -> &str {
-        REGION
+        &self.region
     }
 
     pub fn kind(&self) -> ServerKind {
@@ -143,7 +151,12 @@ impl TestServer {
         self.process.log_path()
     }
 
-    fn start_once(kind: ServerKind, binary: &Path, transport: Transport) -> Result<TestServer> {
+    fn start_once(
+        kind: ServerKind,
+        binary: &Path,
+        transport: Transport,
+        region: &str,
+    ) -> Result<TestServer> {
         sweep_abandoned_dirs();
         let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
         let certs = match transport {
@@ -151,9 +164,9 @@ impl TestServer {
             Transport::Https => Some(ServerCerts::issue(dir.path())?),
         };
         let plan = match kind {
-            ServerKind::Versitygw => versitygw_plan(dir.path(), certs.as_ref())?,
+            ServerKind::Versitygw => versitygw_plan(dir.path(), certs.as_ref(), region)?,
             ServerKind::SeaweedFs => weed_plan(dir.path(), certs.as_ref())?,
-            ServerKind::Minio => minio_plan(dir.path(), certs.as_ref())?,
+            ServerKind::Minio => minio_plan(dir.path(), certs.as_ref(), region)?,
         };
         let owner = std::iter::once(std::process::id().to_string())
             .chain(plan.strays.iter().map(|stray| stray.display().to_string()))
@@ -176,6 +189,7 @@ impl TestServer {
             dir: Mutex::new(Some(dir)),
             strays: plan.strays,
             certs,
+            region: region.to_owned(),
         };
         server.wait_until_ready()?;
         Ok(server)
@@ -281,7 +295,7 @@ fn shared_in(
 ) -> &'static TestServer {
     cell.get_or_init(|| {
         stop_shared_servers_at_exit();
-        TestServer::start_with(kind, transport).unwrap_or_else(|e| {
+        TestServer::start_with(kind, transport, REGION).unwrap_or_else(|e| {
             let scheme = transport.scheme();
             panic!("could not start the shared {kind} server ({scheme}): {e}")
         })
@@ -345,7 +359,7 @@ struct LaunchPlan {
     strays: Vec<PathBuf>,
 }
 
-fn versitygw_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
+fn versitygw_plan(dir: &Path, certs: Option<&ServerCerts>, region: &str) -> Result<LaunchPlan> {
     let root = dir.join("root");
     // Outside the root, or versitygw would list it as a bucket.
     let versions = dir.join("versions");
@@ -358,7 +372,7 @@ fn versitygw_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan>
         "--secret",
         SECRET_KEY,
         "--region",
-        REGION,
+        region,
         "--port",
         &format!("127.0.0.1:{s3_port}"),
         "--keep-alive",
@@ -471,7 +485,7 @@ fn weed_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
     })
 }
 
-fn minio_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
+fn minio_plan(dir: &Path, certs: Option<&ServerCerts>, region: &str) -> Result<LaunchPlan> {
     let data = dir.join("data");
     std::fs::create_dir(&data)?;
     let s3_port = release(reserve_ports(1)?)[0];
@@ -495,7 +509,7 @@ fn minio_plan(dir: &Path, certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
     let env = vec![
         ("MINIO_ROOT_USER", ACCESS_KEY.into()),
         ("MINIO_ROOT_PASSWORD", SECRET_KEY.into()),
-        ("MINIO_SITE_REGION", REGION.into()),
+        ("MINIO_SITE_REGION", region.into()),
         ("MINIO_BROWSER", "off".into()),
     ];
     Ok(LaunchPlan {

@@ -21,7 +21,7 @@ use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, W
 use crate::ranges::ByteRange;
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary};
 use crate::source::s3::listing::{list, ListSpec, Listed};
-use crate::source::s3::S3Store;
+use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::{Engine, Finished, Job};
@@ -250,6 +250,11 @@ impl Client {
         ))
     }
 
+    /// Every bucket the credentials can see, with its creation date (ListBuckets).
+    pub async fn list_buckets(&self) -> Result<Vec<BucketEntry>> {
+        self.sources.s3.list_buckets().await
+    }
+
     /// Stream the entries under `url`: every key when `recursive`, else one level with
     /// "folders" as [`Listed::Prefix`].
     pub fn list(
@@ -257,6 +262,19 @@ impl Client {
         url: &S3Url,
         recursive: bool,
     ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
+        self.list_pages(url, recursive)
+            .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
+            .try_flatten()
+    }
+
+    /// [`Client::list`] in the pieces the listing arrives in, each in key order: one level
+    /// comes a store page at a time (what `aws s3 ls` prints folders-first), every key in
+    /// batches of up to 1000.
+    pub fn list_pages(
+        &self,
+        url: &S3Url,
+        recursive: bool,
+    ) -> impl Stream<Item = Result<Vec<Listed>>> + Send + use<> {
         let spec = ListSpec {
             bucket: url.bucket.clone(),
             prefix: url.key.clone(),
@@ -270,8 +288,6 @@ impl Client {
             self.transfer.retry.clone(),
             spec,
         )
-        .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
-        .try_flatten()
     }
 }
 

@@ -49,12 +49,18 @@ pub enum Error {
     },
 
     /// The store refused access to this object or bucket.
-    #[error("{what}: access denied ({detail}); check the credentials' permissions or try --no-sign-request for a public bucket")]
+    #[error("{what}: access denied ({detail}); {}", if *anonymous {
+        "the request was anonymous (--no-sign-request): give credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile) instead"
+    } else {
+        "check the credentials' permissions or try --no-sign-request for a public bucket"
+    })]
     PermissionDenied {
         /// The request or object it is about, e.g. `GET s3://bucket/key`.
         what: String,
         /// What the server or the system said.
         detail: String,
+        /// The request was sent without a signature.
+        anonymous: bool,
     },
 
     /// The credentials were rejected as a whole (unknown key, bad secret, expired token).
@@ -114,6 +120,16 @@ pub enum Error {
         /// The request or object it is about, e.g. `GET s3://bucket/key`.
         what: String,
         /// What the server or the system said.
+        detail: String,
+    },
+
+    /// No connection can be made however often it is tried: the host name does not resolve,
+    /// the TLS handshake fails, or the server speaks plain HTTP to an `https://` URL.
+    #[error("{what}: cannot connect: {detail}")]
+    CannotConnect {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What is wrong and what to write instead.
         detail: String,
     },
 
@@ -209,7 +225,8 @@ impl Error {
             | Error::NoSuchBucket { .. }
             | Error::BadCredentials { .. }
             | Error::NoCredentials(_)
-            | Error::UntrustedCertificate { .. } => true,
+            | Error::UntrustedCertificate { .. }
+            | Error::CannotConnect { .. } => true,
             Error::GaveUp { last, .. } => last.is_fatal(),
             _ => false,
         }

@@ -17,6 +17,11 @@ impl Timestamp {
         self.0
     }
 
+    /// The time `millis` milliseconds after 1970-01-01T00:00:00Z.
+    pub fn from_unix_millis(millis: i64) -> Timestamp {
+        Timestamp(millis)
+    }
+
     /// Parse `YYYY-MM-DDTHH:MM:SS[.fff]Z`; anything else gives `None`.
     pub fn parse_iso8601(text: &str) -> Option<Timestamp> {
         let bytes = text.as_bytes();

@@ -282,21 +282,63 @@ where
     }
 }
 
-/// The error for a request that failed before any response: a certificate problem (fatal:
-/// no retry can fix it) or a network failure (retryable).
+/// The error for a request that failed before any response. What no retry can change is
+/// fatal: an untrusted certificate, a host name that does not resolve, a TLS handshake that
+/// fails (an `https://` URL to a plain HTTP server is named as such). The rest is a network
+/// failure, retried.
 pub(crate) fn transport_error(what: &str, error: &reqwest::Error, endpoint: &str) -> Error {
     let detail = describe(error);
-    if detail.contains("certificate") {
-        Error::UntrustedCertificate {
-            what: what.to_owned(),
-            detail: format!("{detail} ({endpoint})"),
-        }
-    } else {
-        Error::Network {
-            what: what.to_owned(),
-            detail: format!("{detail} ({endpoint})"),
-        }
+    let what = what.to_owned();
+    // rustls' words when the first bytes back are not a TLS record: plain HTTP.
+    if detail.contains("InvalidContentType") {
+        let plain = endpoint.replacen("https://", "http://", 1);
+        return Error::CannotConnect {
+            what,
+            detail: format!("the server at {endpoint} speaks plain HTTP: use {plain}"),
+        };
     }
+    if detail.contains("certificate") {
+        return Error::UntrustedCertificate {
+            what,
+            detail: format!("{detail} ({endpoint})"),
+        };
+    }
+    if error.is_connect() && detail.contains("dns error") && !detail.contains("Temporary failure") {
+        return Error::CannotConnect {
+            what,
+            detail: format!(
+                "the host name in {endpoint} does not resolve ({detail}); check its spelling"
+            ),
+        };
+    }
+    if error.is_connect() && caused_by(error, std::io::ErrorKind::InvalidData) {
+        return Error::CannotConnect {
+            what,
+            detail: format!(
+                "the TLS handshake with {endpoint} failed ({detail}); check that the scheme and port are the server's"
+            ),
+        };
+    }
+    Error::Network {
+        what,
+        detail: format!("{detail} ({endpoint})"),
+    }
+}
+
+/// Whether an I/O error of this kind is among the causes of `error` (TLS failures reach
+/// reqwest as `InvalidData`).
+fn caused_by(error: &dyn std::error::Error, kind: std::io::ErrorKind) -> bool {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Describe a transport error without leaking the URL's query (presigned signatures live there).

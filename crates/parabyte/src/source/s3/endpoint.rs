@@ -22,6 +22,9 @@ pub(crate) struct Endpoint {
     /// `host` or `host:port`, exactly as the Host header must carry it.
     authority: String,
     path_style: bool,
+    /// AWS's own endpoints: the host names the region, so a bucket in another region is
+    /// reached at that region's host (derived here, never taken from an answer).
+    regional: bool,
 }
 
 /// A URL plus the Host header that goes with it (SigV4 signs the Host header).
@@ -68,6 +71,7 @@ impl Endpoint {
                 .unwrap_or(authority)
                 .to_owned(),
             path_style: true,
+            regional: false,
         })
     }
 
@@ -77,6 +81,26 @@ impl Endpoint {
             scheme: "https".to_owned(),
             authority: format!("s3.{region}.amazonaws.com"),
             path_style,
+            regional: true,
+        }
+    }
+
+    /// Where a bucket in `region` is reached: AWS's host for that region, or this same
+    /// custom endpoint (only the signing region changes there).
+    pub(crate) fn for_region(&self, region: &str) -> Endpoint {
+        if self.regional {
+            Endpoint::aws(region, self.path_style)
+        } else {
+            self.clone()
+        }
+    }
+
+    /// The URL of the service itself (ListBuckets), with an already-encoded query.
+    pub(crate) fn service_target(&self, query: &str) -> Target {
+        let separator = if query.is_empty() { "" } else { "?" };
+        Target {
+            url: format!("{}://{}/{separator}{query}", self.scheme, self.authority),
+            host: self.authority.clone(),
         }
     }
 
@@ -212,6 +236,26 @@ mod tests {
         ] {
             assert!(Endpoint::custom(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_bucket_in_another_region_is_reached_at_that_regions_aws_host_only() {
+        let aws = Endpoint::aws("us-east-1", false).for_region("eu-west-2");
+        assert_eq!(
+            aws.target("b", "k", "").unwrap().url,
+            "https://b.s3.eu-west-2.amazonaws.com/k"
+        );
+        let custom = Endpoint::custom("http://127.0.0.1:9000")
+            .unwrap()
+            .for_region("eu-west-2");
+        assert_eq!(
+            custom.target("b", "k", "").unwrap().url,
+            "http://127.0.0.1:9000/b/k"
+        );
+        assert_eq!(
+            custom.service_target("x-id=ListBuckets").url,
+            "http://127.0.0.1:9000/?x-id=ListBuckets"
+        );
     }
 
     #[test]

@@ -3,9 +3,11 @@
 
 mod endpoint;
 pub(crate) mod listing;
+mod profile;
 mod sign;
 mod xml;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -28,9 +30,9 @@ use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
 pub(crate) use xml::ListPage;
-use xml::{ListError, PageParser};
+use xml::{ErrorDocument, ListError, PageParser};
 
-pub use xml::ObjectEntry;
+pub use xml::{BucketEntry, ObjectEntry};
 
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -48,7 +50,62 @@ pub(crate) struct S3Store {
     endpoint: Endpoint,
     /// `None` for anonymous requests (`--no-sign-request`).
     signer: Option<Signer>,
+    /// The region requests are signed for, unless the bucket was found to be elsewhere.
+    region: String,
+    /// What each bucket's answers showed about its region, learned once per run so later
+    /// requests are signed right the first time. `""` is the service itself.
+    bucket_regions: Mutex<HashMap<String, Arc<BucketRegion>>>,
     counters: Arc<Counters>,
+}
+
+/// The region requests about one bucket are signed for.
+#[derive(Debug, Default)]
+struct BucketRegion {
+    /// Set by the first answer: the region it named, else the one it accepted.
+    settled: Mutex<Option<String>>,
+    /// Held by the one request that finds out, so requests that start together (a
+    /// manifest's objects) are not each refused by a store in another region.
+    finding_out: tokio::sync::Mutex<()>,
+}
+
+impl BucketRegion {
+    fn settled(&self) -> Option<String> {
+        lock(&self.settled).clone()
+    }
+
+    fn settle(&self, region: &str) {
+        *lock(&self.settled) = Some(region.to_owned());
+    }
+}
+
+/// A lock whose holder cannot leave its data half-changed: a panic elsewhere does not
+/// poison it for everyone else.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One bodiless GET to the store, before it is signed.
+#[derive(Debug, Clone, Copy)]
+struct Get<'a> {
+    kind: RequestKind,
+    /// Empty for the service itself (ListBuckets).
+    bucket: &'a str,
+    key: &'a str,
+    /// Already encoded, in canonical order.
+    query: &'a str,
+    headers: &'a [(&'a str, &'a str)],
+    /// The request as messages name it, e.g. `GET s3://bucket/key`.
+    what: &'a str,
+}
+
+/// What the first answer to a request says about the region it was signed for.
+enum RegionCheck {
+    /// Nothing about the region: the caller reads the answer.
+    Answer(reqwest::Response),
+    /// The bucket lives in this other region: sign for it and ask again.
+    Elsewhere(String),
 }
 
 impl S3Store {
@@ -71,6 +128,7 @@ impl S3Store {
                 .or_else("us-east-1");
         let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region_chain);
         if let Some(name) = &profile {
+            profile::check_profile_exists(name).await?;
             loader = loader.profile_name(name);
         }
         if config.no_sign_request {
@@ -99,7 +157,7 @@ impl S3Store {
         };
         let signer = match (config.no_sign_request, sdk.credentials_provider()) {
             (true, _) => None,
-            (false, Some(provider)) => Some(Signer::new(provider, region)),
+            (false, Some(provider)) => Some(Signer::new(provider)),
             (false, None) => {
                 return Err(Error::NoCredentials("the credential chain is empty".into()));
             }
@@ -108,22 +166,78 @@ impl S3Store {
             http: HttpClient::new(config, counters.clone())?,
             endpoint,
             signer,
+            region,
+            bucket_regions: Mutex::new(HashMap::new()),
             counters,
         })
     }
 
     /// Send a signed (or anonymous) bodiless GET and return the response, whatever its status.
     /// A redirect to another origin is followed without the signature or session token.
-    async fn get(
-        &self,
-        kind: RequestKind,
-        bucket: &str,
-        key: &str,
-        query: &str,
-        extra_headers: &[(&str, &str)],
-        what: &str,
-    ) -> Result<reqwest::Response> {
-        let target = self.endpoint.target(bucket, key, query)?;
+    /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
+    /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
+    /// region and sent once more, to the same host (only AWS's own host follows the region).
+    async fn get(&self, get: &Get<'_>) -> Result<reqwest::Response> {
+        let bucket = self.bucket_region(get.bucket);
+        // Until an answer has settled the region, requests about the bucket go one at a time.
+        let turn = match bucket.settled() {
+            Some(_) => None,
+            None => Some(bucket.finding_out.lock().await),
+        };
+        let region = bucket.settled().unwrap_or_else(|| self.region.clone());
+        let response = self.send(get, &region).await?;
+        let anonymous = self.anonymous();
+        let checked = region_check(response, &region, get.what, get.bucket, anonymous).await;
+        match &checked {
+            Ok(RegionCheck::Elsewhere(learned)) => bucket.settle(learned),
+            // Any other answer: the store took the region (or did not care).
+            _ => bucket.settle(&region),
+        }
+        drop(turn);
+        match checked? {
+            RegionCheck::Answer(response) => Ok(response),
+            RegionCheck::Elsewhere(learned) => self.send(get, &learned).await,
+        }
+    }
+
+    /// Requests go unsigned (`--no-sign-request`).
+    fn anonymous(&self) -> bool {
+        self.signer.is_none()
+    }
+
+    /// What is known of `bucket`'s region (made on first use).
+    fn bucket_region(&self, bucket: &str) -> Arc<BucketRegion> {
+        let mut buckets = lock(&self.bucket_regions);
+        match buckets.get(bucket) {
+            Some(known) => known.clone(),
+            None => {
+                let fresh = Arc::new(BucketRegion::default());
+                buckets.insert(bucket.to_owned(), fresh.clone());
+                fresh
+            }
+        }
+    }
+
+    /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
+    async fn send(&self, get: &Get<'_>, region: &str) -> Result<reqwest::Response> {
+        let Get {
+            kind,
+            bucket,
+            key,
+            query,
+            headers: extra_headers,
+            what,
+        } = *get;
+        let endpoint = if region == self.region {
+            std::borrow::Cow::Borrowed(&self.endpoint)
+        } else {
+            std::borrow::Cow::Owned(self.endpoint.for_region(region))
+        };
+        let target = if bucket.is_empty() {
+            endpoint.service_target(query)
+        } else {
+            endpoint.target(bucket, key, query)?
+        };
         let mut request = self.http.get(&target.url).header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
@@ -133,17 +247,71 @@ impl S3Store {
             let mut signed = Vec::with_capacity(extra_headers.len() + 1);
             signed.push(("host", target.host.as_str()));
             signed.extend_from_slice(extra_headers);
+            let time = SystemTime::now();
             for (name, value) in
-                signer.sign(&credentials, SystemTime::now(), "GET", &target.url, &signed)?
+                signer.sign(&credentials, region, time, "GET", &target.url, &signed)?
             {
                 request = request.header(name, value);
             }
         }
-        let failed = |e| transport_error(what, &e, &self.endpoint.describe());
+        let failed = |e| transport_error(what, &e, &endpoint.describe());
         let request = request.build().map_err(failed)?;
         send_following(&self.http, request, &self.counters, kind)
             .await
             .map_err(failed)
+    }
+
+    /// Every bucket the credentials can see (ListBuckets), page after page.
+    pub(crate) async fn list_buckets(&self) -> Result<Vec<BucketEntry>> {
+        let what = "LIST s3://";
+        let mut buckets = Vec::new();
+        let mut tokens_seen = std::collections::HashSet::new();
+        let mut token: Option<String> = None;
+        loop {
+            let query = match &token {
+                Some(token) => format!("continuation-token={}", encode_query_value(token)),
+                None => String::new(),
+            };
+            let response = self
+                .get(&Get {
+                    kind: RequestKind::List,
+                    bucket: "",
+                    key: "",
+                    query: &query,
+                    headers: &[],
+                    what,
+                })
+                .await?;
+            if !response.status().is_success() {
+                return Err(error_from_response(response, what, "", self.anonymous()).await);
+            }
+            let body = response.bytes().await.map_err(|e| Error::Network {
+                what: what.to_owned(),
+                detail: describe(&e),
+            })?;
+            let (page, next) =
+                xml::parse_bucket_list(&body).map_err(|detail| match xml::parse_error(&body) {
+                    Some(error) => {
+                        classify(200, &error.code, &error.message, what, "", self.anonymous())
+                    }
+                    None => Error::Protocol {
+                        what: what.to_owned(),
+                        detail,
+                    },
+                })?;
+            buckets.extend(page);
+            match next {
+                // A token given twice would loop forever.
+                Some(next) if tokens_seen.insert(next.clone()) => token = Some(next),
+                Some(_) => {
+                    return Err(Error::Protocol {
+                        what: what.to_owned(),
+                        detail: "the store gave the same continuation token twice".into(),
+                    })
+                }
+                None => return Ok(buckets),
+            }
+        }
     }
 
     /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
@@ -161,17 +329,17 @@ impl S3Store {
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
-            .get(
-                RequestKind::List,
-                query.bucket,
-                "",
-                &query.to_query_string(),
-                &[],
-                &what,
-            )
+            .get(&Get {
+                kind: RequestKind::List,
+                bucket: query.bucket,
+                key: "",
+                query: &query.to_query_string(),
+                headers: &[],
+                what: &what,
+            })
             .await?;
         if !response.status().is_success() {
-            return Err(error_from_response(response, &what, query.bucket).await);
+            return Err(error_from_response(response, &what, query.bucket, self.anonymous()).await);
         }
         let fail = |error: ListError| {
             match error {
@@ -180,7 +348,7 @@ impl S3Store {
                 detail,
             },
             ListError::ErrorDocument { code, message } => {
-                classify(200, &code, &message, &what, query.bucket)
+                classify(200, &code, &message, &what, query.bucket, self.anonymous())
             }
             ListError::TooLarge(limit) => Error::BadListing {
                 bucket: query.bucket.to_owned(),
@@ -341,17 +509,19 @@ impl RangeSource for S3Store {
             headers.push((precondition.name, &precondition.value));
         }
         let response = self
-            .get(
-                RequestKind::Get,
-                &object.bucket,
-                &object.key,
-                "",
-                &headers,
-                &what,
-            )
+            .get(&Get {
+                kind: RequestKind::Get,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: "",
+                headers: &headers,
+                what: &what,
+            })
             .await?;
         let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {
-            return Err(error_from_response(response, &what, &object.bucket).await);
+            return Err(
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
+            );
         };
         let validator = response
             .headers()
@@ -398,8 +568,24 @@ fn encrypted_by_key(headers: &HeaderMap) -> bool {
 }
 
 /// Read a failed response's body (bounded) and classify it.
-async fn error_from_response(response: reqwest::Response, what: &str, bucket: &str) -> Error {
+async fn error_from_response(
+    response: reqwest::Response,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
     let status = response.status().as_u16();
+    let error = read_error(response).await;
+    classify(status, &error.code, &error.message, what, bucket, anonymous)
+}
+
+/// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
+async fn read_error(response: reqwest::Response) -> ErrorDocument {
+    xml::parse_error(&read_error_body(response).await).unwrap_or_default()
+}
+
+/// The body of a failed response, up to [`MAX_ERROR_BODY`] bytes.
+async fn read_error_body(response: reqwest::Response) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
@@ -408,12 +594,89 @@ async fn error_from_response(response: reqwest::Response, what: &str, bucket: &s
             break;
         }
     }
-    let (code, message) = xml::parse_error(&body).unwrap_or_default();
-    classify(status, &code, &message, what, bucket)
+    body
+}
+
+/// What Go's HTTP server (MinIO's) answers a plain HTTP request on its TLS port.
+const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
+
+/// Whether an answer says the bucket lives in another region than `signed_for`, as S3
+/// (301 PermanentRedirect, 400 AuthorizationHeaderMalformed, both with the
+/// `x-amz-bucket-region` header), MinIO (400 with the header and `<Region>`) and versitygw
+/// (400 with `<Region>`) say it. Another failure whose body had to be read is classified
+/// here.
+async fn region_check(
+    response: reqwest::Response,
+    signed_for: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Result<RegionCheck> {
+    let endpoint = format!(
+        "{}://{}",
+        response.url().scheme(),
+        response.url().authority()
+    );
+    let status = response.status().as_u16();
+    if !matches!(status, 301 | 307 | 400) {
+        return Ok(RegionCheck::Answer(response));
+    }
+    let header = response
+        .headers()
+        .get("x-amz-bucket-region")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let body = read_error_body(response).await;
+    if status == 400 && body.starts_with(HTTP_TO_HTTPS) {
+        return Err(Error::CannotConnect {
+            what: what.to_owned(),
+            detail: format!(
+                "the server at {endpoint} speaks HTTPS: use {}",
+                endpoint.replacen("http://", "https://", 1)
+            ),
+        });
+    }
+    let error = xml::parse_error(&body).unwrap_or_default();
+    let about_region = matches!(
+        error.code.as_str(),
+        "AuthorizationHeaderMalformed" | "PermanentRedirect"
+    ) || (status != 400 && error.code.is_empty());
+    let named = header.or(error.region.clone());
+    match named {
+        Some(region) if about_region && region != signed_for && is_region_name(&region) => {
+            Ok(RegionCheck::Elsewhere(region))
+        }
+        _ => Err(classify(
+            status,
+            &error.code,
+            &error.message,
+            what,
+            bucket,
+            anonymous,
+        )),
+    }
+}
+
+/// A plausible region name (`eu-west-1`, a MinIO site's own name): nothing that could
+/// change a host name or a header when signed or sent.
+fn is_region_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
 /// The one place an HTTP status and S3 error code become an [`Error`] kind.
-fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) -> Error {
+/// `anonymous`: the request was sent unsigned (`--no-sign-request`), which a refusal's
+/// hint must not suggest again.
+fn classify(
+    status: u16,
+    code: &str,
+    message: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
     let reason = StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -441,15 +704,22 @@ fn classify(status: u16, code: &str, message: &str, what: &str, bucket: &str) ->
         ) => Error::BadCredentials { what, detail },
         // How S3, MinIO and versitygw refuse a signature made for another region: every request
         // would be refused alike, so it stops the run like any other wrong option.
-        (_, "AuthorizationHeaderMalformed") => Error::InvalidInput(format!(
-            "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
-        )),
+        // Only when the answer did not say which region (else the request was signed again).
+        (_, "AuthorizationHeaderMalformed" | "PermanentRedirect") | (301, "") => {
+            Error::InvalidInput(format!(
+                "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
+            ))
+        }
         (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
         (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {
             Error::Throttled { what, detail }
         }
         (404, _) | (_, "NoSuchKey") => Error::NotFound { what, detail },
-        (401 | 403, _) => Error::PermissionDenied { what, detail },
+        (401 | 403, _) => Error::PermissionDenied {
+            what,
+            detail,
+            anonymous,
+        },
         _ => Error::Http {
             what,
             status,
@@ -528,7 +798,7 @@ mod tests {
 
     #[test]
     fn statuses_and_codes_become_kinds() {
-        let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b");
+        let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b", false);
         assert!(matches!(
             kind(404, "NoSuchBucket"),
             Error::NoSuchBucket { .. }

@@ -23,17 +23,15 @@ const REFRESH_MARGIN: Duration = Duration::from_secs(300);
 #[derive(Debug)]
 pub(crate) struct Signer {
     provider: SharedCredentialsProvider,
-    region: String,
     cached: Mutex<Option<Credentials>>,
     // Serialises refreshes so a thousand tasks do not all ask the chain at once.
     refreshing: tokio::sync::Mutex<()>,
 }
 
 impl Signer {
-    pub(crate) fn new(provider: SharedCredentialsProvider, region: String) -> Signer {
+    pub(crate) fn new(provider: SharedCredentialsProvider) -> Signer {
         Signer {
             provider,
-            region,
             cached: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
         }
@@ -69,10 +67,12 @@ impl Signer {
     }
 
     /// The headers (x-amz-date, x-amz-content-sha256, authorization, maybe x-amz-security-token)
-    /// that sign a bodiless request with the given `headers` (which must include `host`).
+    /// that sign a bodiless request for `region` with the given `headers` (which must include
+    /// `host`). The region is per request: a bucket may turn out to live in another one.
     pub(crate) fn sign(
         &self,
         credentials: &Credentials,
+        region: &str,
         time: SystemTime,
         method: &str,
         url: &str,
@@ -86,7 +86,7 @@ impl Signer {
         let identity = credentials.clone().into();
         let params = v4::SigningParams::builder()
             .identity(&identity)
-            .region(&self.region)
+            .region(region)
             .name("s3")
             .time(time)
             .settings(settings)
@@ -125,10 +125,7 @@ mod tests {
             None,
             "test",
         );
-        let signer = Signer::new(
-            SharedCredentialsProvider::new(credentials.clone()),
-            "us-east-1".into(),
-        );
+        let signer = Signer::new(SharedCredentialsProvider::new(credentials.clone()));
         // 20130524T000000Z
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600);
         (signer, credentials, time)
@@ -148,6 +145,7 @@ mod tests {
         let headers = signer
             .sign(
                 &credentials,
+                "us-east-1",
                 time,
                 "GET",
                 "https://examplebucket.s3.amazonaws.com/test.txt",
@@ -171,6 +169,7 @@ mod tests {
         let headers = signer
             .sign(
                 &credentials,
+                "us-east-1",
                 time,
                 "GET",
                 "https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J",

@@ -48,6 +48,7 @@ enum Field {
     EncodingType,
     Code,
     Message,
+    Region,
     Other,
 }
 
@@ -171,7 +172,7 @@ impl PageParser {
             self.parse(&rest)?;
         }
         if let Some(document) = &self.error_document {
-            let (code, message) = parse_error(document).unwrap_or_default();
+            let ErrorDocument { code, message, .. } = parse_error(document).unwrap_or_default();
             return Err(ListError::ErrorDocument { code, message });
         }
         if !self.root_seen {
@@ -311,35 +312,114 @@ impl PageParser {
     }
 }
 
-/// The `Code` and `Message` of an S3 error body, when there is one.
-pub(crate) fn parse_error(body: &[u8]) -> Option<(String, String)> {
+/// What an S3 error body says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ErrorDocument {
+    pub code: String,
+    pub message: String,
+    /// The bucket's region, which S3, MinIO and versitygw name when a request was signed
+    /// for another one.
+    pub region: Option<String>,
+}
+
+/// The `Code`, `Message` and `Region` of an S3 error body, when there is one.
+pub(crate) fn parse_error(body: &[u8]) -> Option<ErrorDocument> {
     let text = std::str::from_utf8(body).ok()?;
     let mut reader = Reader::from_str(text);
-    let (mut code, mut message) = (String::new(), String::new());
+    let mut document = ErrorDocument::default();
+    let mut region = String::new();
     let mut field = Field::Other;
     loop {
-        match reader.read_event().ok()? {
-            Event::Start(start) => {
+        let target = match field {
+            Field::Code => Some(&mut document.code),
+            Field::Message => Some(&mut document.message),
+            Field::Region => Some(&mut region),
+            _ => None,
+        };
+        match (reader.read_event().ok()?, target) {
+            (Event::Start(start), _) => {
                 field = match start.local_name().as_ref() {
                     "Code" => Field::Code,
                     "Message" => Field::Message,
+                    "Region" => Field::Region,
                     _ => Field::Other,
                 }
             }
-            Event::Text(chunk) => match field {
-                Field::Code => code.push_str(&chunk),
-                Field::Message => message.push_str(&chunk),
-                _ => {}
-            },
-            Event::GeneralRef(reference) if field == Field::Message => {
-                push_reference(&mut message, &reference).ok()?
+            (Event::Text(chunk), Some(target)) => target.push_str(&chunk),
+            (Event::GeneralRef(reference), Some(target)) => {
+                push_reference(target, &reference).ok()?
             }
-            Event::End(_) => field = Field::Other,
+            (Event::End(_), _) => field = Field::Other,
+            (Event::Eof, _) => break,
+            _ => {}
+        }
+    }
+    document.region = (!region.is_empty()).then_some(region);
+    (!document.code.is_empty()).then_some(document)
+}
+
+/// One bucket as ListBuckets describes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BucketEntry {
+    /// The bucket's name.
+    pub name: String,
+    /// When the bucket was created, as the store reports it.
+    pub creation_date: Option<Timestamp>,
+}
+
+/// One ListBuckets answer: its buckets, and the token for the next page if there is one.
+pub(crate) fn parse_bucket_list(body: &[u8]) -> Result<(Vec<BucketEntry>, Option<String>), String> {
+    let text =
+        std::str::from_utf8(body).map_err(|e| format!("the bucket list is not UTF-8: {e}"))?;
+    let mut reader = Reader::from_str(text);
+    let (mut buckets, mut token) = (Vec::new(), None);
+    let mut current: Option<BucketEntry> = None;
+    let (mut field, mut value) = (Field::Other, String::new());
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("malformed bucket list XML: {e}"))?;
+        match event {
+            Event::Start(start) => {
+                value.clear();
+                field = match start.local_name().as_ref() {
+                    "Bucket" => {
+                        current = Some(BucketEntry {
+                            name: String::new(),
+                            creation_date: None,
+                        });
+                        Field::Other
+                    }
+                    "Name" if current.is_some() => Field::Key,
+                    "CreationDate" if current.is_some() => Field::LastModified,
+                    "ContinuationToken" => Field::NextToken,
+                    _ => Field::Other,
+                };
+            }
+            Event::Text(chunk) if field != Field::Other => value.push_str(&chunk),
+            Event::GeneralRef(reference) if field != Field::Other => {
+                push_reference(&mut value, &reference)?
+            }
+            Event::End(end) => {
+                let taken = std::mem::take(&mut value);
+                match (field, current.as_mut()) {
+                    (Field::Key, Some(bucket)) => bucket.name = taken,
+                    (Field::LastModified, Some(bucket)) => {
+                        bucket.creation_date = Timestamp::parse_iso8601(&taken)
+                    }
+                    (Field::NextToken, _) if !taken.is_empty() => token = Some(taken),
+                    _ => {}
+                }
+                field = Field::Other;
+                if end.local_name().as_ref() == "Bucket" {
+                    buckets.extend(current.take().filter(|bucket| !bucket.name.is_empty()));
+                }
+            }
             Event::Eof => break,
             _ => {}
         }
     }
-    (!code.is_empty()).then_some((code, message))
+    Ok((buckets, token))
 }
 
 fn blank_entry() -> ObjectEntry {
@@ -545,10 +625,42 @@ mod tests {
     #[test]
     fn error_bodies_give_code_and_message() {
         let body = b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>The key &amp; more</Message><Key>k</Key></Error>";
+        let document = parse_error(body).unwrap();
         assert_eq!(
-            parse_error(body),
-            Some(("NoSuchKey".into(), "The key & more".into()))
+            (document.code.as_str(), document.message.as_str()),
+            ("NoSuchKey", "The key & more")
         );
+        assert_eq!(document.region, None);
         assert_eq!(parse_error(b"not xml at all"), None);
+    }
+
+    #[test]
+    fn a_wrong_region_error_names_the_right_one() {
+        // MinIO's answer to a request signed for us-east-1.
+        let body = br#"<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>AuthorizationHeaderMalformed</Code><Message>The authorization header is malformed; the region is wrong; expecting &#39;eu-central-1&#39;.</Message><BucketName>bkt</BucketName><Region>eu-central-1</Region></Error>"#;
+        let document = parse_error(body).unwrap();
+        assert_eq!(document.code, "AuthorizationHeaderMalformed");
+        assert!(document.message.ends_with("expecting 'eu-central-1'."));
+        assert_eq!(document.region.as_deref(), Some("eu-central-1"));
+    }
+
+    #[test]
+    fn bucket_lists_give_names_dates_and_the_next_token() {
+        let body = br#"<?xml version="1.0" encoding="UTF-8"?>
+<ListAllMyBucketsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>o</ID><DisplayName>minio</DisplayName></Owner><Buckets><Bucket><Name>a&amp;b</Name><CreationDate>2026-11-22T18:34:44.522Z</CreationDate></Bucket><Bucket><Name>second</Name><CreationDate>not a date</CreationDate><BucketRegion>eu-west-1</BucketRegion></Bucket></Buckets><ContinuationToken>next</ContinuationToken></ListAllMyBucketsResult>"#;
+        let (buckets, token) = parse_bucket_list(body).unwrap();
+        assert_eq!(buckets.len(), 2);
+        assert_eq!(buckets[0].name, "a&b");
+        assert_eq!(
+            buckets[0].creation_date.unwrap().to_string(),
+            "2026-11-22T18:34:44.522Z"
+        );
+        assert_eq!(
+            (buckets[1].name.as_str(), buckets[1].creation_date),
+            ("second", None)
+        );
+        assert_eq!(token.as_deref(), Some("next"));
+        assert!(parse_bucket_list(b"<a><b></a>").is_err());
     }
 }
