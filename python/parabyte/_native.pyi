@@ -289,6 +289,13 @@ class Summary:
     failed: int
     skipped: int
     """Objects left alone: an earlier download finished this same version."""
+    skipped_by_size_and_time: int
+    """Of `skipped`, those judged by size and modification time alone (a file another tool
+    downloaded, or an unchanged local copy)."""
+    resumed: int
+    """Objects completed from the parts an interrupted run left."""
+    resumed_bytes: int
+    """Bytes those parts held: not fetched again."""
     bytes: int
     elapsed: float
     """Seconds."""
@@ -307,6 +314,9 @@ class Summary:
         objects: int = 0,
         failed: int = 0,
         skipped: int = 0,
+        skipped_by_size_and_time: int = 0,
+        resumed: int = 0,
+        resumed_bytes: int = 0,
         bytes: int = 0,
         elapsed: float = 0.0,
         first_object_seconds: float | None = None,

@@ -86,6 +86,9 @@ def test_async_progress_and_cancellation(store: Store, tmp_path: Path):
         store.url("large/big.bin"), tmp_path / "big.bin"
     )
     assert resumed.bytes < LARGE_SIZE
+    assert resumed.resumed == 1
+    assert resumed.resumed_bytes == LARGE_SIZE - resumed.bytes
+    assert resumed.to_dict()["resumed_bytes"] == resumed.resumed_bytes
     assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
     assert files_in(tmp_path) == ["big.bin"]
 

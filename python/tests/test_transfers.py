@@ -219,3 +219,13 @@ def test_wildcards_and_filters_choose_objects(
     assert "no key matches this wildcard pattern" in str(summary.failures[0].exception)
     with pytest.raises(parabyte.InvalidInputError, match=r"pattern 'small/\[a'"):
         client.download(store.url("small/[a"), tmp_path / "bad")
+
+
+def test_a_local_rerun_skips_files_of_the_same_size_and_time(tmp_path: Path):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "a.bin").write_bytes(b"a" * 100)
+    first = parabyte.Client().download(str(source), tmp_path / "copy")
+    assert (first.objects, first.skipped) == (1, 0)
+    again = parabyte.Client().download(str(source), tmp_path / "copy")
+    assert (again.objects, again.skipped, again.skipped_by_size_and_time) == (0, 1, 1)

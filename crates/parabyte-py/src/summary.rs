@@ -163,6 +163,13 @@ pub struct Summary {
     pub failed: u64,
     /// Objects left alone: an earlier download finished this same version.
     pub skipped: u64,
+    /// Of `skipped`, those judged by size and modification time alone (a file another tool
+    /// downloaded, or an unchanged local copy).
+    pub skipped_by_size_and_time: u64,
+    /// Objects completed from the parts an interrupted run left.
+    pub resumed: u64,
+    /// Bytes those parts held: not fetched again.
+    pub resumed_bytes: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time in seconds.
@@ -190,6 +197,9 @@ impl From<parabyte::Summary> for Summary {
             objects: summary.objects,
             failed: summary.failed,
             skipped: summary.skipped,
+            skipped_by_size_and_time: summary.skipped_by_size_and_time,
+            resumed: summary.resumed,
+            resumed_bytes: summary.resumed_bytes,
             bytes: summary.bytes,
             elapsed: summary.elapsed.as_secs_f64(),
             first_object_seconds: summary
@@ -227,6 +237,9 @@ impl Summary {
         fields.set_item("objects", self.objects)?;
         fields.set_item("failed", self.failed)?;
         fields.set_item("skipped", self.skipped)?;
+        fields.set_item("skipped_by_size_and_time", self.skipped_by_size_and_time)?;
+        fields.set_item("resumed", self.resumed)?;
+        fields.set_item("resumed_bytes", self.resumed_bytes)?;
         fields.set_item("bytes", self.bytes)?;
         fields.set_item("elapsed", self.elapsed)?;
         fields.set_item("first_object_seconds", self.first_object_seconds)?;
@@ -250,6 +263,9 @@ impl Summary {
         objects = 0,
         failed = 0,
         skipped = 0,
+        skipped_by_size_and_time = 0,
+        resumed = 0,
+        resumed_bytes = 0,
         bytes = 0,
         elapsed = 0.0,
         first_object_seconds = None,
@@ -264,6 +280,9 @@ impl Summary {
         objects: u64,
         failed: u64,
         skipped: u64,
+        skipped_by_size_and_time: u64,
+        resumed: u64,
+        resumed_bytes: u64,
         bytes: u64,
         elapsed: f64,
         first_object_seconds: Option<f64>,
@@ -278,6 +297,9 @@ impl Summary {
             objects,
             failed,
             skipped,
+            skipped_by_size_and_time,
+            resumed,
+            resumed_bytes,
             bytes,
             elapsed,
             first_object_seconds,

@@ -128,6 +128,9 @@ const SECRET_WORDS: [&str; 9] = [
 ];
 /// Whole families of signed-URL parameters (`X-Amz-*`, `X-Goog-*`): all of them redacted.
 const SECRET_FAMILIES: [&str; 2] = ["xamz", "xgoog"];
+/// S3's own listing parameters: they name a word above but carry no secret, and `-v`
+/// shows them (a page's size, where it continues).
+const S3_LISTING_PARAMETERS: [&str; 3] = ["maxkeys", "continuationtoken", "keymarker"];
 
 /// `url` with the values of credential-bearing query (and fragment) parameters replaced by
 /// `REDACTED`, and the userinfo's password (or a lone user name, often a token) too.
@@ -173,6 +176,9 @@ pub(crate) fn is_secret_parameter(name: &str) -> bool {
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
         .collect();
+    if S3_LISTING_PARAMETERS.contains(&name.as_str()) {
+        return false;
+    }
     SECRET_FAMILIES
         .iter()
         .any(|family| name.starts_with(family))
@@ -438,7 +444,15 @@ mod tests {
                 "{name}"
             );
         }
-        for plain in ["partNumber", "v", "prefix", "response-content-type", "page"] {
+        for plain in [
+            "partNumber",
+            "v",
+            "prefix",
+            "response-content-type",
+            "page",
+            "max-keys",
+            "continuation-token",
+        ] {
             let text = format!("https://h/f?{plain}=shown");
             assert_eq!(redact(&text), text, "{plain}");
         }
