@@ -17,7 +17,8 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use futures::StreamExt;
 use parabyte::{
-    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, Summary,
+    Client, CopyRequest, Destination, Error, Listed, Reporter, S3Url, Silent, Source, StoreConfig,
+    Summary, TransferConfig,
 };
 
 use args::{Cli, Command, CpArgs, LsArgs};
@@ -71,6 +72,62 @@ where
     // Dropping the runtime drops unfinished downloads, which removes their temporary files.
     runtime.shutdown_timeout(Duration::from_secs(1));
     status
+}
+
+/// `parabyte cp --dask-scheduler ADDRESS ...` (or with `PARABYTE_DASK_SCHEDULER` set), as
+/// parsed by the same flags: the Python package runs it on the cluster (`parabyte.dask`).
+#[derive(Debug, Clone)]
+pub struct ClusterCopy {
+    /// The Dask scheduler's address.
+    pub scheduler: String,
+    /// The source as given (absent with `--manifest`).
+    pub source: Option<String>,
+    /// The destination directory, or `None` with `--discard`.
+    pub destination: Option<PathBuf>,
+    /// `--manifest FILE`.
+    pub manifest: Option<PathBuf>,
+    /// `--recursive`.
+    pub recursive: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// The store flags, as each worker's client takes them.
+    pub store: StoreConfig,
+    /// The transfer flags, as each worker's client takes them.
+    pub transfer: TransferConfig,
+}
+
+/// The cluster copy `args` asks for, if it is one; every other command line (and every
+/// usage error) is `main_with`'s to run or report.
+pub fn cluster_copy<I, T>(args: I) -> Option<ClusterCopy>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Ok(Cli {
+        command: Command::Cp(args),
+    }) = Cli::try_parse_from(args)
+    else {
+        return None;
+    };
+    let scheduler = args.dask_scheduler.clone()?;
+    // With --manifest the one positional argument is the destination.
+    let (source, destination) = match &args.manifest {
+        Some(_) => (None, args.source.as_ref().map(PathBuf::from)),
+        None => (args.source.clone(), args.destination.clone()),
+    };
+    Some(ClusterCopy {
+        scheduler,
+        source,
+        destination: destination.filter(|_| !args.discard),
+        manifest: args.manifest.clone(),
+        recursive: args.recursive,
+        json: args.output.json,
+        quiet: args.output.quiet,
+        store: args.store.to_config(),
+        transfer: args.transfer.to_config(&args.listing),
+    })
 }
 
 /// Wait for Ctrl-C (SIGINT) or SIGTERM; returns the signal number, or `None` when the
@@ -167,6 +224,13 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
 }
 
 async fn copy(args: CpArgs) -> Result<u8, Error> {
+    if let Some(scheduler) = &args.dask_scheduler {
+        return Err(Error::InvalidInput(format!(
+            "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
+             cluster, which this parabyte cannot: pip install 'parabyte[dask]' and run the \
+             `parabyte` command it installs, or unset PARABYTE_DASK_SCHEDULER to copy here"
+        )));
+    }
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
     let show_progress = !args.output.quiet && std::io::stderr().is_terminal();

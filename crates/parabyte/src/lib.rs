@@ -55,6 +55,6 @@ pub use manifest::{Item, Manifest, ManifestError};
 pub use plan::{CopyRequest, Destination, Source};
 pub use report::{Failure, Reporter, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
-pub use source::s3::listing::Listed;
+pub use source::s3::listing::{KeyBounds, Listed};
 pub use source::s3::ObjectEntry;
 pub use timestamp::Timestamp;

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
 use crate::report::{Failure, Reporter};
-use crate::source::s3::listing::{list, ListSpec, Listed};
+use crate::source::s3::listing::{list, KeyBounds, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
 use crate::validator::Validator;
@@ -47,6 +47,14 @@ pub enum Source {
     Items(Vec<Item>),
     /// A manifest file (see [`crate::Manifest`]); each bad line is a failure of its own.
     Manifest(PathBuf),
+    /// One range of the key space under an S3 prefix: one task of a copy spread over several
+    /// machines. Keys land at the same paths as when the whole prefix is copied.
+    KeyRange {
+        /// The prefix (`dir` means `dir/`, as for a recursive copy).
+        prefix: S3Url,
+        /// Which of its keys.
+        bounds: KeyBounds,
+    },
 }
 
 /// A copy to run: what [`crate::Client::copy`] takes, from the CLI and Python alike.
@@ -77,7 +85,10 @@ impl CopyRequest {
         match &self.source {
             Source::Location(Location::S3(url)) => !(self.recursive || url.is_prefix()),
             Source::Location(Location::Http(_)) => true,
-            Source::Location(Location::Local(_)) | Source::Items(_) | Source::Manifest(_) => false,
+            Source::Location(Location::Local(_))
+            | Source::Items(_)
+            | Source::Manifest(_)
+            | Source::KeyRange { .. } => false,
         }
     }
 }
@@ -106,6 +117,8 @@ pub(crate) struct StoreCopy {
     pub source: S3Url,
     pub destination: Destination,
     pub recursive: bool,
+    /// The part of a prefix's key space to copy (all of it by default).
+    pub bounds: KeyBounds,
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest.
@@ -124,12 +137,21 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             })
         }
         Source::Manifest(path) => return read_manifest(path, destination).await,
+        Source::KeyRange { prefix, bounds } => {
+            return Ok(Work::Store(StoreCopy {
+                source: prefix.clone(),
+                destination,
+                recursive: true,
+                bounds: bounds.clone(),
+            }))
+        }
     };
     match location {
         Location::S3(source) => Ok(Work::Store(StoreCopy {
             source: source.clone(),
             destination,
             recursive: request.recursive,
+            bounds: KeyBounds::default(),
         })),
         Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
             "a recursive copy needs an s3:// prefix; {url} is one file"
@@ -261,6 +283,7 @@ async fn plan_request(
             delimiter: None,
             parallelism: transfer.list_parallelism,
             page_size: transfer.list_page_size,
+            bounds: request.bounds.clone(),
         };
         let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
@@ -636,6 +659,7 @@ mod tests {
             },
             destination: Destination::Path("/dest".into()),
             recursive: false,
+            bounds: KeyBounds::default(),
         };
         let (queue, mut planned) = mpsc::channel(100);
         let listing = futures::stream::iter(pages);
