@@ -51,8 +51,9 @@ __all__ = ["ClusterProgress", "ClusterSummary", "KeyRange", "WorkerShare", "copy
 TASK_BYTES = 1 << 30
 """Default bytes per items task: big enough that a task's fixed cost (about 10 ms on the
 scheduler and worker) is noise, small enough that a rerun after a lost worker is cheap."""
-TASK_OBJECTS = 5_000
-"""Default cap on objects per items task, for prefixes of many small objects."""
+TASK_OBJECTS = 1_000
+"""Default cap on objects per items task, for prefixes of many small objects: a task of
+1000 small objects takes a worker about a second, so its fixed cost stays in the noise."""
 DRIVER_KEYS = 100_000
 """Default number of keys the driver lists itself before splitting the rest into ranges."""
 RANGES_PER_WORKER = 8
@@ -203,16 +204,15 @@ def copy(
         started = time.monotonic()
         local = _client(options)  # the driver lists and splits with the same options
         workers = max(1, len(dask_client.scheduler_info().get("workers", {})))
-        tasks = list(
-            _plan(
-                local,
-                source,
-                recursive=recursive,
-                task_bytes=task_bytes,
-                task_objects=task_objects,
-                driver_keys=driver_keys,
-                ranges=ranges or RANGES_PER_WORKER * workers,
-            )
+        # Tasks go to the cluster as the driver lists: downloads start with the first task.
+        tasks = _plan(
+            local,
+            source,
+            recursive=recursive,
+            task_bytes=task_bytes,
+            task_objects=task_objects,
+            driver_keys=driver_keys,
+            ranges=ranges or RANGES_PER_WORKER * workers,
         )
         return _run(dask_client, tasks, destination, options, progress, started)
     finally:
@@ -366,15 +366,22 @@ def _run_task(
 class _Progress:
     """The figures running tasks last reported, and those of finished tasks."""
 
-    def __init__(self, tasks: list[_Task]) -> None:
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.running: dict[str, list[int]] = {}
         self.finished = [0, 0, 0, 0, 0]
         self.tasks_done = 0
-        self.tasks_total = len(tasks)
-        # Known before any task runs: the items' count and bytes.
-        self.planned_objects = sum(len(t.items) for t in tasks if isinstance(t, _ItemsTask))
-        self.planned_bytes = sum(t.bytes for t in tasks if isinstance(t, _ItemsTask))
+        self.tasks_total = 0
+        # Known before a task runs: its items' count and bytes.
+        self.planned_objects = 0
+        self.planned_bytes = 0
+
+    def submitted(self, task: _Task) -> None:
+        with self.lock:
+            self.tasks_total += 1
+            if isinstance(task, _ItemsTask):
+                self.planned_objects += len(task.items)
+                self.planned_bytes += task.bytes
 
     def on_event(self, event: tuple[float, dict[str, Any]]) -> None:
         _, message = event
@@ -408,35 +415,36 @@ class _Progress:
 
 def _run(
     dask_client: distributed.Client,
-    tasks: list[_Task],
+    tasks: Iterable[_Task],
     destination: str | None,
     options: dict[str, Any],
     progress: ProgressCallback | None,
     started: float,
 ) -> ClusterSummary:
-    """Submit the tasks, biggest first, follow them, and sum up."""
+    """Submit the tasks as they are planned (among those waiting, bigger ones first),
+    follow them, and sum up."""
     job = uuid.uuid4().hex[:12]
     topic = f"parabyte-progress-{job}"
-    tally = _Progress(tasks)
+    tally = _Progress()
     if progress is not None:
         dask_client.subscribe_topic(topic, tally.on_event)
     names = {}
     futures = []
-    for index, task in enumerate(tasks):
-        # The task stream shows them as "parabyte-copy"; bigger items tasks run first.
-        name = f"parabyte-copy-{job}-{index}"
-        weight = task.bytes if isinstance(task, _ItemsTask) else 0
-        future = dask_client.submit(
-            _run_task, task, destination, options, topic, name, key=name, priority=weight
-        )
-        names[future.key] = (name, task)
-        futures.append(future)
     results: list[tuple[_TaskResult, _Task]] = []
     failures: list[Failure] = []
     finished: queue.SimpleQueue[distributed.Future] = queue.SimpleQueue()
-    for future in futures:
-        future.add_done_callback(finished.put)
     try:
+        for index, task in enumerate(tasks):
+            # The task stream shows them as "parabyte-copy".
+            name = f"parabyte-copy-{job}-{index}"
+            weight = task.bytes if isinstance(task, _ItemsTask) else 0
+            future = dask_client.submit(
+                _run_task, task, destination, options, topic, name, key=name, priority=weight
+            )
+            names[future.key] = (name, task)
+            futures.append(future)
+            tally.submitted(task)
+            future.add_done_callback(finished.put)
         for _ in futures:
             future = _next_finished(finished, progress, tally)
             name, task = names[future.key]
@@ -454,7 +462,7 @@ def _run(
             future.cancel()
         if progress is not None:
             dask_client.unsubscribe_topic(topic)
-    return _sum_up(results, failures, len(tasks), time.monotonic() - started)
+    return _sum_up(results, failures, len(futures), time.monotonic() - started)
 
 
 def _next_finished(

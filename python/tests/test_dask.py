@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")  # comes with distributed
 
@@ -116,7 +117,8 @@ def test_a_prefix_too_large_for_the_driver_is_listed_by_its_tasks(
     assert files_in(tmp_path) == [key.removeprefix("small/") for key in keys]
     for key in keys:
         assert (tmp_path / key.removeprefix("small/")).read_bytes() == store.stored(key)
-    assert summary.ok and summary.objects == len(keys)
+    # Ranges that overlapped would have found each other's files (skipped) or locks (failed).
+    assert summary.ok and (summary.objects, summary.skipped) == (len(keys), 0)
     took = [part for share in summary.workers.values() for part in share.took]
     key_ranges = [part for part in took if isinstance(part, parabyte.dask.KeyRange)]
     # The first 15 keys went as items; the rest of the key space in ranges the tasks listed.
@@ -182,10 +184,11 @@ def _worker_holding(cluster: distributed.Client, port: int) -> int:
     raise AssertionError(f"no worker holds the connection from port {port}")
 
 
-def test_a_worker_killed_mid_task_leaves_every_object_once(
-    cluster: distributed.Client, store: Store, tmp_path: Path
-):
-    body = os.urandom(4 << 20)
+def _copy_killing_the_gated_worker(
+    cluster: distributed.Client, store: Store, destination: Path, body: bytes
+) -> tuple[parabyte.dask.ClusterSummary, _GatedObject, list[parabyte.ObjectInfo]]:
+    """Copy small/ and a gated web object; SIGKILL the worker once the gated download is
+    held mid-body, then let the server go on."""
     gate = _GatedObject(body)
     small = [entry for entry in parabyte.list(store.url("small/")) if not entry.is_prefix]
     big = parabyte.Item(gate.url, "gated/big.bin", size=len(body), etag='"gated-v1"')
@@ -194,7 +197,7 @@ def test_a_worker_killed_mid_task_leaves_every_object_once(
             job = pool.submit(
                 parabyte.dask.copy,
                 [*small, big],
-                str(tmp_path),
+                str(destination),
                 cluster,
                 task_bytes=TASK_BYTES,
                 part_size="1MiB",
@@ -204,9 +207,16 @@ def test_a_worker_killed_mid_task_leaves_every_object_once(
             assert gate.peer_port is not None
             os.kill(_worker_holding(cluster, gate.peer_port), signal.SIGKILL)
             gate.released.set()
-            summary = job.result(timeout=120)
+            return job.result(timeout=120), gate, small
     finally:
         gate.close()
+
+
+def test_a_worker_killed_mid_task_leaves_every_object_once(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    body = os.urandom(4 << 20)
+    summary, gate, small = _copy_killing_the_gated_worker(cluster, store, tmp_path, body)
     assert summary.ok, summary.failures
     assert (tmp_path / "gated/big.bin").read_bytes() == body
     expected = sorted(["gated/big.bin", *(entry.key for entry in small)])
@@ -217,6 +227,33 @@ def test_a_worker_killed_mid_task_leaves_every_object_once(
     # The rerun went back to the server; a task whose worker died is counted once.
     assert gate.requests_after_release >= 1
     assert summary.objects + summary.skipped == len(expected)
+
+
+def test_a_task_that_fails_for_good_names_its_objects(store: Store, tmp_path: Path):
+    # No second chance: a task whose worker dies fails for good.
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as local,
+        distributed.Client(local, set_as_default=False) as cluster,
+    ):
+        body = os.urandom(4 << 20)
+        summary, gate, small = _copy_killing_the_gated_worker(cluster, store, tmp_path, body)
+    failed = {failure.source for failure in summary.failures}
+    assert gate.url in failed
+    assert all("KilledWorker" in failure.error for failure in summary.failures)
+    assert summary.failed == len(failed) == len(summary.failures)
+    # Every other object arrived, and each one is either in place or named as failed.
+    arrived = set(files_in(tmp_path))
+    assert "gated/big.bin" not in arrived
+    for entry in small:
+        assert (entry.key in arrived) != (entry.url in failed), entry.key
+    assert summary.objects + summary.skipped + summary.failed == len(small) + 1
 
 
 def _closed_port() -> int:
