@@ -815,6 +815,34 @@ mod tests {
     }
 
     #[test]
+    fn key_bounds_must_be_under_the_prefix_and_in_order() {
+        let bounds = |after: Option<&str>, until: Option<&str>| KeyBounds {
+            after: after.map(str::to_owned),
+            until_after: until.map(str::to_owned),
+        };
+        for fine in [
+            bounds(None, None),
+            bounds(Some("p/a"), None),
+            bounds(None, Some("p/a")),
+            bounds(Some("p/a"), Some("p/b")),
+        ] {
+            assert!(fine.check("b", "p/").is_ok(), "{fine:?}");
+        }
+        let outside = bounds(Some("q/a"), None).check("b", "p/").unwrap_err();
+        assert!(
+            outside.to_string().contains("not under s3://b/p/"),
+            "{outside}"
+        );
+        for reversed in [
+            bounds(Some("p/b"), Some("p/a")),
+            bounds(Some("p/a"), Some("p/a")),
+        ] {
+            let error = reversed.check("b", "p/").unwrap_err();
+            assert!(error.to_string().contains("empty or reversed"), "{error}");
+        }
+    }
+
+    #[test]
     fn pages_merge_objects_and_prefixes_in_order() {
         let object = |key: &str| ObjectEntry {
             key: key.into(),
