@@ -118,7 +118,7 @@ def main() -> int:
         for workers in [int(n) for n in args.workers.split(",")]:
             with distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None,
+                dashboard_address="127.0.0.1:0",  # loopback, any free port
             ) as cluster, distributed.Client(cluster, set_as_default=False) as client:
                 pids = [os.getpid(), *client.run(os.getpid).values()]
 

@@ -75,9 +75,9 @@ class KeyRange:
     until_after: str | None
 
     def __str__(self) -> str:
-        start = "the first key" if self.after is None else repr(self.after)
+        start = "from the first" if self.after is None else f"after {self.after!r}"
         end = "the end" if self.until_after is None else f"the first key after {self.until_after!r}"
-        return f"{self.prefix} (keys after {start} up to {end})"
+        return f"{self.prefix} (keys {start} up to {end})"
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,12 @@ class ClusterSummary:
     tasks: int
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.summary, name)
+        # Only the summary's own fields: dunder lookups (pickle, copy) and a half-built
+        # instance must not recurse into here.
+        summary = self.__dict__.get("summary")
+        if name.startswith("__") or summary is None:
+            raise AttributeError(name)
+        return getattr(summary, name)
 
     def to_dict(self) -> dict[str, Any]:
         """The summary's fields, then `tasks` and `workers` (key ranges as text)."""

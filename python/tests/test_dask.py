@@ -41,7 +41,7 @@ def cluster(store: Store):
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as client,
     ):
@@ -238,7 +238,7 @@ def test_a_task_that_fails_for_good_names_its_objects(store: Store, tmp_path: Pa
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
         ) as local,
         distributed.Client(local, set_as_default=False) as cluster,
     ):
