@@ -199,7 +199,11 @@ def copy(
     (default: 8 per worker). `progress` is called on this thread, about twice a second.
     `connect_timeout` bounds the wait for a scheduler given by address.
     """
-    for name, value in (("task_bytes", task_bytes), ("task_objects", task_objects)):
+    for name, value in (
+        ("task_bytes", task_bytes),
+        ("task_objects", task_objects),
+        ("driver_keys", driver_keys),
+    ):
         if value < 1:
             raise InvalidInputError(f"{name} must be at least 1")
     if ranges is not None and ranges < 1:
@@ -264,7 +268,7 @@ def _plan(
     if not (source.startswith("s3://") and (recursive or source.endswith("/"))):
         if recursive:
             raise InvalidInputError(f"a recursive copy needs an s3:// prefix; {source} is one file")
-        # One object: one task, named as `download` would name it in the destination.
+        # One object: one task; it lands where `download_many` puts it (its key's path).
         yield _ItemsTask([Item(source)], 0)
         return
     prefix = source if source.endswith("/") or source == _bucket_root(source) else source + "/"
@@ -287,8 +291,8 @@ def _plan(
         more = True  # the range tasks list it again and report what breaks
     if not more:
         return
-    after = last_key[0][len(_bucket_root(prefix)) :]
-    boundaries = [b for b in local.split_key_space(prefix, ranges) if b > after]
+    after = last_key[0][len(_bucket_root(prefix)) :] if last_key else None
+    boundaries = [b for b in local.split_key_space(prefix, ranges) if after is None or b > after]
     lows = [after, *boundaries]
     highs = [*boundaries, None]
     yield from (KeyRange(prefix, low, high) for low, high in zip(lows, highs, strict=True))
