@@ -72,3 +72,5 @@ bench: tools
 	$(CARGO) build --profile profiling --locked -p parabyte-cli
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
+	$(CARGO) build --locked -p parabyte-testkit --bin testbed
+	.tools/venv-bench/bin/python bench/dask_scaling.py

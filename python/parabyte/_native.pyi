@@ -80,6 +80,8 @@ class Client:
         include: Sequence[str] = (),
         raw: bool = False,
         progress: _Progress | None = None,
+        after: str | None = None,
+        until_after: str | None = None,
     ) -> Summary:
         """Download `s3://bucket/key` or `https://host/path` to a file (or into a directory
         that exists or ends in "/"), or everything under `s3://bucket/prefix/` (or any S3
@@ -97,6 +99,9 @@ class Client:
         prefix, objects that fail are listed in the summary and the others arrive.
         The GIL is released while bytes move; Ctrl-C cancels and raises KeyboardInterrupt,
         leaving no partial file.
+
+        `after`/`until_after` copy one range of a prefix's key space (boundaries from
+        `split_key_space`), each key at the path a copy of the whole prefix gives it.
         """
 
     def download_async(
@@ -160,11 +165,24 @@ class Client:
     ) -> Awaitable[Buffer | list[Buffer]]:
         """`get_bytes` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
 
-    def list(self, prefix: str, *, recursive: bool = True) -> ListIterator:
+    def list(
+        self,
+        prefix: str,
+        *,
+        recursive: bool = True,
+        after: str | None = None,
+        until_after: str | None = None,
+    ) -> ListIterator:
         """Entries under `s3://bucket/prefix` as the listing arrives: every key when
         `recursive`, else one level with folders (`ObjectInfo.is_prefix`). Iterate with
         `for` or `async for`. The listing starts at once and reads ahead a bounded number of
-        pages."""
+        pages. `after`/`until_after` (boundaries from `split_key_space`) list one range: the
+        keys after `after` up to the first key after `until_after`."""
+    def split_key_space(self, prefix: str, parts: int) -> list[str]:
+        """Up to `parts - 1` boundaries, in order, that cut the key space under `prefix` into
+        ranges (neighbours are `after=`/`until_after=` of `list` and `download`), found with
+        about one one-key request each, without listing the keys between; empty when the
+        prefix fits in one listing page. Even in key space, not in key count."""
 
 class Item:
     """One object for `download_many`."""
@@ -344,6 +362,11 @@ def _restore(cls: type[Any], fields: dict[str, Any]) -> Any:
 
 def run_cli(argv: list[str]) -> int:
     """The `parabyte` command line on `argv` (program name first); returns its exit status."""
+
+def cluster_copy_args(argv: list[str]) -> dict[str, Any] | None:
+    """`parabyte cp --dask-scheduler ...` parsed by the command line's flags (`scheduler`,
+    `source`, `destination`, `manifest`, `recursive`, `json`, `quiet`, and `options`, the
+    `Client` keywords); `None` for any other command line."""
 
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]

@@ -101,6 +101,15 @@ pub struct CpArgs {
     /// Fetch everything but write nothing: measures the store and network, not the disk.
     #[arg(long, conflicts_with = "destination")]
     pub discard: bool,
+    /// Spread the copy over a Dask cluster: its scheduler's address (tcp://HOST:PORT).
+    /// Runs in the `parabyte` that `pip install 'parabyte[dask]'` installs.
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        env = "PARABYTE_DASK_SCHEDULER",
+        help_heading = "Cluster"
+    )]
+    pub dask_scheduler: Option<String>,
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]

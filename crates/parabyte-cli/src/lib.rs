@@ -19,7 +19,8 @@ use clap::{CommandFactory, FromArgMatches};
 use futures::StreamExt;
 use parabyte::{
     BucketEntry, Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Listed,
-    ObjectEntry, Reporter, S3Url, Silent, Source, Summary, Timestamp, REQUEST_EVENTS,
+    ObjectEntry, Reporter, S3Url, Silent, Source, StoreConfig, Summary, Timestamp, TransferConfig,
+    REQUEST_EVENTS,
 };
 
 use args::{order_filters, Cli, Command, CpArgs, LsArgs};
@@ -38,14 +39,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let parsed = Cli::command()
-        .try_get_matches_from(args)
-        .and_then(|matches| {
-            let mut cli = Cli::from_arg_matches(&matches)?;
-            order_filters(&mut cli, &matches);
-            Ok(cli)
-        });
-    let cli = match parsed {
+    let cli = match parse(args) {
         Ok(cli) => cli,
         // --help and --version land here too, with status 0.
         Err(error) => {
@@ -132,6 +126,97 @@ fn without_misleading_tip(mut error: clap::Error) -> clap::Error {
         );
     }
     error
+}
+
+/// `parabyte cp --dask-scheduler ADDRESS ...` (or with `PARABYTE_DASK_SCHEDULER` set), as
+/// parsed by the same flags: the Python package runs it on the cluster (`parabyte.dask`).
+#[derive(Debug, Clone)]
+pub struct ClusterCopy {
+    /// The Dask scheduler's address.
+    pub scheduler: String,
+    /// The source as given (absent with `--manifest`).
+    pub source: Option<String>,
+    /// The destination directory, or `None` with `--discard`.
+    pub destination: Option<PathBuf>,
+    /// `--manifest FILE`.
+    pub manifest: Option<PathBuf>,
+    /// `--recursive`.
+    pub recursive: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// The store flags, as each worker's client takes them.
+    pub store: StoreConfig,
+    /// The transfer flags, as each worker's client takes them.
+    pub transfer: TransferConfig,
+    /// Why this command line cannot run on a cluster yet, when it cannot.
+    pub refused: Option<String>,
+}
+
+/// The command line as clap reads it, with `--exclude`/`--include` in the order given.
+fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let matches = Cli::command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    order_filters(&mut cli, &matches);
+    Ok(cli)
+}
+
+/// The cluster copy `args` asks for, if it is one; every other command line (and every
+/// usage error) is `main_with`'s to run or report.
+pub fn cluster_copy<I, T>(args: I) -> Option<ClusterCopy>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let Ok(Cli {
+        command: Command::Cp(args),
+        ..
+    }) = parse(args)
+    else {
+        return None;
+    };
+    let scheduler = args.dask_scheduler.clone()?;
+    // With --manifest the one positional argument is the destination.
+    let (source, destination) = match &args.manifest {
+        Some(_) => (None, args.source.as_ref().map(PathBuf::from)),
+        None => (args.source.clone(), args.destination.clone()),
+    };
+    let selection = &args.selection;
+    let wildcard = !selection.raw && source.as_deref().is_some_and(parabyte::has_wildcard);
+    let refused = if args.manifest.is_some() {
+        Some("--manifest")
+    } else if !selection.filters.is_empty() {
+        Some("--exclude/--include")
+    } else if selection.dryrun {
+        Some("--dryrun")
+    } else if wildcard {
+        Some("a wildcard source")
+    } else {
+        None
+    }
+    .map(|what| {
+        format!(
+            "{what} cannot be combined with --dask-scheduler yet; run it without the cluster, \
+             or pass the items to parabyte.dask.copy from Python"
+        )
+    });
+    Some(ClusterCopy {
+        refused,
+        scheduler,
+        source,
+        destination: destination.filter(|_| !args.discard),
+        manifest: args.manifest.clone(),
+        recursive: args.recursive,
+        json: args.output.json,
+        quiet: args.output.quiet,
+        store: args.store.to_config(),
+        transfer: args.transfer.to_config(&args.listing),
+    })
 }
 
 /// Wait for Ctrl-C (SIGINT) or SIGTERM; returns the signal number, or `None` when the
@@ -257,6 +342,13 @@ fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
 }
 
 async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
+    if let Some(scheduler) = &args.dask_scheduler {
+        return Err(Error::InvalidInput(format!(
+            "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
+             cluster, which this parabyte cannot: pip install 'parabyte[dask]' and run the \
+             `parabyte` command it installs, or unset PARABYTE_DASK_SCHEDULER to copy here"
+        )));
+    }
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
     // The bar and request lines would garble each other: -v is a log, not a display. A dry

@@ -1,7 +1,7 @@
 //! What the command line refuses and how it ends: out-of-range numbers and remote
 //! destinations are usage errors (exit 2) that create nothing, a `--json` summary whose
-//! reader has gone ends quietly, never with a panic (exit 101), and the counters in the
-//! summary count only what happened.
+//! reader has gone ends quietly, never with a panic (exit 101), the counters in the
+//! summary count only what happened, and a cluster copy says how to get it.
 
 mod common;
 
@@ -93,6 +93,30 @@ fn remote_destinations_exit_2_and_create_nothing() {
         assert_eq!(entries, before.len(), "{args:?} created a folder");
     }
     assert_eq!(store.request_count(), 0);
+}
+
+#[test]
+fn a_dask_scheduler_says_how_to_get_the_cluster_copy_and_sends_nothing() {
+    let server = one_file();
+    let url = format!("{}/f.bin", server.endpoint());
+    let dir = tempfile::tempdir().unwrap();
+    let flag = [
+        "cp",
+        "--dask-scheduler",
+        "tcp://127.0.0.1:9",
+        &url,
+        "out.bin",
+    ];
+    let from_flag = bare_parabyte(dir.path()).args(flag).output().unwrap();
+    assert_usage_error(&from_flag, "pip install 'parabyte[dask]'");
+    let from_env = bare_parabyte(dir.path())
+        .env("PARABYTE_DASK_SCHEDULER", "tcp://127.0.0.1:9")
+        .args(["cp", &url, "out.bin"])
+        .output()
+        .unwrap();
+    assert_usage_error(&from_env, "PARABYTE_DASK_SCHEDULER");
+    assert_eq!(server.request_count(), 0);
+    assert!(files_under(dir.path()).is_empty());
 }
 
 /// A pipe whose reading end is already closed: writing to it fails with EPIPE.

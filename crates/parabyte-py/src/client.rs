@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyOptions, CopyRequest, Destination, Filter, Location, ObjectUrl, S3Url, Source, StoreConfig,
-    TransferConfig,
+    CopyOptions, CopyRequest, Destination, Filter, KeyBounds, Location, ObjectUrl, S3Url, Source,
+    StoreConfig, TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -216,10 +216,11 @@ impl Client {
     }
 
     /// Download an object or a URL to a file, or everything under a prefix (or matching a
-    /// wildcard pattern) into a directory.
+    /// wildcard pattern) into a directory. `after`/`until_after` copy one range of a
+    /// prefix's key space (`split_key_space`).
     #[pyo3(signature = (
         source, destination, *, recursive = false, exclude = Vec::new(), include = Vec::new(),
-        raw = false, progress = None
+        raw = false, progress = None, after = None, until_after = None
     ))]
     #[allow(clippy::too_many_arguments)] // Python keywords, one each
     fn download(
@@ -232,14 +233,25 @@ impl Client {
         include: Vec<String>,
         raw: bool,
         progress: Option<Py<PyAny>>,
+        after: Option<String>,
+        until_after: Option<String>,
     ) -> PyResult<Summary> {
         let selection = Selection {
             exclude,
             include,
             raw,
         };
-        let request = selection.request(source, destination_of(destination), recursive);
-        transfer_sync(py, self.copy(py, request.map_err(to_py)?)?, progress)
+        let mut request = selection
+            .request(source, destination_of(destination), recursive)
+            .map_err(to_py)?;
+        if after.is_some() || until_after.is_some() {
+            request.source = Source::KeyRange {
+                prefix: S3Url::parse(source).map_err(to_py)?,
+                bounds: KeyBounds { after, until_after },
+            };
+            request.recursive = true;
+        }
+        transfer_sync(py, self.copy(py, request)?, progress)
     }
 
     /// `download` as an awaitable.
@@ -323,17 +335,43 @@ impl Client {
     }
 
     /// Entries under a prefix as they are listed: every key when `recursive`, else one
-    /// level with "folders". Iterate with `for` or `async for`.
-    #[pyo3(signature = (prefix, *, recursive = true))]
-    fn list(&self, py: Python<'_>, prefix: &str, recursive: bool) -> PyResult<ListIterator> {
+    /// level with "folders". Iterate with `for` or `async for`. `after`/`until_after` list
+    /// one range of the key space (boundaries from `split_key_space`; recursive only).
+    #[pyo3(signature = (prefix, *, recursive = true, after = None, until_after = None))]
+    fn list(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        recursive: bool,
+        after: Option<String>,
+        until_after: Option<String>,
+    ) -> PyResult<ListIterator> {
         let url = S3Url::parse(prefix).map_err(to_py)?;
         let inner = self.inner(py)?;
         // The listing spawns its first worker as soon as it is created.
         let _runtime = runtime().enter();
-        Ok(ListIterator::new(
-            url.bucket.clone(),
-            inner.list(&url, recursive),
-        ))
+        let bucket = url.bucket.clone();
+        if after.is_none() && until_after.is_none() {
+            return Ok(ListIterator::new(bucket, inner.list(&url, recursive)));
+        }
+        if !recursive {
+            return Err(InvalidInputError::new_err(
+                "after= and until_after= list a range of every key; they need recursive=True",
+            ));
+        }
+        let bounds = KeyBounds { after, until_after };
+        Ok(ListIterator::new(bucket, inner.list_range(&url, bounds)))
+    }
+
+    /// Boundaries that cut the key space under `prefix` into up to `parts` ranges (pass
+    /// neighbours as `after=`/`until_after=` to `list` or `download`), found with about one
+    /// small request each, without listing the keys between. Empty when the prefix fits in
+    /// one listing page. Ranges are even in key space, not in key count.
+    fn split_key_space(&self, py: Python<'_>, prefix: &str, parts: usize) -> PyResult<Vec<String>> {
+        let url = S3Url::parse(prefix).map_err(to_py)?;
+        let inner = self.inner(py)?;
+        let split = async move { inner.split_key_space(&url, parts).await.map_err(to_py) };
+        wait(py, split, |_| Ok(()))
     }
 
     fn __repr__(&self) -> String {

@@ -30,6 +30,7 @@ mod summary;
 use std::ffi::OsString;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// Run the `parabyte` command line on `argv` (program name first) and return its exit
 /// status. The caller leaves SIGINT and SIGTERM at their defaults: the command line handles
@@ -37,6 +38,51 @@ use pyo3::prelude::*;
 #[pyfunction]
 fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
     py.detach(|| parabyte_cli::main_with(argv))
+}
+
+/// `parabyte cp --dask-scheduler ...` parsed by the command line's own flags, as a dict for
+/// `parabyte.dask` (its `options` are `Client` keywords); `None` for any other command line,
+/// which `run_cli` runs.
+#[pyfunction]
+fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bound<'_, PyDict>>> {
+    let Some(copy) = parabyte_cli::cluster_copy(argv) else {
+        return Ok(None);
+    };
+    let (store, transfer) = (&copy.store, &copy.transfer);
+    let options = PyDict::new(py);
+    options.set_item("endpoint_url", &store.endpoint_url)?;
+    options.set_item("region", &store.region)?;
+    options.set_item("profile", &store.profile)?;
+    options.set_item("path_style", store.path_style)?;
+    options.set_item("no_sign_request", store.no_sign_request)?;
+    options.set_item("ca_bundle", &store.ca_bundle)?;
+    options.set_item("timeout", store.read_timeout.as_secs_f64())?;
+    let bind: Vec<String> = store
+        .local_addresses
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    options.set_item("bind", bind)?;
+    options.set_item("workers", transfer.workers)?;
+    options.set_item("ranges_per_object", transfer.ranges_per_object)?;
+    options.set_item("part_size", transfer.part_size)?;
+    options.set_item("max_requests", transfer.max_requests)?;
+    options.set_item("retries", transfer.retry.max_retries)?;
+    options.set_item("list_parallelism", transfer.list_parallelism)?;
+    options.set_item("list_page_size", transfer.list_page_size)?;
+    options.set_item("verify", transfer.verify_content)?;
+    options.set_item("force", !transfer.skip_unchanged)?;
+    let job = PyDict::new(py);
+    job.set_item("scheduler", &copy.scheduler)?;
+    job.set_item("source", &copy.source)?;
+    job.set_item("destination", &copy.destination)?;
+    job.set_item("manifest", &copy.manifest)?;
+    job.set_item("recursive", copy.recursive)?;
+    job.set_item("json", copy.json)?;
+    job.set_item("quiet", copy.quiet)?;
+    job.set_item("refused", &copy.refused)?;
+    job.set_item("options", options)?;
+    Ok(Some(job))
 }
 
 #[pymodule]
@@ -55,5 +101,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(awaitable::close_gate, module)?)?;
     module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
     module.add_function(wrap_pyfunction!(run_cli, module)?)?;
+    module.add_function(wrap_pyfunction!(cluster_copy_args, module)?)?;
     Ok(())
 }

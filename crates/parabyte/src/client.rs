@@ -20,7 +20,7 @@ use crate::location::{ObjectUrl, S3Url};
 use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
 use crate::ranges::ByteRange;
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary};
-use crate::source::s3::listing::{list, ListSpec, Listed};
+use crate::source::s3::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
 use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
@@ -136,6 +136,7 @@ impl Client {
             delimiter: None,
             parallelism: 1,
             page_size: 1,
+            bounds: KeyBounds::default(),
         };
         let mut pages = std::pin::pin!(list(
             self.sources.s3.clone(),
@@ -275,13 +276,55 @@ impl Client {
         url: &S3Url,
         recursive: bool,
     ) -> impl Stream<Item = Result<Vec<Listed>>> + Send + use<> {
-        let spec = ListSpec {
+        let delimiter = (!recursive).then(|| "/".to_owned());
+        self.list_within(url, delimiter, KeyBounds::default())
+    }
+
+    /// Stream every key under `url` within one range of its key space (see [`KeyBounds`]):
+    /// the ranges [`Client::split_key_space`] gives, listed one after another, list exactly
+    /// what [`Client::list`] does.
+    pub fn list_range(
+        &self,
+        url: &S3Url,
+        bounds: KeyBounds,
+    ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
+        self.list_within(url, None, bounds)
+            .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
+            .try_flatten()
+    }
+    /// Boundaries that cut the key space under `url` into up to `parts` ranges, found with
+    /// about one small request each, without listing the keys between; none when the prefix
+    /// fits in one listing page. Ranges are even in key space, not in key count.
+    pub async fn split_key_space(&self, url: &S3Url, parts: usize) -> Result<Vec<String>> {
+        let spec = self.list_spec(url, None, KeyBounds::default());
+        split_key_space(
+            self.sources.s3.clone(),
+            self.counters.clone(),
+            self.transfer.retry.clone(),
+            spec,
+            parts,
+        )
+        .await
+    }
+
+    fn list_spec(&self, url: &S3Url, delimiter: Option<String>, bounds: KeyBounds) -> ListSpec {
+        ListSpec {
             bucket: url.bucket.clone(),
             prefix: url.key.clone(),
-            delimiter: (!recursive).then(|| "/".to_owned()),
+            delimiter,
             parallelism: self.transfer.list_parallelism,
             page_size: self.transfer.list_page_size,
-        };
+            bounds,
+        }
+    }
+
+    fn list_within(
+        &self,
+        url: &S3Url,
+        delimiter: Option<String>,
+        bounds: KeyBounds,
+    ) -> impl Stream<Item = Result<Vec<Listed>>> + Send + use<> {
+        let spec = self.list_spec(url, delimiter, bounds);
         list(
             self.sources.s3.clone(),
             self.counters.clone(),

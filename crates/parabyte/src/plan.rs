@@ -22,7 +22,7 @@ use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
 use crate::pattern::{excluded_by, has_wildcard, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
-use crate::source::s3::listing::{list, ListSpec, Listed};
+use crate::source::s3::listing::{list, KeyBounds, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
 use crate::validator::Validator;
@@ -49,6 +49,14 @@ pub enum Source {
     Items(Vec<Item>),
     /// A manifest file (see [`crate::Manifest`]); each bad line is a failure of its own.
     Manifest(PathBuf),
+    /// One range of the key space under an S3 prefix: one task of a copy spread over several
+    /// machines. Keys land at the same paths as when the whole prefix is copied.
+    KeyRange {
+        /// The prefix (`dir` means `dir/`, as for a recursive copy).
+        prefix: S3Url,
+        /// Which of its keys.
+        bounds: KeyBounds,
+    },
 }
 
 /// A copy to run: what [`crate::Client::copy`] takes, from the CLI and Python alike.
@@ -97,7 +105,10 @@ impl CopyRequest {
                 !(self.recursive || url.is_prefix() || self.is_pattern(&url.key))
             }
             Source::Location(Location::Http(_)) => true,
-            Source::Location(Location::Local(_)) | Source::Items(_) | Source::Manifest(_) => false,
+            Source::Location(Location::Local(_))
+            | Source::Items(_)
+            | Source::Manifest(_)
+            | Source::KeyRange { .. } => false,
         }
     }
 
@@ -143,6 +154,8 @@ pub(crate) struct StoreCopy {
     pub pattern: Option<Pattern>,
     pub filters: Vec<Filter>,
     pub dry_run: bool,
+    /// The part of a prefix's key space to copy (all of it by default).
+    pub bounds: KeyBounds,
 }
 
 impl StoreCopy {
@@ -168,6 +181,18 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             })
         }
         Source::Manifest(path) => return read_manifest(path, destination).await,
+        Source::KeyRange { prefix, bounds } => {
+            // A key range is a part of a prefix: filters and dry runs apply as to the whole.
+            return Ok(Work::Store(StoreCopy {
+                source: prefix.clone(),
+                destination,
+                recursive: true,
+                pattern: None,
+                filters: request.options.filters.clone(),
+                dry_run: request.options.dry_run,
+                bounds: bounds.clone(),
+            }));
+        }
     };
     match location {
         Location::S3(source) => Ok(Work::Store(StoreCopy {
@@ -177,6 +202,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             pattern: request.pattern(&source.key)?,
             filters: request.options.filters.clone(),
             dry_run: request.options.dry_run,
+            bounds: KeyBounds::default(),
         })),
         Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
             "a recursive copy needs an s3:// prefix; {url} is one file"
@@ -327,6 +353,7 @@ async fn plan_request(
             delimiter: None,
             parallelism: transfer.list_parallelism,
             page_size: transfer.list_page_size,
+            bounds: request.bounds.clone(),
         };
         let listing = list(store, counters, transfer.retry, spec);
         return plan_listing(listing, &request, &prefix, &queue, reporter.as_ref()).await;
@@ -801,6 +828,7 @@ mod tests {
             pattern: has_wildcard(key).then(|| Pattern::new(key).unwrap()),
             filters,
             dry_run: false,
+            bounds: KeyBounds::default(),
         };
         let prefix = list_prefix(&request);
         let (queue, mut planned) = mpsc::channel(100);

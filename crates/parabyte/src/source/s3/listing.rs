@@ -10,6 +10,10 @@
 //! A listing never ends quietly on a store's mistake: a page that says it is truncated but
 //! gives no token, a token given twice (which would loop), or a key outside the prefix is
 //! [`Error::BadListing`], after the page's good keys went out.
+//!
+//! A listing may cover one range of a prefix's key space ([`KeyBounds`]), so that tasks on
+//! several machines each list their own range; [`split_key_space`] finds the boundaries
+//! with one small request per guess, without listing the keys between.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -58,6 +62,48 @@ pub(crate) struct ListSpec {
     pub parallelism: usize,
     /// Keys per page (ListObjectsV2 max-keys).
     pub page_size: usize,
+    /// The range of the key space to list (all of it by default).
+    pub bounds: KeyBounds,
+}
+
+/// One range of a prefix's key space: the keys the store lists after `after` (from the
+/// first key when `None`), up to but not including the first key it lists after
+/// `until_after` (to the end when `None`). A boundary is a guess, not a key: both ranges
+/// it separates resolve it against the store the same way (`start-after=<guess>`), so they
+/// meet exactly, in the store's own order, even if keys come and go at the boundary before
+/// the listings start. [`split_key_space`] gives the boundaries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyBounds {
+    /// The boundary below the range: it lists the keys the store gives after this.
+    pub after: Option<String>,
+    /// The boundary above the range: it stops at the first key the store gives after this.
+    pub until_after: Option<String>,
+}
+
+impl KeyBounds {
+    /// Both boundaries must be under the prefix, the lower below the upper.
+    fn check(&self, bucket: &str, prefix: &str) -> Result<()> {
+        let outside = [&self.after, &self.until_after]
+            .into_iter()
+            .flatten()
+            .find(|bound| !bound.starts_with(prefix));
+        if let Some(bound) = outside {
+            return Err(Error::InvalidInput(format!(
+                "the key range boundary '{}' is not under s3://{bucket}/{prefix}; boundaries come from splitting that prefix",
+                bound.escape_debug()
+            )));
+        }
+        if let (Some(after), Some(until)) = (&self.after, &self.until_after) {
+            if after >= until {
+                return Err(Error::InvalidInput(format!(
+                    "the key range after '{}' until after '{}' is empty or reversed; give the lower boundary first",
+                    after.escape_debug(),
+                    until.escape_debug()
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Everything the workers of one listing share.
@@ -81,7 +127,7 @@ enum Chunk {
     Failed(Error),
 }
 
-/// Every entry under the prefix, page by page, in key order.
+/// Every entry under the prefix (within `spec.bounds`), page by page, in key order.
 pub(crate) fn list(
     store: Arc<S3Store>,
     counters: Arc<Counters>,
@@ -97,15 +143,35 @@ pub(crate) fn list(
         widest: Mutex::new(Vec::new()),
     });
     let (output, first) = mpsc::channel(PAGES_AHEAD);
-    let whole = Part {
-        start_after: None,
-        stop: None,
-        output,
-        successor: None,
-        report_first: None,
-        slot: None,
-    };
-    tokio::spawn(run_worker(listing, whole));
+    tokio::spawn(async move {
+        let bounds = listing.spec.bounds.clone();
+        // The range ends where the next one starts: at the first key after its boundary.
+        let stop = match bounds.check(&listing.spec.bucket, &listing.spec.prefix) {
+            Err(error) => Err(error),
+            Ok(()) => match &bounds.until_after {
+                Some(boundary) => first_keys(&listing, Cursor::After(boundary.clone()), 1)
+                    .await
+                    .map(|(keys, _)| keys.into_iter().next()),
+                None => Ok(None),
+            },
+        };
+        let stop = match stop {
+            Ok(stop) => stop,
+            Err(error) => {
+                let _ = output.send(Chunk::Failed(error)).await;
+                return;
+            }
+        };
+        let whole = Part {
+            start_after: bounds.after,
+            stop,
+            output,
+            successor: None,
+            report_first: None,
+            slot: None,
+        };
+        run_worker(listing, whole).await;
+    });
     futures::stream::unfold(Some(first), |current| async move {
         let mut current = current?;
         loop {
@@ -345,17 +411,12 @@ impl Worker {
     }
 
     fn note_widest_char(&self, entries: &[Listed]) {
-        let prefix_length = self.listing.spec.prefix.len();
         let mut widest = self.listing.widest.lock().expect("widest poisoned");
-        for entry in entries {
-            let rest = entry.key().get(prefix_length..).unwrap_or_default();
-            for (position, character) in rest.chars().take(MAX_PROFILED_CHARS).enumerate() {
-                match widest.get_mut(position) {
-                    Some(seen) => *seen = (*seen).max(character),
-                    None => widest.push(character),
-                }
-            }
-        }
+        note_widest(
+            &mut widest,
+            &self.listing.spec.prefix,
+            entries.iter().map(Listed::key),
+        );
     }
 
     /// Hand everything after a guessed key to a new worker, if a slot is free.
@@ -460,6 +521,161 @@ impl Drop for PageFetch {
         // A page nobody will read is not worth finishing.
         self.parts.request.abort();
     }
+}
+
+/// Raise `widest` to the highest character each key has at each position below the prefix.
+fn note_widest<'a>(widest: &mut Vec<char>, prefix: &str, keys: impl Iterator<Item = &'a str>) {
+    for key in keys {
+        let rest = key.get(prefix.len()..).unwrap_or_default();
+        for (position, character) in rest.chars().take(MAX_PROFILED_CHARS).enumerate() {
+            match widest.get_mut(position) {
+                Some(seen) => *seen = (*seen).max(character),
+                None => widest.push(character),
+            }
+        }
+    }
+}
+
+/// The first keys (up to `max_keys`) the store lists from `cursor`, and whether more follow.
+/// One request (with its retries), read to its end.
+async fn first_keys(
+    listing: &Arc<Listing>,
+    cursor: Cursor,
+    max_keys: usize,
+) -> Result<(Vec<String>, bool)> {
+    let (batch_sender, mut batches) = mpsc::channel::<Vec<ObjectEntry>>(1);
+    let request = {
+        let listing = listing.clone();
+        async move {
+            let spec = &listing.spec;
+            let query = ListQuery {
+                bucket: &spec.bucket,
+                prefix: &spec.prefix,
+                delimiter: None,
+                cursor: &cursor,
+                max_keys,
+            };
+            let handed_on = Mutex::new(HandedOn::default());
+            // `batch_sender` goes with this block, which ends the batches below.
+            with_retries(&listing.retry, &listing.counters, || {
+                listing
+                    .store
+                    .list_page(&query, None, &batch_sender, &handed_on)
+            })
+            .await
+        }
+    };
+    let streamed = async move {
+        let mut keys = Vec::new();
+        // A store that ignores max-keys is read no further than asked.
+        while keys.len() < max_keys {
+            let Some(batch) = batches.recv().await else {
+                break;
+            };
+            keys.extend(batch.into_iter().map(|object| object.key));
+        }
+        keys
+    };
+    let (page, mut keys) = tokio::join!(request, streamed);
+    let page = page?;
+    let more = page.is_truncated || page.next_token.is_some() || keys.len() >= max_keys;
+    keys.extend(page.objects.into_iter().map(|object| object.key));
+    keys.truncate(max_keys);
+    let prefix = &listing.spec.prefix;
+    if let Some(key) = keys.iter().find(|key| !key.starts_with(prefix.as_str())) {
+        return Err(Error::BadListing {
+            bucket: listing.spec.bucket.clone(),
+            prefix: prefix.clone(),
+            detail: format!(
+                "the store returned key '{}', which is not under the prefix",
+                key.escape_debug()
+            ),
+        });
+    }
+    Ok((keys, more))
+}
+
+/// A stretch of the key space while it is being split: `low` is a key inside it, `high` the
+/// first key of the stretch above (or a guess above which it was found empty).
+struct Stretch {
+    low: String,
+    high: Option<String>,
+    /// Guesses that found nothing new in this stretch.
+    misses: u32,
+}
+
+/// Guesses that may find nothing new before a stretch is left whole.
+const MAX_MISSES: u32 = 12;
+
+/// Up to `parts - 1` boundaries, in order, that cut the prefix's key space into ranges
+/// (see [`KeyBounds`]) holding at least one key each when they were found. A first page
+/// teaches the shape of the keys; then each stretch is cut in the middle, character-wise
+/// (`split_point`), breadth first, and each guess costs one request of one key, so the
+/// keys between are never listed: a billion-key prefix costs about `parts` small requests.
+/// The ranges are even in key space, not in key count or bytes; a prefix that fits in one
+/// page gets no boundary.
+pub(crate) async fn split_key_space(
+    store: Arc<S3Store>,
+    counters: Arc<Counters>,
+    retry: RetryPolicy,
+    spec: ListSpec,
+    parts: usize,
+) -> Result<Vec<String>> {
+    let page_size = spec.page_size;
+    let listing = Arc::new(Listing {
+        store,
+        counters,
+        retry,
+        spare_workers: Arc::new(Semaphore::new(0)),
+        spec,
+        widest: Mutex::new(Vec::new()),
+    });
+    let prefix = listing.spec.prefix.clone();
+    let (first_page, more) = first_keys(&listing, Cursor::Start, page_size).await?;
+    let mut widest = Vec::new();
+    note_widest(&mut widest, &prefix, first_page.iter().map(String::as_str));
+    let Some(last) = first_page.last().filter(|_| more && parts > 1) else {
+        return Ok(Vec::new());
+    };
+    let mut boundaries = Vec::new();
+    let mut stretches = std::collections::VecDeque::from([Stretch {
+        low: last.clone(),
+        high: None,
+        misses: 0,
+    }]);
+    while boundaries.len() + 1 < parts {
+        let Some(mut stretch) = stretches.pop_front() else {
+            break;
+        };
+        let Some(guess) = split_point(&prefix, &stretch.low, stretch.high.as_deref(), &widest)
+        else {
+            continue; // nothing fits between: this stretch stays whole
+        };
+        let (keys, _) = first_keys(&listing, Cursor::After(guess.clone()), 1).await?;
+        note_widest(&mut widest, &prefix, keys.iter().map(String::as_str));
+        match keys.into_iter().next() {
+            // A key strictly inside the stretch: a boundary, and two stretches to cut next.
+            Some(first) if stretch.high.as_ref().is_none_or(|high| &first < high) => {
+                stretches.push_back(Stretch {
+                    low: std::mem::replace(&mut stretch.low, first.clone()),
+                    high: Some(first.clone()),
+                    misses: 0,
+                });
+                stretches.push_back(stretch);
+                boundaries.push(guess);
+            }
+            // Nothing between the guess and the stretch's top: aim lower next time.
+            _ => {
+                stretch.high = Some(guess);
+                stretch.misses += 1;
+                if stretch.misses < MAX_MISSES {
+                    stretches.push_front(stretch);
+                }
+            }
+        }
+    }
+    boundaries.sort();
+    Ok(boundaries)
 }
 
 /// Objects and common prefixes of one page, merged into key order.
@@ -595,6 +811,34 @@ mod tests {
             ceiling = Some(guess);
             steps += 1;
             assert!(steps < 8, "no convergence: {ceiling:?}");
+        }
+    }
+
+    #[test]
+    fn key_bounds_must_be_under_the_prefix_and_in_order() {
+        let bounds = |after: Option<&str>, until: Option<&str>| KeyBounds {
+            after: after.map(str::to_owned),
+            until_after: until.map(str::to_owned),
+        };
+        for fine in [
+            bounds(None, None),
+            bounds(Some("p/a"), None),
+            bounds(None, Some("p/a")),
+            bounds(Some("p/a"), Some("p/b")),
+        ] {
+            assert!(fine.check("b", "p/").is_ok(), "{fine:?}");
+        }
+        let outside = bounds(Some("q/a"), None).check("b", "p/").unwrap_err();
+        assert!(
+            outside.to_string().contains("not under s3://b/p/"),
+            "{outside}"
+        );
+        for reversed in [
+            bounds(Some("p/b"), Some("p/a")),
+            bounds(Some("p/a"), Some("p/a")),
+        ] {
+            let error = reversed.check("b", "p/").unwrap_err();
+            assert!(error.to_string().contains("empty or reversed"), "{error}");
         }
     }
 

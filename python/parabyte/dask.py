@@ -1,0 +1,549 @@
+"""One copy job spread over a Dask cluster, each worker running the same engine.
+
+    import distributed, parabyte.dask
+    client = distributed.Client("tcp://scheduler:8786")
+    summary = parabyte.dask.copy("s3://bucket/dataset/", "/shared/data", client=client)
+
+The driver (this process) cuts the job into tasks and Dask runs them on its workers; each
+task is one ordinary parabyte download in the worker's process (GIL released, known sizes
+and ETags, no probe), with the same options as a local run:
+
+- **Items tasks.** A prefix of up to `driver_keys` keys, a single object or a list of items
+  is listed (or taken) by the driver and packed into tasks by bytes, in listing order: a task
+  takes objects until it holds `task_bytes` or `task_objects`, and an object of `task_bytes`
+  or more gets a task of its own, whose parallel ranges keep the worker's network busy.
+  Larger tasks are submitted first, so a big object never starts last.
+- **Key-range tasks.** A larger prefix is not listed by the driver past those keys: the rest
+  of its key space is cut into `ranges` ranges with a few one-key requests
+  (`Client.split_key_space`), and each task lists and downloads its own range, so a
+  billion-key bucket is never held or listed in one place.
+
+Tasks partition the keys, so two tasks never write the same path. A worker killed mid-task
+is Dask's to retry (its `allowed-failures`); the rerun skips the files the first attempt
+finished (their marks) and resumes its partial ones (their journals), so every object
+arrives once under its final name. A task that fails for good is reported in the summary,
+one failure per object it held (or one for its key range).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    import distributed
+except ImportError as error:  # the extra is optional; say how to get it
+    raise ImportError(
+        "parabyte.dask needs Dask's distributed scheduler: pip install 'parabyte[dask]'"
+    ) from error
+
+from . import Client, ItemLike, _client
+from ._native import Failure, Item, ObjectInfo, Requests, Summary, Verified
+from .exceptions import Error, InvalidInputError, NetworkError
+
+__all__ = ["ClusterProgress", "ClusterSummary", "KeyRange", "WorkerShare", "copy"]
+
+TASK_BYTES = 1 << 30
+"""Default bytes per items task: big enough that a task's fixed cost (about 10 ms on the
+scheduler and worker) is noise, small enough that a rerun after a lost worker is cheap."""
+TASK_OBJECTS = 1_000
+"""Default cap on objects per items task, for prefixes of many small objects: a task of
+1000 small objects takes a worker about a second, so its fixed cost stays in the noise."""
+DRIVER_KEYS = 100_000
+"""Default number of keys the driver lists itself before splitting the rest into ranges."""
+RANGES_PER_WORKER = 8
+"""Default key ranges per worker: enough that fast workers take over slow ranges."""
+PROGRESS_INTERVAL_S = 0.5
+"""How often a running task reports its progress to the driver, at most."""
+CONNECT_TIMEOUT_S = 10.0
+"""How long to try to reach a scheduler given by address."""
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """One range of a prefix's key space (see `Client.split_key_space`): the keys listed
+    after `after` up to the first key listed after `until_after` (`None`: from the first
+    key, to the end)."""
+
+    prefix: str
+    after: str | None
+    until_after: str | None
+
+    def __str__(self) -> str:
+        start = "from the first" if self.after is None else f"after {self.after!r}"
+        end = "the end" if self.until_after is None else f"the first key after {self.until_after!r}"
+        return f"{self.prefix} (keys {start} up to {end})"
+
+
+@dataclass(frozen=True)
+class _ItemsTask:
+    items: list[Item]
+    bytes: int
+
+
+_Task = _ItemsTask | KeyRange
+
+
+@dataclass(frozen=True)
+class _TaskResult:
+    worker: str
+    summary: Summary
+    cpu_seconds: float
+
+
+def _took(task: _Task) -> list[str | KeyRange]:
+    """What a task covered, as `WorkerShare.took` lists it."""
+    if isinstance(task, KeyRange):
+        return [task]
+    return [item.source for item in task.items]
+
+
+@dataclass
+class WorkerShare:
+    """What one worker did: its tasks, their totals, and which objects (or key ranges) it
+    took, which for node-local destinations says where each file is."""
+
+    tasks: int = 0
+    objects: int = 0
+    skipped: int = 0
+    failed: int = 0
+    bytes: int = 0
+    cpu_seconds: float = 0.0
+    """CPU time of its tasks' process while they ran (a worker thread per task counts the
+    whole process, so run workers with one thread for exact figures)."""
+    took: list[str | KeyRange] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClusterSummary:
+    """The job's `Summary` (totals over every task, `elapsed` the driver's wall time) and
+    what each worker did. Reads like a `Summary`: `objects`, `bytes`, `failures`, `ok`,
+    `raise_for_failures()` ... come from `summary`."""
+
+    summary: Summary
+    workers: dict[str, WorkerShare]
+    tasks: int
+
+    def __getattr__(self, name: str) -> Any:
+        # Only the summary's own fields: dunder lookups (pickle, copy) and a half-built
+        # instance must not recurse into here.
+        summary = self.__dict__.get("summary")
+        if name.startswith("__") or summary is None:
+            raise AttributeError(name)
+        return getattr(summary, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's fields, then `tasks` and `workers` (key ranges as text)."""
+        shares = {
+            address: {
+                "tasks": share.tasks,
+                "objects": share.objects,
+                "skipped": share.skipped,
+                "failed": share.failed,
+                "bytes": share.bytes,
+                "cpu_seconds": share.cpu_seconds,
+                "took": [str(part) for part in share.took],
+            }
+            for address, share in self.workers.items()
+        }
+        return {**self.summary.to_dict(), "tasks": self.tasks, "workers": shares}
+
+
+@dataclass(frozen=True)
+class ClusterProgress:
+    """How far the job has come, as passed to `copy(progress=...)`. Totals grow while
+    key-range tasks list."""
+
+    objects_done: int
+    objects_failed: int
+    objects_total: int
+    bytes_done: int
+    bytes_total: int
+    tasks_done: int
+    tasks_total: int
+
+
+ProgressCallback = Callable[[ClusterProgress], object]
+
+
+def copy(
+    source: str | Iterable[ItemLike],
+    destination: str | None,
+    client: distributed.Client | str | None = None,
+    *,
+    recursive: bool = False,
+    progress: ProgressCallback | None = None,
+    task_bytes: int = TASK_BYTES,
+    task_objects: int = TASK_OBJECTS,
+    driver_keys: int = DRIVER_KEYS,
+    ranges: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    **options: Any,
+) -> ClusterSummary:
+    """Copy `source` into `destination` on the workers of a Dask cluster.
+
+    `source` is what `parabyte.download` takes (an `s3://` object or prefix, an `http(s)://`
+    URL) or what `download_many` takes (items, `ObjectInfo` entries, URLs). `destination`
+    is a directory as each worker sees it: a shared file system, or each node's own disk
+    (then `summary.workers[...].took` says which objects went where); `None` keeps nothing.
+    `client` is a `distributed.Client`, a scheduler address, or `None` for the current
+    client. `options` are `parabyte.Client` keywords, used by every task.
+
+    `task_bytes` and `task_objects` size the items tasks; a prefix with more than
+    `driver_keys` keys has the rest of its key space split into `ranges` key-range tasks
+    (default: 8 per worker). `progress` is called on this thread, about twice a second.
+    `connect_timeout` bounds the wait for a scheduler given by address.
+    """
+    for name, value in (
+        ("task_bytes", task_bytes),
+        ("task_objects", task_objects),
+        ("driver_keys", driver_keys),
+    ):
+        if value < 1:
+            raise InvalidInputError(f"{name} must be at least 1")
+    if ranges is not None and ranges < 1:
+        raise InvalidInputError("ranges must be at least 1")
+    dask_client = _dask_client(client, connect_timeout)
+    try:
+        started = time.monotonic()
+        local = _client(options)  # the driver lists and splits with the same options
+        workers = max(1, len(dask_client.scheduler_info().get("workers", {})))
+        # Tasks go to the cluster as the driver lists: downloads start with the first task.
+        tasks = _plan(
+            local,
+            source,
+            recursive=recursive,
+            task_bytes=task_bytes,
+            task_objects=task_objects,
+            driver_keys=driver_keys,
+            ranges=ranges or RANGES_PER_WORKER * workers,
+        )
+        return _run(dask_client, tasks, destination, options, progress, started)
+    finally:
+        if isinstance(client, str):  # connected here: disconnect here
+            dask_client.close()
+
+
+def _dask_client(client: distributed.Client | str | None, timeout: float) -> distributed.Client:
+    """The client to submit through; an address is connected to, with a clear error."""
+    if isinstance(client, distributed.Client):
+        return client
+    if client is None:
+        try:
+            return distributed.get_client()
+        except ValueError as error:
+            raise InvalidInputError(
+                "no Dask client: pass client=distributed.Client('tcp://HOST:PORT') or a "
+                "scheduler address, or create a client first"
+            ) from error
+    try:
+        return distributed.Client(client, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as error:
+        raise NetworkError(
+            f"cannot reach the Dask scheduler at {client} within {timeout:g} s "
+            f"({error}); check the address (tcp://HOST:PORT) and that the scheduler runs"
+        ) from error
+
+
+def _plan(
+    local: Client,
+    source: str | Iterable[ItemLike],
+    *,
+    recursive: bool,
+    task_bytes: int,
+    task_objects: int,
+    driver_keys: int,
+    ranges: int,
+) -> Iterator[_Task]:
+    """The job's tasks: items packed by bytes, then key ranges for what the driver did not
+    list."""
+    if not isinstance(source, str):
+        yield from _pack(_items(source), task_bytes, task_objects)
+        return
+    if not (source.startswith("s3://") and (recursive or source.endswith("/"))):
+        if recursive:
+            raise InvalidInputError(f"a recursive copy needs an s3:// prefix; {source} is one file")
+        # One object: one task; it lands where `download_many` puts it (its key's path).
+        yield _ItemsTask([Item(source)], 0)
+        return
+    prefix = source if source.endswith("/") or source == _bucket_root(source) else source + "/"
+    below = len(prefix) - len(_bucket_root(prefix))  # keys land relative to the prefix
+    listed = local.list(prefix)
+    last_key: list[str] = []
+
+    def first_keys() -> Iterator[tuple[Item, int]]:
+        for count, (item, size) in enumerate(_items(listed)):
+            last_key[:] = [item.source]
+            key = item.source[len(_bucket_root(prefix)) :]
+            yield Item(item.source, key[below:], size=item.size, etag=item.etag), size
+            if count + 1 >= driver_keys:
+                return
+
+    yield from _pack(first_keys(), task_bytes, task_objects)
+    try:
+        more = next(listed, None) is not None
+    except Error:
+        more = True  # the range tasks list it again and report what breaks
+    if not more:
+        return
+    after = last_key[0][len(_bucket_root(prefix)) :] if last_key else None
+    boundaries = [b for b in local.split_key_space(prefix, ranges) if after is None or b > after]
+    lows = [after, *boundaries]
+    highs = [*boundaries, None]
+    yield from (KeyRange(prefix, low, high) for low, high in zip(lows, highs, strict=True))
+
+
+def _bucket_root(url: str) -> str:
+    bucket = url.removeprefix("s3://").split("/", 1)[0]
+    return f"s3://{bucket}/"
+
+
+def _items(source: Iterable[ItemLike]) -> Iterator[tuple[Item, int]]:
+    """Each item with its size (0 when unknown); destinations as `download_many` gives them."""
+    for entry in source:
+        if isinstance(entry, ObjectInfo):
+            if entry.is_prefix or (entry.key.endswith("/") and entry.size == 0):
+                continue  # a "folder": nothing to write, as in a local prefix copy
+            yield Item(entry.url, None, size=entry.size, etag=entry.etag), entry.size
+        elif isinstance(entry, Item):
+            yield entry, entry.size or 0
+        else:
+            yield Item(entry), 0
+
+
+def _pack(
+    items: Iterable[tuple[Item, int]], task_bytes: int, task_objects: int
+) -> Iterator[_ItemsTask]:
+    """Items into tasks, in order: each task up to `task_bytes` and `task_objects`; an item
+    of `task_bytes` or more alone."""
+    held: list[Item] = []
+    held_bytes = 0
+    for item, size in items:
+        if size >= task_bytes:
+            yield _ItemsTask([item], size)
+            continue
+        if held and (held_bytes + size > task_bytes or len(held) >= task_objects):
+            yield _ItemsTask(held, held_bytes)
+            held, held_bytes = [], 0
+        held.append(item)
+        held_bytes += size
+    if held:
+        yield _ItemsTask(held, held_bytes)
+
+
+def _run_task(
+    task: _Task, destination: str | None, options: dict[str, Any], topic: str, name: str
+) -> _TaskResult:
+    """One task, in a worker's process: one parabyte download with the job's options."""
+    worker = distributed.get_worker()
+    client = _client(options)
+    reported = [0.0]
+
+    def report(now: Any) -> None:
+        moment = time.monotonic()
+        if moment - reported[0] < PROGRESS_INTERVAL_S:
+            return
+        reported[0] = moment
+        figures = [
+            now.objects_done,
+            now.objects_failed,
+            now.objects_total,
+            now.bytes_done,
+            now.bytes_total,
+        ]
+        worker.log_event(topic, {"task": name, "figures": figures})
+
+    cpu = time.process_time()
+    if isinstance(task, KeyRange):
+        summary = client.download(
+            task.prefix,
+            destination,
+            progress=report,
+            after=task.after,
+            until_after=task.until_after,
+        )
+    else:
+        summary = client.download_many(task.items, destination, progress=report)
+    return _TaskResult(worker.address, summary, time.process_time() - cpu)
+
+
+class _Progress:
+    """The figures running tasks last reported, and those of finished tasks."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: dict[str, list[int]] = {}
+        self.finished = [0, 0, 0, 0, 0]
+        self.tasks_done = 0
+        self.tasks_total = 0
+        # Known before a task runs: its items' count and bytes.
+        self.planned_objects = 0
+        self.planned_bytes = 0
+
+    def submitted(self, task: _Task) -> None:
+        with self.lock:
+            self.tasks_total += 1
+            if isinstance(task, _ItemsTask):
+                self.planned_objects += len(task.items)
+                self.planned_bytes += task.bytes
+
+    def on_event(self, event: tuple[float, dict[str, Any]]) -> None:
+        _, message = event
+        with self.lock:
+            self.running[message["task"]] = message["figures"]
+
+    def task_done(self, name: str, summary: Summary | None) -> None:
+        with self.lock:
+            self.running.pop(name, None)
+            self.tasks_done += 1
+            if summary is not None:
+                done = summary.objects + summary.skipped
+                figures = [done, summary.failed, done + summary.failed, summary.bytes, 0]
+                self.finished = [a + b for a, b in zip(self.finished, figures, strict=True)]
+
+    def snapshot(self) -> ClusterProgress:
+        with self.lock:
+            sums = list(self.finished)
+            for figures in self.running.values():
+                sums = [a + b for a, b in zip(sums, figures, strict=True)]
+            return ClusterProgress(
+                objects_done=sums[0],
+                objects_failed=sums[1],
+                objects_total=max(sums[2], self.planned_objects),
+                bytes_done=sums[3],
+                bytes_total=max(sums[4], self.planned_bytes),
+                tasks_done=self.tasks_done,
+                tasks_total=self.tasks_total,
+            )
+
+
+def _run(
+    dask_client: distributed.Client,
+    tasks: Iterable[_Task],
+    destination: str | None,
+    options: dict[str, Any],
+    progress: ProgressCallback | None,
+    started: float,
+) -> ClusterSummary:
+    """Submit the tasks as they are planned (among those waiting, bigger ones first),
+    follow them, and sum up."""
+    job = uuid.uuid4().hex[:12]
+    topic = f"parabyte-progress-{job}"
+    tally = _Progress()
+    if progress is not None:
+        dask_client.subscribe_topic(topic, tally.on_event)
+    names = {}
+    futures = []
+    results: list[tuple[_TaskResult, _Task]] = []
+    failures: list[Failure] = []
+    finished: queue.SimpleQueue[distributed.Future] = queue.SimpleQueue()
+    try:
+        for index, task in enumerate(tasks):
+            # The task stream shows them as "parabyte-copy".
+            name = f"parabyte-copy-{job}-{index}"
+            weight = task.bytes if isinstance(task, _ItemsTask) else 0
+            future = dask_client.submit(
+                _run_task, task, destination, options, topic, name, key=name, priority=weight
+            )
+            names[future.key] = (name, task)
+            futures.append(future)
+            tally.submitted(task)
+            future.add_done_callback(finished.put)
+        for _ in futures:
+            future = _next_finished(finished, progress, tally)
+            name, task = names[future.key]
+            outcome = _outcome(future, task)
+            if isinstance(outcome, _TaskResult):
+                results.append((outcome, task))
+                tally.task_done(name, outcome.summary)
+            else:
+                failures.extend(outcome)
+                tally.task_done(name, None)
+            if progress is not None:
+                progress(tally.snapshot())
+    finally:
+        for future in futures:
+            future.cancel()
+        if progress is not None:
+            dask_client.unsubscribe_topic(topic)
+    return _sum_up(results, failures, len(futures), time.monotonic() - started)
+
+
+def _next_finished(
+    finished: queue.SimpleQueue[distributed.Future],
+    progress: ProgressCallback | None,
+    tally: _Progress,
+) -> distributed.Future:
+    """The next task to finish, telling `progress` how the running ones go meanwhile."""
+    while True:
+        try:
+            return finished.get(timeout=PROGRESS_INTERVAL_S)
+        except queue.Empty:
+            if progress is not None:
+                progress(tally.snapshot())
+
+
+def _outcome(future: distributed.Future, task: _Task) -> _TaskResult | list[Failure]:
+    """A finished task's result; a task that failed for good becomes a failure per object it
+    held. A parabyte error that stops a whole run (bad credentials, no such bucket) stops
+    the job, as it would a local run."""
+    try:
+        return future.result()
+    except Error:
+        raise
+    except Exception as error:  # noqa: BLE001 - any cluster failure is reported by name
+        message = f"the task failed on the cluster: {type(error).__name__}: {error}"
+        exception = Error(message)
+        if isinstance(task, KeyRange):
+            return [Failure(str(task), message, exception)]
+        return [Failure(item.source, message, exception) for item in task.items]
+
+
+def _sum_up(
+    results: list[tuple[_TaskResult, _Task]], failures: list[Failure], tasks: int, elapsed: float
+) -> ClusterSummary:
+    workers: dict[str, WorkerShare] = {}
+    for result, task in results:
+        share = workers.setdefault(result.worker, WorkerShare())
+        summary = result.summary
+        share.took.extend(_took(task))
+        share.tasks += 1
+        share.objects += summary.objects
+        share.skipped += summary.skipped
+        share.failed += summary.failed
+        share.bytes += summary.bytes
+        share.cpu_seconds += result.cpu_seconds
+        failures.extend(summary.failures)
+    summaries = [result.summary for result, _ in results]
+
+    def total(name: str) -> int:
+        return sum(getattr(summary, name) for summary in summaries)
+
+    total_bytes = total("bytes")
+    summary = Summary(
+        objects=total("objects"),
+        failed=len(failures),
+        skipped=total("skipped"),
+        bytes=total_bytes,
+        elapsed=elapsed,
+        first_object_seconds=None,
+        bytes_per_second=total_bytes / elapsed if elapsed > 0 else 0.0,
+        requests=Requests(
+            get=sum(s.requests.get for s in summaries),
+            list=sum(s.requests.list for s in summaries),
+        ),
+        connections=total("connections"),
+        retries=total("retries"),
+        verified=Verified(
+            checksum=sum(s.verified.checksum for s in summaries),
+            md5=sum(s.verified.md5 for s in summaries),
+            size_only=sum(s.verified.size_only for s in summaries),
+        ),
+        failures=failures,
+    )
+    return ClusterSummary(summary, workers, tasks)

@@ -1,0 +1,328 @@
+"""`parabyte.dask` on a real `distributed.LocalCluster` (two worker processes, loopback only)
+against the session's versitygw: a prefix arrives complete and byte-identical, key ranges
+list exactly what the whole prefix lists, a worker killed mid-task (SIGKILL) still leaves
+every object once under its final name and no temporary file, and a scheduler that cannot
+be reached is a clear error, from Python and from the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+psutil = pytest.importorskip("psutil")  # comes with distributed
+
+import parabyte
+import parabyte.dask
+from conftest import Store, files_in
+
+# Small tasks, so a small bucket still makes several of each kind.
+TASK_BYTES = 16 << 10
+EVENT_TIMEOUT_S = 60
+
+
+@pytest.fixture(scope="module")
+def cluster(store: Store):
+    # Depends on the store: its AWS environment is set before the workers start.
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as client,
+    ):
+        yield client
+
+
+def test_a_prefix_of_small_and_large_objects_arrives_whole(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    seen: list[parabyte.dask.ClusterProgress] = []
+    summary = parabyte.dask.copy(
+        store.url(""),
+        str(tmp_path),
+        cluster,
+        task_bytes=TASK_BYTES,
+        progress=seen.append,
+        part_size="1MiB",
+        **store.client_options(),
+    )
+    keys = store.keys("")
+    assert files_in(tmp_path) == keys
+    for key in keys:
+        assert (tmp_path / key).read_bytes() == store.stored(key), key
+    assert summary.ok and summary.objects == len(keys) and summary.failed == 0
+    assert summary.bytes == sum(len(store.stored(key)) for key in keys)
+    # Packed by bytes: 1 KiB objects sixteen to a task, the 8 MiB object alone.
+    large = store.url("large/big.bin")
+    assert summary.tasks == 1 + -(-(len(keys) - 1) // 16)
+    took = [part for share in summary.workers.values() for part in share.took]
+    assert sorted(took) == sorted(store.url(key) for key in keys)
+    assert sum(share.tasks for share in summary.workers.values()) == summary.tasks
+    assert sum(share.objects for share in summary.workers.values()) == len(keys)
+    assert large in took
+    assert seen and seen[-1].tasks_done == summary.tasks
+    assert seen[-1].objects_done == len(keys)
+    assert summary.requests.get >= len(keys)
+
+
+def test_key_ranges_list_what_the_whole_prefix_lists(store: Store):
+    # Pages of 10 keys: the 120 small objects need a split, and each range spans pages.
+    client = parabyte.Client(list_page_size=10, **store.client_options())
+    prefix = store.url("small/")
+    whole = [entry.key for entry in client.list(prefix)]
+    boundaries = client.split_key_space(prefix, 4)
+    assert 1 <= len(boundaries) <= 3
+    assert boundaries == sorted(set(boundaries))
+    lows, highs = [None, *boundaries], [*boundaries, None]
+    ranges = [
+        [entry.key for entry in client.list(prefix, after=low, until_after=high)]
+        for low, high in zip(lows, highs, strict=True)
+    ]
+    assert all(ranges), "each range held keys when it was found"
+    assert [key for part in ranges for key in part] == whole
+    # A prefix that fits in one page is not split.
+    assert parabyte.Client(**store.client_options()).split_key_space(prefix, 4) == []
+    with pytest.raises(parabyte.InvalidInputError, match="not under"):
+        next(client.list(prefix, after="elsewhere/x"))
+
+
+def test_a_prefix_too_large_for_the_driver_is_listed_by_its_tasks(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    summary = parabyte.dask.copy(
+        store.url("small/"),
+        str(tmp_path),
+        cluster,
+        driver_keys=15,
+        ranges=4,
+        list_page_size=10,
+        **store.client_options(),
+    )
+    keys = store.keys("small/")
+    assert files_in(tmp_path) == [key.removeprefix("small/") for key in keys]
+    for key in keys:
+        assert (tmp_path / key.removeprefix("small/")).read_bytes() == store.stored(key)
+    # Ranges that overlapped would have found each other's files (skipped) or locks (failed).
+    assert summary.ok and (summary.objects, summary.skipped) == (len(keys), 0)
+    took = [part for share in summary.workers.values() for part in share.took]
+    key_ranges = [part for part in took if isinstance(part, parabyte.dask.KeyRange)]
+    # The first 15 keys went as items; the rest of the key space in ranges the tasks listed.
+    assert len(took) - len(key_ranges) == 15
+    assert len(key_ranges) >= 2
+    # The ranges chain from the driver's last key to the end of the key space.
+    lows = sorted(part.after for part in key_ranges)
+    highs = sorted(part.until_after for part in key_ranges if part.until_after is not None)
+    assert lows[0] == keys[14] and lows[1:] == highs
+
+
+class _GatedObject:
+    """A web server holding one object, honest about ranges and ETags, that stops its first
+    answer half way until released: a download caught mid-task, on an event."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.reached = threading.Event()
+        self.released = threading.Event()
+        self.peer_port: int | None = None
+        self.requests_after_release = 0
+        gate = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                start, end = self.headers["Range"].removeprefix("bytes=").split("-")
+                first, last = int(start), min(int(end), len(gate.body) - 1)
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {first}-{last}/{len(gate.body)}")
+                self.send_header("Content-Length", str(last - first + 1))
+                self.send_header("ETag", '"gated-v1"')
+                self.end_headers()
+                piece = gate.body[first : last + 1]
+                if gate.released.is_set():
+                    gate.requests_after_release += 1
+                elif not gate.reached.is_set():
+                    gate.peer_port = self.client_address[1]
+                    self.wfile.write(piece[: len(piece) // 2])
+                    self.wfile.flush()
+                    gate.reached.set()
+                    gate.released.wait(EVENT_TIMEOUT_S)
+                    return  # the reader was killed; the connection just closes
+                self.wfile.write(piece)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/big.bin"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+
+
+def _worker_holding(cluster: distributed.Client, port: int) -> int:
+    """The pid of the worker process whose connection has local port `port`."""
+    for pid in cluster.run(os.getpid).values():
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+        if any(connection.laddr.port == port for connection in connections):
+            return pid
+    raise AssertionError(f"no worker holds the connection from port {port}")
+
+
+def _copy_killing_the_gated_worker(
+    cluster: distributed.Client, store: Store, destination: Path, body: bytes
+) -> tuple[parabyte.dask.ClusterSummary, _GatedObject, list[parabyte.ObjectInfo]]:
+    """Copy small/ and a gated web object; SIGKILL the worker once the gated download is
+    held mid-body, then let the server go on."""
+    gate = _GatedObject(body)
+    small = [entry for entry in parabyte.list(store.url("small/")) if not entry.is_prefix]
+    big = parabyte.Item(gate.url, "gated/big.bin", size=len(body), etag='"gated-v1"')
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            job = pool.submit(
+                parabyte.dask.copy,
+                [*small, big],
+                str(destination),
+                cluster,
+                task_bytes=TASK_BYTES,
+                part_size="1MiB",
+                **store.client_options(),
+            )
+            assert gate.reached.wait(EVENT_TIMEOUT_S), "the big object was never asked for"
+            assert gate.peer_port is not None
+            os.kill(_worker_holding(cluster, gate.peer_port), signal.SIGKILL)
+            gate.released.set()
+            return job.result(timeout=120), gate, small
+    finally:
+        gate.close()
+
+
+def test_a_worker_killed_mid_task_leaves_every_object_once(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    body = os.urandom(4 << 20)
+    summary, gate, small = _copy_killing_the_gated_worker(cluster, store, tmp_path, body)
+    assert summary.ok, summary.failures
+    assert (tmp_path / "gated/big.bin").read_bytes() == body
+    expected = sorted(["gated/big.bin", *(entry.key for entry in small)])
+    # Every object once under its final name, and no temporary file anywhere.
+    assert files_in(tmp_path) == expected
+    for entry in small:
+        assert (tmp_path / entry.key).read_bytes() == store.stored(entry.key)
+    # The rerun went back to the server; a task whose worker died is counted once.
+    assert gate.requests_after_release >= 1
+    assert summary.objects + summary.skipped == len(expected)
+
+
+def test_a_task_that_fails_for_good_names_its_objects(store: Store, tmp_path: Path):
+    # No second chance: a task whose worker dies fails for good.
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
+        ) as local,
+        distributed.Client(local, set_as_default=False) as cluster,
+    ):
+        body = os.urandom(4 << 20)
+        summary, gate, small = _copy_killing_the_gated_worker(cluster, store, tmp_path, body)
+    failed = {failure.source for failure in summary.failures}
+    assert gate.url in failed
+    assert all("KilledWorker" in failure.error for failure in summary.failures)
+    assert summary.failed == len(failed) == len(summary.failures)
+    # Every other object arrived, and each one is either in place or named as failed.
+    arrived = set(files_in(tmp_path))
+    assert "gated/big.bin" not in arrived
+    for entry in small:
+        assert (entry.key in arrived) != (entry.url in failed), entry.key
+    assert summary.objects + summary.skipped + summary.failed == len(small) + 1
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(store: Store, tmp_path: Path):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    with pytest.raises(parabyte.NetworkError, match="cannot reach the Dask scheduler at"):
+        parabyte.dask.copy(store.url("small/"), str(tmp_path), address, connect_timeout=1)
+    assert files_in(tmp_path) == []
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "parabyte", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_command_line_runs_on_the_cluster(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    scheduler = cluster.scheduler_info()["address"]
+    keys = store.keys("small/")
+    flags = ["--endpoint-url", store.endpoint, "--region", store.region]
+    done = _cli("cp", "--dask-scheduler", scheduler, *flags, store.url("small/"), str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert files_in(tmp_path) == [key.removeprefix("small/") for key in keys]
+    assert f"{len(keys)} objects" in done.stderr
+    # The environment variable does the same; a second run finds everything in place.
+    again = _cli(
+        "cp",
+        "--json",
+        *flags,
+        store.url("small/"),
+        str(tmp_path),
+        env={"PARABYTE_DASK_SCHEDULER": scheduler},
+    )
+    assert again.returncode == 0, again.stderr
+    figures = json.loads(again.stdout)
+    assert (figures["objects"], figures["skipped"]) == (0, len(keys))
+    assert sum(share["tasks"] for share in figures["workers"].values()) == figures["tasks"]
+
+
+def test_the_command_line_names_an_unreachable_scheduler(store: Store, tmp_path: Path):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    done = _cli(
+        "cp", "--dask-scheduler", address, "--timeout", "1", store.url("small/"), str(tmp_path)
+    )
+    assert done.returncode == 2
+    assert f"cannot reach the Dask scheduler at {address}" in done.stderr
+
+
+def test_options_a_cluster_cannot_honour_yet_are_refused(store: Store, tmp_path: Path):
+    # Never silently dropped: a filter ignored on the cluster would copy what was excluded.
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    for extra, named in [
+        (["--exclude", "*.bin", store.url("small/")], "--exclude/--include"),
+        (["--dryrun", store.url("small/")], "--dryrun"),
+        ([store.url("small/*.bin")], "a wildcard source"),
+    ]:
+        done = _cli("cp", "--dask-scheduler", address, *extra, str(tmp_path))
+        assert done.returncode == 2, done.stderr
+        assert f"{named} cannot be combined with --dask-scheduler" in done.stderr
+    assert files_in(tmp_path) == []
