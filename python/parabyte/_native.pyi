@@ -238,11 +238,13 @@ class Progress:
 
 class Requests:
     """Requests sent, by kind: redirect hops and retries included, never a request that got
-    no connection. Downloads send no other kinds (no HEAD, no PUT)."""
+    no connection. `head` counts the HEADs for the store's checksum of objects that take
+    more than one GET. Downloads send no other kinds (no PUT)."""
 
     get: int
     list: int
-    def __init__(self, get: int = 0, list: int = 0) -> None: ...
+    head: int
+    def __init__(self, get: int = 0, list: int = 0, head: int = 0) -> None: ...
     def to_dict(self) -> dict[str, int]: ...
 
 class Verified:

@@ -234,9 +234,10 @@ fn print_summary(summary: &Summary, only_failures: bool) {
     let requests = summary.requests;
     let _ = writeln!(
         err,
-        "requests: {} GET, {} LIST; {} connection(s) opened; {} retr{}",
+        "requests: {} GET, {} LIST, {} HEAD; {} connection(s) opened; {} retr{}",
         requests.get,
         requests.list,
+        requests.head,
         summary.connections,
         summary.retries,
         if summary.retries == 1 { "y" } else { "ies" },

@@ -285,7 +285,7 @@ fn the_human_summary_names_requests_by_kind() {
     let text = stderr(&output);
     assert!(text.contains("1 object(s), 100 B"), "{text}");
     assert!(
-        text.contains("requests: 1 GET, 0 LIST; 1 connection(s) opened; 0 retries"),
+        text.contains("requests: 1 GET, 0 LIST, 0 HEAD; 1 connection(s) opened; 0 retries"),
         "{text}"
     );
     assert!(

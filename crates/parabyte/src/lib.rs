@@ -53,7 +53,7 @@ pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};
 pub use plan::{CopyRequest, Destination, Source};
-pub use report::{Failure, Reporter, Silent, Summary, Verified};
+pub use report::{CheckedBy, Failure, Reporter, Silent, Summary, Verified};
 pub use retry::RetryPolicy;
 pub use source::s3::listing::Listed;
 pub use source::s3::ObjectEntry;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use crate::checksum::Verified;
+pub use crate::checksum::{CheckedBy, Verified};
 use crate::counters::{RequestCounts, Snapshot};
 use crate::error::Error;
 
@@ -21,6 +21,8 @@ pub trait Reporter: Send + Sync {
     fn bytes_skipped(&self, _bytes: u64) {}
     /// An object finished, well or badly.
     fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {}
+    /// An object got its final name, its content checked so (`source` as in [`Failure`]).
+    fn object_verified(&self, _source: &str, _checked_by: CheckedBy) {}
 }
 
 /// A reporter that ignores everything.

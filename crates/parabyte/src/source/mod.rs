@@ -14,7 +14,7 @@ use futures::{Stream, TryStreamExt};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE};
 use reqwest::StatusCode;
 
-use crate::checksum::FullChecksum;
+use crate::checksum::{FullChecksum, StoreChecksum};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -52,6 +52,17 @@ pub(crate) struct Fetched {
     pub body: Body,
 }
 
+/// What a HEAD said about one version of an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Described {
+    /// The checksum the store keeps for the object, whole or composite.
+    pub checksum: Option<StoreChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
+    /// For a HEAD of one upload part: where that part lies in the object.
+    pub part: Option<ByteRange>,
+}
+
 /// Something that serves byte ranges of objects.
 pub(crate) trait RangeSource: Send + Sync + 'static {
     /// How this source names an object.
@@ -65,6 +76,18 @@ pub(crate) trait RangeSource: Send + Sync + 'static {
         range: Option<ByteRange>,
         pinned: Option<&Validator>,
     ) -> impl Future<Output = Result<Fetched>> + Send;
+
+    /// HEAD `object` (or one part of a multipart upload, `part_number` from 1) pinned to
+    /// `pinned`, for the checksum a ranged GET never carries. `None` from sources that keep
+    /// no checksums, which is every one but S3.
+    fn describe(
+        &self,
+        _object: &Self::Object,
+        _pinned: &Validator,
+        _part_number: Option<u32>,
+    ) -> impl Future<Output = Result<Option<Described>>> + Send {
+        std::future::ready(Ok(None))
+    }
 }
 
 /// What a GET's status and headers say about the object, for the statuses that carry it:

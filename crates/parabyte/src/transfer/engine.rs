@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 
-use crate::checksum::{Check, Piece};
+use crate::checksum::{Check, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::resume;
@@ -22,9 +22,9 @@ use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::report::Reporter;
 use crate::retry::{with_retries, Retries};
-use crate::source::{Fetched, RangeSource, Shape};
-use crate::transfer::check::ContentCheck;
-use crate::transfer::parts::{check_part, plan_parts, Pinned, SINGLE_STREAM};
+use crate::source::{Described, Fetched, RangeSource, Shape};
+use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
+use crate::transfer::parts::{check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST, SINGLE_STREAM};
 use crate::transfer::throttle::{RequestLimit, Slot};
 use crate::validator::Validator;
 
@@ -82,6 +82,12 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
     /// Objects up to this size come in one request: [`SINGLE_STREAM`], smaller in tests.
     single_stream: u64,
+    /// Objects of a size known beforehand up to this come in one request: [`ONE_REQUEST`].
+    one_request: u64,
+    /// The largest part: [`MAX_PART`].
+    max_part: u64,
+    /// Where upload parts may end: [`UNKNOWN_PART_GRID`].
+    part_grid: u64,
 }
 
 impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
@@ -101,6 +107,18 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             counters,
             reporter,
             single_stream: SINGLE_STREAM,
+            one_request: ONE_REQUEST,
+            max_part: MAX_PART,
+            part_grid: UNKNOWN_PART_GRID,
+        }
+    }
+
+    fn part_sizes(&self) -> PartSizes {
+        PartSizes {
+            part_size: self.config.part_size,
+            ranges: self.config.ranges_per_object,
+            single_stream: self.single_stream,
+            max_part: self.max_part,
         }
     }
 
@@ -224,7 +242,8 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// Fetch an object of known size and version into its target, starting with the first
-    /// part's body when the probe brought it.
+    /// part's body when the probe brought it. An object that takes more than one GET gets
+    /// its checksum from a HEAD sent alongside its other parts.
     async fn fetch_known(
         &self,
         job: &Job,
@@ -234,7 +253,26 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     ) -> Result<Finished> {
         let stored = known.validator.as_ref().map(Validator::stored);
         let mut sink = Sink::open(&job.target, Some(known.size), stored).await?;
-        let check = ContentCheck::new(self.config.verify_content);
+        let parts = match known.size.checked_sub(1) {
+            None => Vec::new(),
+            Some(end) => self.plan(
+                ByteRange { start: 0, end },
+                first.as_ref().map(|first| first.range),
+                &sink,
+            ),
+        };
+        // Only a GET of the whole object carries its checksum.
+        let one_get = match (&first, parts.as_slice()) {
+            (Some(first), []) => first.range.end + 1 == known.size,
+            (None, [only]) => only.start == 0 && only.end + 1 == known.size,
+            _ => known.size == 0,
+        };
+        let head_for = known.validator.clone().filter(|_| !one_get);
+        let check = ContentCheck::new(
+            self.config.verify_content,
+            head_for.is_some(),
+            self.part_grid,
+        );
         let object = Object {
             source,
             sink: &sink,
@@ -242,37 +280,96 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             pinned: Pinned::new(known.validator),
             total: known.size,
         };
-        let fetched = match known.size.checked_sub(1) {
-            None => Ok(0),
-            Some(end) => {
-                let whole = ByteRange { start: 0, end };
-                match first {
-                    None => self.fetch_ranges(&object, whole).await,
-                    Some(FirstPart { range, response }) => {
-                        let rest = async {
-                            if range.end < end {
-                                let rest = ByteRange {
-                                    start: range.end + 1,
-                                    end,
-                                };
-                                self.fetch_ranges(&object, rest).await
-                            } else {
-                                Ok(0)
-                            }
-                        };
-                        let first = self.fetch_range(&object, range, Some(response));
-                        futures::future::try_join(first, rest)
-                            .await
-                            .map(|((), restored)| restored)
-                    }
+        let describe = async {
+            match &head_for {
+                Some(validator) if self.config.verify_content => {
+                    self.describe(&object, validator).await
                 }
+                _ => Ok(()),
             }
         };
+        let rest = self.fetch_ranges(&object, parts);
+        let first = async {
+            match first {
+                Some(FirstPart { range, response }) => {
+                    self.fetch_range(&object, range, Some(response)).await
+                }
+                None => Ok(()),
+            }
+        };
+        let fetched = futures::future::try_join3(first, rest, describe)
+            .await
+            .map(|((), restored, ())| restored);
         drop(object);
         let restored = keep_if_resumable(&mut sink, fetched)?;
         self.verify_and_commit(job, sink, &check, known.size)
             .await?;
         Ok(Finished::Downloaded(known.size - restored))
+    }
+
+    /// The parts of `whole` still to fetch after `first` (the probe's). A fresh object whose
+    /// size was known beforehand and is at most `one_request` is one request; otherwise a
+    /// first part of `part_size`, then parts grown to keep `ranges_per_object` connections
+    /// busy. The gaps an earlier run left are cut into parts of `part_size`.
+    fn plan(&self, whole: ByteRange, first: Option<ByteRange>, sink: &Sink) -> Vec<ByteRange> {
+        let sizes = self.part_sizes();
+        let restored = sink.restored();
+        if restored.bytes() > 0 {
+            let gaps = restored.gaps(whole);
+            return gaps.into_iter().flat_map(|gap| sizes.fixed(gap)).collect();
+        }
+        let rest = match first {
+            Some(first) if first.end >= whole.end => return Vec::new(),
+            Some(first) => ByteRange {
+                start: first.end + 1,
+                end: whole.end,
+            },
+            None if whole.end < self.one_request => return vec![whole],
+            None => {
+                let first = ByteRange {
+                    start: 0,
+                    end: whole.end.min(self.config.part_size.max(1) - 1),
+                };
+                if first.end == whole.end {
+                    return vec![whole];
+                }
+                let rest = ByteRange {
+                    start: first.end + 1,
+                    end: whole.end,
+                };
+                return std::iter::once(first).chain(sizes.grown(rest)).collect();
+            }
+        };
+        sizes.grown(rest)
+    }
+
+    /// HEAD the object for its checksum, pinned to its version, and hand the answer to the
+    /// content check; for a composite checksum, HEAD its first upload part too, to learn
+    /// where the parts end. A HEAD that fails (other than by a new version) leaves the
+    /// check to the ETag: the download does not depend on it.
+    async fn describe(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
+        let head = |part| {
+            with_retries(&self.config.retry, &self.counters, move || {
+                self.source.describe(object.source, validator, part)
+            })
+        };
+        let described = match head(None).await {
+            Ok(described) => described,
+            Err(error @ Error::Changed { .. }) => return Err(error),
+            Err(_) => None,
+        };
+        object.check.described(described.as_ref(), object.sink);
+        if !object.check.needs_part_size() {
+            return Ok(());
+        }
+        match head(Some(1)).await {
+            Ok(Some(Described {
+                part: Some(part), ..
+            })) => object.check.parts_of(part.end - part.start + 1),
+            Err(error @ Error::Changed { .. }) => return Err(error),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A 200 without a length: one stream, whose end gives the size. Nothing to resume
@@ -281,7 +378,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let validator = response.fetched.validator.clone();
         let stored = validator.as_ref().map(Validator::stored);
         let sink = Sink::open(&job.target, None, stored).await?;
-        let check = ContentCheck::new(self.config.verify_content);
+        let check = ContentCheck::new(self.config.verify_content, false, self.part_grid);
         let object = Object {
             source: &job.source,
             sink: &sink,
@@ -320,22 +417,18 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         sink.commit().await?;
         // Counted once the file has its name: an object that failed to arrive is not verified.
         self.counters.count_verified(method);
+        self.reporter
+            .object_verified(&job.source.to_string(), Method::checked_by(method));
         Ok(())
     }
 
-    /// Fetch `whole` as parts of `part_size`, up to `threads` at a time. Bytes an earlier
-    /// run wrote for this version are not fetched again; returns how many those were.
-    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<u64> {
-        let gaps = object.sink.restored().gaps(whole);
-        let missing: u64 = gaps.iter().map(|gap| gap.end + 1 - gap.start).sum();
-        let restored = whole.end + 1 - whole.start - missing;
+    /// Fetch `parts`, up to `ranges_per_object` at a time. Bytes an earlier run wrote for
+    /// this version are not fetched again; returns how many those were.
+    async fn fetch_ranges(&self, object: &Object<'_>, parts: Vec<ByteRange>) -> Result<u64> {
+        let restored = object.sink.restored().bytes();
         if restored > 0 {
             self.reporter.bytes_skipped(restored);
         }
-        let (part_size, single_stream) = (self.config.part_size, self.single_stream);
-        let parts = gaps
-            .into_iter()
-            .flat_map(move |gap| plan_parts(gap, part_size, single_stream));
         // After a failure no new part starts, but those in flight finish: their bytes are
         // paid for, and a later run resumes from them.
         let failure = Mutex::new(None);
@@ -570,8 +663,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let InFlight { fetched, _slot } = response;
         let check = object.check;
         check.observe(&fetched, object.sink);
-        let mut crc = check.crc().map(|crc| crc.digest());
-        let start = *next;
+        let mut crc = check.stream(*next);
         let mut body = fetched.body;
         let mut buffer = BytesMut::new();
         let mut failure = None;
@@ -592,9 +684,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                     ),
                 });
             }
-            if let Some(crc) = &mut crc {
-                crc.update(&chunk);
-            }
+            crc.update(&chunk);
             self.reporter.bytes_transferred(chunk.len() as u64);
             if buffer.len() + chunk.len() > buffer.capacity() {
                 // Write out rather than grow: a grown buffer doubles, and with it the
@@ -617,13 +707,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             }
         }
         write_out(object, &mut buffer, next).await?;
-        if let Some(crc) = crc {
-            check.add_piece(Piece {
-                start,
-                length: *next - start,
-                crc: crc.finalize(),
-            });
-        }
+        crc.finish();
         failure.map_or(Ok(()), Err)
     }
 }

@@ -16,14 +16,14 @@ use reqwest::header::{HeaderMap, ETAG};
 use reqwest::StatusCode;
 use tokio::sync::mpsc;
 
-use crate::checksum::{Crc, FullChecksum};
+use crate::checksum::{Crc, StoreChecksum};
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::{build_client, describe, send_following, transport_error};
-use crate::source::{body_of, shape_of, Fetched, RangeSource};
+use crate::source::{body_of, shape_of, Described, Fetched, RangeSource, Shape};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
@@ -112,10 +112,13 @@ impl S3Store {
         })
     }
 
-    /// Send a signed (or anonymous) bodiless GET and return the response, whatever its status.
-    /// A redirect to another origin is followed without the signature or session token.
-    async fn get(
+    /// Send a signed (or anonymous) bodiless GET or HEAD and return the response, whatever
+    /// its status. A redirect to another origin is followed without the signature or
+    /// session token.
+    #[allow(clippy::too_many_arguments)]
+    async fn send(
         &self,
+        method: reqwest::Method,
         kind: RequestKind,
         bucket: &str,
         key: &str,
@@ -124,7 +127,10 @@ impl S3Store {
         what: &str,
     ) -> Result<reqwest::Response> {
         let target = self.endpoint.target(bucket, key, query)?;
-        let mut request = self.http.get(&target.url).header("host", &target.host);
+        let mut request = self
+            .http
+            .request(method.clone(), &target.url)
+            .header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
         }
@@ -133,9 +139,13 @@ impl S3Store {
             let mut signed = Vec::with_capacity(extra_headers.len() + 1);
             signed.push(("host", target.host.as_str()));
             signed.extend_from_slice(extra_headers);
-            for (name, value) in
-                signer.sign(&credentials, SystemTime::now(), "GET", &target.url, &signed)?
-            {
+            for (name, value) in signer.sign(
+                &credentials,
+                SystemTime::now(),
+                method.as_str(),
+                &target.url,
+                &signed,
+            )? {
                 request = request.header(name, value);
             }
         }
@@ -161,7 +171,8 @@ impl S3Store {
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
-            .get(
+            .send(
+                reqwest::Method::GET,
                 RequestKind::List,
                 query.bucket,
                 "",
@@ -341,7 +352,8 @@ impl RangeSource for S3Store {
             headers.push((precondition.name, &precondition.value));
         }
         let response = self
-            .get(
+            .send(
+                reqwest::Method::GET,
                 RequestKind::Get,
                 &object.bucket,
                 &object.key,
@@ -358,11 +370,11 @@ impl RangeSource for S3Store {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|etag| Validator::ETag(etag.to_owned()));
-        let checksum = full_checksum(response.headers());
-        let content_md5 = validator
-            .as_ref()
-            .filter(|_| !encrypted_by_key(response.headers()))
-            .and_then(Validator::md5);
+        let checksum = match store_checksum(response.headers()) {
+            Some(StoreChecksum::Full(checksum)) => Some(checksum),
+            _ => None,
+        };
+        let content_md5 = content_md5(validator.as_ref(), response.headers());
         Ok(Fetched {
             shape,
             validator,
@@ -372,20 +384,93 @@ impl RangeSource for S3Store {
             body: body_of(response, what),
         })
     }
+
+    /// HEAD with `x-amz-checksum-mode: ENABLED`: the store's checksum, which no ranged GET
+    /// carries. By part number, where that upload part lies (its Content-Range).
+    async fn describe(
+        &self,
+        object: &S3Url,
+        pinned: &Validator,
+        part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        let query = part_number.map_or_else(String::new, |part| format!("partNumber={part}"));
+        let what = match part_number {
+            Some(part) => format!("HEAD {object} part {part}"),
+            None => format!("HEAD {object}"),
+        };
+        let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
+        let precondition = pinned.precondition();
+        if let Some(precondition) = &precondition {
+            headers.push((precondition.name, &precondition.value));
+        }
+        let response = self
+            .send(
+                reqwest::Method::HEAD,
+                RequestKind::Head,
+                &object.bucket,
+                &object.key,
+                &query,
+                &headers,
+                &what,
+            )
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            // A HEAD's answer has no body: its status is all there is to classify.
+            return Err(classify(status.as_u16(), "", "", &what, &object.bucket));
+        }
+        let validator = response
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(|etag| Validator::ETag(etag.to_owned()));
+        if !validator.as_ref().is_some_and(|got| pinned.matches(got)) {
+            return Err(Error::Changed {
+                what,
+                detail: format!("{pinned} became {validator:?}"),
+            });
+        }
+        let part = match part_number {
+            None => None,
+            Some(_) => {
+                shape_of(status, response.headers(), None, &what)?.and_then(|shape| match shape {
+                    Shape::Partial { range, .. } => Some(range),
+                    Shape::Whole {
+                        length: Some(length),
+                    } if length > 0 => Some(ByteRange {
+                        start: 0,
+                        end: length - 1,
+                    }),
+                    _ => None,
+                })
+            }
+        };
+        Ok(Some(Described {
+            checksum: store_checksum(response.headers()),
+            content_md5: content_md5(validator.as_ref(), response.headers()),
+            part,
+        }))
+    }
 }
 
-/// The whole-object CRC among the response's headers; a composite checksum of a multipart
-/// upload covers parts, not the object, and is left out.
-fn full_checksum(headers: &HeaderMap) -> Option<FullChecksum> {
+/// The store's checksum among a response's headers: whole-object, or composite (`-N`) when
+/// `x-amz-checksum-type` says so or the value carries a part count.
+fn store_checksum(headers: &HeaderMap) -> Option<StoreChecksum> {
     let composite = headers
         .get("x-amz-checksum-type")
         .is_some_and(|kind| kind.as_bytes().eq_ignore_ascii_case(b"COMPOSITE"));
-    if composite {
-        return None;
-    }
     Crc::HEADERS.iter().find_map(|(name, algorithm)| {
-        FullChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)
+        let checksum = StoreChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)?;
+        // A composite type with no part count is no value we can rebuild.
+        (!composite || matches!(checksum, StoreChecksum::Composite { .. })).then_some(checksum)
     })
+}
+
+/// The MD5 an ETag stands for, unless the object is encrypted by a key.
+fn content_md5(validator: Option<&Validator>, headers: &HeaderMap) -> Option<[u8; 16]> {
+    validator
+        .filter(|_| !encrypted_by_key(headers))
+        .and_then(Validator::md5)
 }
 
 /// With SSE-KMS or a customer key the ETag is not the MD5 of the content.
