@@ -24,7 +24,7 @@ use crate::report::Reporter;
 use crate::retry::{with_retries, Retries};
 use crate::source::{Described, Fetched, RangeSource, Shape};
 use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
-use crate::transfer::parts::{check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST, SINGLE_STREAM};
+use crate::transfer::parts::{check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM};
 use crate::transfer::throttle::{RequestLimit, Slot};
 use crate::validator::Validator;
 
@@ -82,8 +82,6 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
     /// Objects up to this size come in one request: [`SINGLE_STREAM`], smaller in tests.
     single_stream: u64,
-    /// Objects of a size known beforehand up to this come in one request: [`ONE_REQUEST`].
-    one_request: u64,
     /// The largest part: [`MAX_PART`].
     max_part: u64,
     /// Where upload parts may end: [`UNKNOWN_PART_GRID`].
@@ -107,7 +105,6 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             counters,
             reporter,
             single_stream: SINGLE_STREAM,
-            one_request: ONE_REQUEST,
             max_part: MAX_PART,
             part_grid: UNKNOWN_PART_GRID,
         }
@@ -308,7 +305,8 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// The parts of `whole` still to fetch after `first` (the probe's). A fresh object whose
-    /// size was known beforehand and is at most `one_request` is one request; otherwise a
+    /// size was known beforehand and is at most [`ONE_REQUEST_PARTS`] parts is one request;
+    /// otherwise a
     /// first part of `part_size`, then parts grown to keep `ranges_per_object` connections
     /// busy. The gaps an earlier run left are cut into parts of `part_size`.
     fn plan(&self, whole: ByteRange, first: Option<ByteRange>, sink: &Sink) -> Vec<ByteRange> {
@@ -324,7 +322,9 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 start: first.end + 1,
                 end: whole.end,
             },
-            None if whole.end < self.one_request => return vec![whole],
+            None if whole.end < self.config.part_size.saturating_mul(ONE_REQUEST_PARTS) => {
+                return vec![whole]
+            }
             None => {
                 let first = ByteRange {
                     start: 0,

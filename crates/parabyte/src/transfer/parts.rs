@@ -14,10 +14,11 @@ use crate::validator::Validator;
 /// nothing on small files).
 pub(super) const SINGLE_STREAM: u64 = 1024 * 1024;
 
-/// Objects up to this size whose size is known before the first request (a listing, a
-/// manifest) come in one request: many of them are fetched at once, so their connections
-/// are busy anyway, and a second request would only add a round trip.
-pub(super) const ONE_REQUEST: u64 = 16 * 1024 * 1024;
+/// Objects whose size is known before the first request (a listing, a manifest) come in
+/// one request up to this many parts (16 MiB with the default 8 MiB parts): many of them
+/// are fetched at once, so their connections are busy anyway, and a second request would
+/// only add a round trip.
+pub(super) const ONE_REQUEST_PARTS: u64 = 2;
 
 /// The largest part: at 50 MB/s per connection and 20 ms per round trip, one request per
 /// 64 MiB costs under 1% of the connection's time; larger parts would only make the last

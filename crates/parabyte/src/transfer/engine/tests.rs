@@ -72,7 +72,6 @@ fn run_with(source: FakeSource, config: TransferConfig) -> Run {
         Arc::new(Silent),
     );
     engine.single_stream = single_stream;
-    engine.one_request = single_stream;
     engine.max_part = single_stream;
     engine.part_grid = single_stream;
     Run {
@@ -767,7 +766,6 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
                 ..config(0)
             },
         );
-        run.engine.one_request = 4 * PART;
         run.engine.max_part = 8 * PART;
         run
     };
@@ -793,12 +791,12 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
         "a small first part, then parts as large as allowed for two at a time"
     );
 
-    let small = &object[..4 * PART as usize];
+    let small = &object[..2 * PART as usize];
     let run = sized(FakeSource::new(small, Some("\"e1\"")));
-    let (outcome, _) = download(&run, Some(known(4 * PART))).await;
-    assert_eq!(outcome.unwrap(), Finished::Downloaded(4 * PART));
+    let (outcome, _) = download(&run, Some(known(2 * PART))).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(2 * PART));
     assert_eq!(
         run.source.seen(),
-        [seen(range(0, 4 * PART - 1), Some("\"e1\""))]
+        [seen(range(0, 2 * PART - 1), Some("\"e1\""))]
     );
 }
