@@ -68,7 +68,10 @@ fn large_objects_are_checked_by_the_crc_one_head_brings() {
         .filter(|request| request.kind == RequestKind::Head)
         .collect();
     assert_eq!(heads.len(), 1);
-    assert!(heads[0].if_match.is_some(), "pinned to the version the GETs are of");
+    assert!(
+        heads[0].if_match.is_some(),
+        "pinned to the version the GETs are of"
+    );
     assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(7, LARGE as usize));
 }
 

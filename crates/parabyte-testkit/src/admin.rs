@@ -10,8 +10,8 @@ use aws_sigv4::http_request::{
     SignatureLocation, SigningSettings, UriPathNormalizationMode,
 };
 use aws_sigv4::sign::v4;
-use base64::Engine as _;
 use aws_smithy_runtime_api::client::identity::Identity;
+use base64::Engine as _;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, Method, StatusCode};
@@ -202,7 +202,12 @@ impl AdminClient {
 
     /// Uploads `parts` as one multipart upload, each part with its CRC32, so the store keeps
     /// a COMPOSITE checksum (`CRC-of-the-parts'-CRCs-N`) as S3 SDKs upload large files.
-    pub async fn put_composite_crc32(&self, bucket: &str, key: &str, parts: &[Bytes]) -> Result<()> {
+    pub async fn put_composite_crc32(
+        &self,
+        bucket: &str,
+        key: &str,
+        parts: &[Bytes],
+    ) -> Result<()> {
         let created = self
             .request(Method::POST, bucket, key)
             .query("uploads", "")

@@ -24,7 +24,9 @@ use crate::report::Reporter;
 use crate::retry::{with_retries, Retries};
 use crate::source::{Described, Fetched, RangeSource, Shape};
 use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
-use crate::transfer::parts::{check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM};
+use crate::transfer::parts::{
+    check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM,
+};
 use crate::transfer::throttle::{RequestLimit, Slot};
 use crate::validator::Validator;
 

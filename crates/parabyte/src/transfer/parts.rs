@@ -41,12 +41,17 @@ pub(super) struct PartSizes {
 
 impl PartSizes {
     /// `whole` as the rest of an object after its first part: about `ranges` parts of
-    /// equal size, each at least `part_size` and at most `max_part`, so the object takes
+    /// equal size (a multiple of `part_size`) up to `max_part`, so the object takes
     /// few round trips per byte and keeps `ranges` connections busy to its end.
     pub(super) fn grown(self, whole: ByteRange) -> Vec<ByteRange> {
         let length = whole.end - whole.start + 1;
-        let even = length.div_ceil(self.ranges.max(1) as u64);
-        let size = even.clamp(self.part_size.max(1), self.max_part.max(self.part_size));
+        let part_size = self.part_size.max(1);
+        // Whole multiples of the part size: parts stay on its grid, where upload parts end.
+        let even = length
+            .div_ceil(self.ranges.max(1) as u64)
+            .div_ceil(part_size)
+            .saturating_mul(part_size);
+        let size = even.clamp(part_size, self.max_part.max(part_size));
         self.cut(whole, size)
     }
 
@@ -209,21 +214,26 @@ mod tests {
 
     #[test]
     fn large_objects_grow_parts_to_keep_ranges_busy_up_to_the_largest_part() {
-        // The rest of a 1 GiB object after its first 8 MiB: 16 parts of 63.5 MiB, not 127.
+        // The rest of a 1 GiB object after its first 8 MiB: 16 parts of 64 MiB (the last
+        // one 56), not 127 of 8.
         let rest = sizes_of(&SIZES.grown(range(8 * MIB, 1024 * MIB - 1)));
-        assert_eq!(rest, vec![127 * MIB / 2; 16]);
+        let mut expected = vec![64 * MIB; 15];
+        expected.push(56 * MIB);
+        assert_eq!(rest, expected);
         // Never larger than 64 MiB: a 4 GiB object takes 64 of them.
         let huge = SIZES.grown(range(0, 4096 * MIB - 1));
         assert_eq!(sizes_of(&huge), vec![MAX_PART; 64]);
         // Never smaller than the part size: 24 MiB is three parts of 8, not 16 of 1.5.
         let small = SIZES.grown(range(0, 24 * MIB - 1));
         assert_eq!(sizes_of(&small), vec![8 * MIB; 3]);
-        // The last part takes what is left, and the parts tile the range.
+        // Parts are whole multiples of the part size, the last one takes what is left, and
+        // the parts tile the range: 200 MiB in 16 is 12.5, so 13 parts of 16 MiB.
         let odd = SIZES.grown(range(3, 200 * MIB + 2));
         assert_eq!(odd.first().map(|part| part.start), Some(3));
         assert_eq!(odd.last().map(|part| part.end), Some(200 * MIB + 2));
         assert!(odd.windows(2).all(|pair| pair[0].end + 1 == pair[1].start));
-        assert_eq!(odd.len(), 16);
+        assert_eq!(sizes_of(&odd[..12]), vec![16 * MIB; 12]);
+        assert_eq!(sizes_of(&odd[12..]), vec![8 * MIB]);
     }
 
     fn sizes_of(parts: &[ByteRange]) -> Vec<u64> {
