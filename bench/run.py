@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import report  # noqa: E402
 from harness.measure import run_once, wait_for_quiet  # noqa: E402
 from harness.setup import (  # noqa: E402
-    ACCESS_KEY, BUCKET, FULL, QUICK, REGION, SECRET_KEY, Store, is_tmpfs,
+    ACCESS_KEY, BUCKET, CHECKSUMS, FULL, QUICK, REGION, SECRET_KEY, Store, is_tmpfs,
 )
 from harness.tools import TOOLS, Cell, Context, build, workloads  # noqa: E402
 
@@ -176,11 +176,17 @@ def measure_emulation(store: Store, presign) -> dict[str, float]:
 
 
 def sanity_check_fill(clients, data) -> None:
-    """The server must serve the files the harness wrote with the ETags it stored."""
+    """The server must serve the objects the harness wrote with the ETags it stored, and keep
+    the checksums each prefix is meant to have (`CHECKSUMS`)."""
     for prefix, objects in data.objects.items():
         name, (size, md5) = next(iter(objects.items()))
-        head = clients["direct"].head_object(Bucket=BUCKET, Key=f"{prefix}/{name}")
-        if head["ContentLength"] != size or head["ETag"].strip('"') != md5:
+        head = clients["direct"].head_object(Bucket=BUCKET, Key=f"{prefix}/{name}",
+                                             ChecksumMode="ENABLED")
+        etag = head["ETag"].strip('"')
+        # A multipart upload's ETag is no MD5 of the content.
+        etag_ok = etag == md5 or CHECKSUMS.get(prefix) == "COMPOSITE"
+        kept = head.get("ChecksumType") if any(k.startswith("ChecksumCRC") for k in head) else None
+        if head["ContentLength"] != size or not etag_ok or kept != CHECKSUMS.get(prefix, kept):
             raise SystemExit(f"versitygw serves {prefix}/{name} wrongly: {head}")
 
 
