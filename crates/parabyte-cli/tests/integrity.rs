@@ -157,6 +157,41 @@ fn a_composite_checksum_is_checked_part_by_part() {
 }
 
 #[test]
+fn a_composite_checksum_that_came_with_the_whole_object_is_checked_too() {
+    // 5 MiB and 1 MiB parts: one GET of the default 8 MiB brings the object and its
+    // composite checksum; one HEAD of part 1 says where the parts end.
+    let bed = Bed::new(ServerKind::Versitygw, "crc-composite-one-get");
+    let data = payload(10, (6 * MIB) as usize);
+    let (first, second) = data.split_at((5 * MIB) as usize);
+    bed.admin
+        .put_composite_crc32(
+            &bed.bucket,
+            "composite.bin",
+            &[first.to_vec().into(), second.to_vec().into()],
+        )
+        .unwrap();
+    let source = bed.url("composite.bin");
+    let output = run(bed.parabyte().args(["cp", "--json", &source, "out.bin"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = summary(&output);
+    assert_eq!(report["verified"]["checksum"], 1, "{report}");
+    assert_eq!(
+        (
+            report["requests"]["get"].as_u64(),
+            report["requests"]["head"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == data);
+
+    std::fs::remove_file(bed.path("out.bin")).unwrap();
+    bed.proxy
+        .inject(Rule::get().first(1), Fault::flip_byte(5 * MIB + 1));
+    let output = run(bed.parabyte().args(["cp", "--json", &source, "out.bin"]));
+    assert_failed_clean(&bed, &output, "CRC32");
+}
+
+#[test]
 fn small_objects_are_checked_by_the_stores_crc() {
     let bed = bed("crc-flip");
     let clean = copy(&bed, "small.bin", &[]);

@@ -599,6 +599,14 @@ where
     }
 }
 
+/// The text of the first `<name>` element of a small XML answer.
+fn xml_value(body: &[u8], name: &str) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let (_, rest) = text.split_once(&format!("<{name}>"))?;
+    let (value, _) = rest.split_once(&format!("</{name}>"))?;
+    Some(value.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,12 +619,4 @@ mod tests {
         assert_eq!(pieces[3], (3 * GENERATED_CHUNK as u64, 5));
         assert_eq!(chunks(0).count(), 0);
     }
-}
-
-/// The text of the first `<name>` element of a small XML answer.
-fn xml_value(body: &[u8], name: &str) -> Option<String> {
-    let text = std::str::from_utf8(body).ok()?;
-    let (_, rest) = text.split_once(&format!("<{name}>"))?;
-    let (value, _) = rest.split_once(&format!("</{name}>"))?;
-    Some(value.to_owned())
 }

@@ -14,7 +14,7 @@ use futures::{Stream, TryStreamExt};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE};
 use reqwest::StatusCode;
 
-use crate::checksum::{FullChecksum, StoreChecksum};
+use crate::checksum::StoreChecksum;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -45,8 +45,9 @@ pub(crate) struct Fetched {
     pub validator: Option<Validator>,
     /// The object answered from another address (a redirect): later ranges go there.
     pub moved_to: Option<ObjectUrl>,
-    /// The whole object's CRC, when the store sent one with this response.
-    pub checksum: Option<FullChecksum>,
+    /// The object's checksum, when the store sent one with this response (S3 does with a GET
+    /// of the whole object).
+    pub checksum: Option<StoreChecksum>,
     /// The MD5 of the whole object, when the ETag is one.
     pub content_md5: Option<[u8; 16]>,
     pub body: Body,

@@ -74,8 +74,7 @@ impl ContentCheck {
         }
         if let Some(checksum) = fetched.checksum {
             // A CRC costs next to nothing per byte: it wins over everything else.
-            self.plan
-                .get_or_init(|| Expectation::Crc(StoreChecksum::Full(checksum)));
+            self.plan.get_or_init(|| Expectation::Crc(checksum));
             return;
         }
         let md5 = *self.first_md5.get_or_init(|| fetched.content_md5);
@@ -105,12 +104,14 @@ impl ContentCheck {
         let _ = self.part_size.set(part_size);
     }
 
-    /// The store's checksum is composite: where its parts end must be learned.
+    /// The store's checksum is composite, of more than one part, and where its parts end is
+    /// not known yet.
     pub(super) fn needs_part_size(&self) -> bool {
-        matches!(
+        let composite = matches!(
             self.plan.get(),
-            Some(Expectation::Crc(StoreChecksum::Composite { .. }))
-        )
+            Some(Expectation::Crc(StoreChecksum::Composite { parts, .. })) if *parts > 1
+        );
+        composite && self.part_size.get().is_none()
     }
 
     fn decide_without_crc(&self, md5: Option<[u8; 16]>, sink: &Sink) {
@@ -210,7 +211,12 @@ impl ContentCheck {
                         None => return Ok(Check::Unchecked),
                     }
                 }
-                check_crc(*expected, self.part_size.get().copied(), &mut pieces, total)
+                // A composite of one part is that part's CRC, of the whole object.
+                let part_size = match expected {
+                    StoreChecksum::Composite { parts: 1, .. } => Some(total),
+                    _ => self.part_size.get().copied(),
+                };
+                check_crc(*expected, part_size, &mut pieces, total)
             }
             Some(Expectation::Md5(expected)) => {
                 let md5 = self.md5.clone();

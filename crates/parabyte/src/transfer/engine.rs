@@ -296,9 +296,18 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 None => Ok(()),
             }
         };
-        let fetched = futures::future::try_join3(first, rest, describe)
-            .await
-            .map(|((), restored, ())| restored);
+        let fetched = match futures::future::try_join3(first, rest, describe).await {
+            // A GET of the whole object brought a composite checksum: where its parts end
+            // is learned now, the bytes being in.
+            Ok(((), restored, ())) => match &object.pinned.validator().cloned() {
+                Some(validator) if self.config.verify_content => self
+                    .learn_parts(&object, validator)
+                    .await
+                    .map(|()| restored),
+                _ => Ok(restored),
+            },
+            Err(error) => Err(error),
+        };
         drop(object);
         let restored = keep_if_resumable(&mut sink, fetched)?;
         self.verify_and_commit(job, sink, &check, known.size)
@@ -346,25 +355,24 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// HEAD the object for its checksum, pinned to its version, and hand the answer to the
-    /// content check; for a composite checksum, HEAD its first upload part too, to learn
-    /// where the parts end. A HEAD that fails (other than by a new version) leaves the
-    /// check to the ETag: the download does not depend on it.
+    /// content check. A HEAD that fails (other than by a new version) leaves the check to
+    /// the ETag: the download does not depend on it.
     async fn describe(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
-        let head = |part| {
-            with_retries(&self.config.retry, &self.counters, move || {
-                self.source.describe(object.source, validator, part)
-            })
-        };
-        let described = match head(None).await {
+        let described = match self.head(object, validator, None).await {
             Ok(described) => described,
             Err(error @ Error::Changed { .. }) => return Err(error),
             Err(_) => None,
         };
         object.check.described(described.as_ref(), object.sink);
+        self.learn_parts(object, validator).await
+    }
+
+    /// For a composite checksum, HEAD the first upload part to learn where the parts end.
+    async fn learn_parts(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
         if !object.check.needs_part_size() {
             return Ok(());
         }
-        match head(Some(1)).await {
+        match self.head(object, validator, Some(1)).await {
             Ok(Some(Described {
                 part: Some(part), ..
             })) => object.check.parts_of(part.end - part.start + 1),
@@ -372,6 +380,18 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             _ => {}
         }
         Ok(())
+    }
+
+    async fn head(
+        &self,
+        object: &Object<'_>,
+        validator: &Validator,
+        part: Option<u32>,
+    ) -> Result<Option<Described>> {
+        with_retries(&self.config.retry, &self.counters, || {
+            self.source.describe(object.source, validator, part)
+        })
+        .await
     }
 
     /// A 200 without a length: one stream, whose end gives the size. Nothing to resume
@@ -480,9 +500,11 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                         } else {
                             self.request_limit.acquire().await
                         };
-                        let response = self
-                            .send_in(slot, object.source, Some(rest), pinned)
-                            .await?;
+                        // The whole object is asked for without a Range: S3 sends its checksum
+                        // only then.
+                        let whole = rest.start == 0 && rest.end + 1 == object.total;
+                        let asked = (!whole).then_some(rest);
+                        let response = self.send_in(slot, object.source, asked, pinned).await?;
                         check_part(
                             object.source,
                             &response.fetched,

@@ -342,7 +342,7 @@ impl RangeSource for S3Store {
             Some(range) => format!("GET {object} {range}"),
             None => format!("GET {object}"),
         };
-        // Asks for the whole-object CRC, which S3 sends when a response covers the object.
+        // Asks for the object's checksum, which S3 sends when a GET is for the whole object.
         let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
         if let Some(range) = &range_header {
             headers.push(("range", range));
@@ -370,10 +370,7 @@ impl RangeSource for S3Store {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|etag| Validator::ETag(etag.to_owned()));
-        let checksum = match store_checksum(response.headers()) {
-            Some(StoreChecksum::Full(checksum)) => Some(checksum),
-            _ => None,
-        };
+        let checksum = store_checksum(response.headers());
         let content_md5 = content_md5(validator.as_ref(), response.headers());
         Ok(Fetched {
             shape,
