@@ -388,8 +388,16 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         validator: &Validator,
         part: Option<u32>,
     ) -> Result<Option<Described>> {
-        with_retries(&self.config.retry, &self.counters, || {
-            self.source.describe(object.source, validator, part)
+        with_retries(&self.config.retry, &self.counters, || async {
+            // A request like any other: under the client's cap, and a lesson for it.
+            let _slot = self.request_limit.acquire().await;
+            let described = self.source.describe(object.source, validator, part).await;
+            match &described {
+                Err(Error::Throttled { .. }) => self.request_limit.throttled(),
+                Err(_) => {}
+                Ok(_) => self.request_limit.succeeded(),
+            }
+            described
         })
         .await
     }
