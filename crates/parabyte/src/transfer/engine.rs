@@ -266,7 +266,10 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             (None, [only]) => only.start == 0 && only.end + 1 == known.size,
             _ => known.size == 0,
         };
-        let head_for = known.validator.clone().filter(|_| !one_get);
+        let head_for = known
+            .validator
+            .clone()
+            .filter(|_| self.config.verify_content && !one_get);
         let check = ContentCheck::new(
             self.config.verify_content,
             head_for.is_some(),
@@ -281,10 +284,8 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         };
         let describe = async {
             match &head_for {
-                Some(validator) if self.config.verify_content => {
-                    self.describe(&object, validator).await
-                }
-                _ => Ok(()),
+                Some(validator) => self.describe(&object, validator).await,
+                None => Ok(()),
             }
         };
         let rest = self.fetch_ranges(&object, parts);
@@ -296,18 +297,16 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 None => Ok(()),
             }
         };
-        let fetched = match futures::future::try_join3(first, rest, describe).await {
-            // A GET of the whole object brought a composite checksum: where its parts end
-            // is learned now, the bytes being in.
-            Ok(((), restored, ())) => match &object.pinned.validator().cloned() {
-                Some(validator) if self.config.verify_content => self
-                    .learn_parts(&object, validator)
-                    .await
-                    .map(|()| restored),
-                _ => Ok(restored),
-            },
-            Err(error) => Err(error),
-        };
+        let mut fetched = futures::future::try_join3(first, rest, describe)
+            .await
+            .map(|((), restored, ())| restored);
+        // A GET of the whole object may have brought a composite checksum: where its parts
+        // end is learned now, the bytes being in.
+        if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
+            if let Err(error) = self.learn_parts(&object, validator).await {
+                fetched = Err(error);
+            }
+        }
         drop(object);
         let restored = keep_if_resumable(&mut sink, fetched)?;
         self.verify_and_commit(job, sink, &check, known.size)
@@ -315,43 +314,41 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         Ok(Finished::Downloaded(known.size - restored))
     }
 
-    /// The parts of `whole` still to fetch after `first` (the probe's). A fresh object whose
-    /// size was known beforehand and is at most [`ONE_REQUEST_PARTS`] parts is one request;
-    /// otherwise a
-    /// first part of `part_size`, then parts grown to keep `ranges_per_object` connections
-    /// busy. The gaps an earlier run left are cut into parts of `part_size`.
+    /// The parts of `whole` still to fetch after `first` (the probe's). The gaps an earlier
+    /// run left are cut into parts of `part_size`. Otherwise an object whose size was known
+    /// beforehand and is at most [`ONE_REQUEST_PARTS`] parts is one request; a larger one a
+    /// first part of `part_size`, then parts grown to keep `ranges_per_object` busy.
     fn plan(&self, whole: ByteRange, first: Option<ByteRange>, sink: &Sink) -> Vec<ByteRange> {
         let sizes = self.part_sizes();
-        let restored = sink.restored();
-        if restored.bytes() > 0 {
-            let gaps = restored.gaps(whole);
-            return gaps.into_iter().flat_map(|gap| sizes.fixed(gap)).collect();
-        }
+        let part_size = self.config.part_size.max(1);
         let rest = match first {
             Some(first) if first.end >= whole.end => return Vec::new(),
             Some(first) => ByteRange {
                 start: first.end + 1,
                 end: whole.end,
             },
-            None if whole.end < self.config.part_size.saturating_mul(ONE_REQUEST_PARTS) => {
-                return vec![whole]
-            }
-            None => {
-                let first = ByteRange {
-                    start: 0,
-                    end: whole.end.min(self.config.part_size.max(1) - 1),
-                };
-                if first.end == whole.end {
-                    return vec![whole];
-                }
-                let rest = ByteRange {
-                    start: first.end + 1,
-                    end: whole.end,
-                };
-                return std::iter::once(first).chain(sizes.grown(rest)).collect();
-            }
+            None => whole,
         };
-        sizes.grown(rest)
+        let restored = sink.restored();
+        if restored.bytes() > 0 {
+            let gaps = restored.gaps(rest);
+            return gaps.into_iter().flat_map(|gap| sizes.fixed(gap)).collect();
+        }
+        if first.is_some() {
+            return sizes.grown(rest);
+        }
+        if whole.end < part_size.saturating_mul(ONE_REQUEST_PARTS) {
+            return vec![whole];
+        }
+        let first = ByteRange {
+            start: 0,
+            end: part_size - 1,
+        };
+        let rest = ByteRange {
+            start: part_size,
+            end: whole.end,
+        };
+        std::iter::once(first).chain(sizes.grown(rest)).collect()
     }
 
     /// HEAD the object for its checksum, pinned to its version, and hand the answer to the
