@@ -369,6 +369,11 @@ impl OrderedMd5 {
         Ok(hashed.1.clone().finalize().into())
     }
 
+    /// Everything up to `end` is hashed.
+    pub(crate) fn hashed_through(&self, end: u64) -> bool {
+        self.hashed_up_to() >= end
+    }
+
     fn hashed_up_to(&self) -> u64 {
         self.hashed
             .lock()
