@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import report  # noqa: E402
 from harness.measure import run_once, wait_for_quiet  # noqa: E402
 from harness.setup import (  # noqa: E402
-    ACCESS_KEY, BUCKET, FULL, QUICK, REGION, SECRET_KEY, Store, is_tmpfs,
+    ACCESS_KEY, BUCKET, CHECKSUMS, FULL, QUICK, REGION, SECRET_KEY, Store, is_tmpfs,
 )
 from harness.tools import TOOLS, Cell, Context, build, workloads  # noqa: E402
 
@@ -40,7 +40,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
     p.add_argument("--workloads",
-                   help="comma-separated: W1,W2,W3,W4,W4c,W4d,W5a,W5b,W6a,W6b,W7,W8,P1,P2 "
+                   help="comma-separated: W1,W2,W2c,W2o,W3,W3c,W3o,W4,W4c,W4d,W5a,W5b,W6a,W6b,"
+                        "W7,W8,P1,P2 "
                         "(default all)")
     p.add_argument("--tools", help=f"comma-separated from {','.join(TOOLS)} (default all)")
     p.add_argument("--runs", type=int, help="runs per cell, median reported (default 3; quick 1)")
@@ -176,11 +177,17 @@ def measure_emulation(store: Store, presign) -> dict[str, float]:
 
 
 def sanity_check_fill(clients, data) -> None:
-    """The server must serve the files the harness wrote with the ETags it stored."""
+    """The server must serve the objects the harness wrote with the ETags it stored, and keep
+    the checksums each prefix is meant to have (`CHECKSUMS`)."""
     for prefix, objects in data.objects.items():
         name, (size, md5) = next(iter(objects.items()))
-        head = clients["direct"].head_object(Bucket=BUCKET, Key=f"{prefix}/{name}")
-        if head["ContentLength"] != size or head["ETag"].strip('"') != md5:
+        head = clients["direct"].head_object(Bucket=BUCKET, Key=f"{prefix}/{name}",
+                                             ChecksumMode="ENABLED")
+        etag = head["ETag"].strip('"')
+        # A multipart upload's ETag is no MD5 of the content.
+        etag_ok = etag == md5 or CHECKSUMS.get(prefix) == "COMPOSITE"
+        kept = head.get("ChecksumType") if any(k.startswith("ChecksumCRC") for k in head) else None
+        if head["ContentLength"] != size or not etag_ok or kept != CHECKSUMS.get(prefix, kept):
             raise SystemExit(f"versitygw serves {prefix}/{name} wrongly: {head}")
 
 

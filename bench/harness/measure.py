@@ -30,6 +30,11 @@ from .setup import Store, _die_with_parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ACCESS_LINE = re.compile(r"\ss3_(\w+)\s+\S+\s+\S+\s+(\d{3})\s")
 KINDS = {"GetObject": "GET", "HeadObject": "HEAD", "ListObjectsV2": "LIST", "ListObjects": "LIST"}
+# parabyte's summary line on how the content was checked (parabyte-cli's lib.rs), or its
+# `--json` form.
+VERIFIED_LINE = re.compile(r"verified: (\d+) by the store's checksum, "
+                           r"(\d+) by the MD5 in the ETag, (\d+) by size only")
+METHODS = ("CRC", "MD5", "size only")
 
 
 @dataclass
@@ -60,6 +65,9 @@ class RunResult:
     harness_cpu_s: float
     # parabyte's `--json` summary says when the first object started (W4c).
     first_object_s: float | None = None
+    # How parabyte checked the content, from its summary: "CRC", "MD5", "size only", or the
+    # counts of each when objects differed ("60 CRC, 4 MD5"). None for other tools.
+    checked: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -204,11 +212,14 @@ def run_once(command: Command, store: Store, run_dir: Path, timeout_s: float, de
     else:
         error = command.check(stdout_path, deep)
     first_object_s = None
+    summary = None
     if error is None and _size(stdout_path) < 1 << 20:
         try:
-            first_object_s = json.loads(stdout_path.read_text()).get("first_object_seconds")
+            summary = json.loads(stdout_path.read_text())
+            first_object_s = summary.get("first_object_seconds")
         except (ValueError, AttributeError):
-            pass
+            summary = None
+    checked = how_checked(summary, stderr_path.read_text(errors="replace")[-4096:])
     # Downloads live in memory (tmpfs) and listings can be megabytes: keep neither around.
     if command.dest is not None:
         subprocess.run(["rm", "-rf", str(command.dest)], check=True)
@@ -230,4 +241,21 @@ def run_once(command: Command, store: Store, run_dir: Path, timeout_s: float, de
         machine_irq_s=round(busy_after[1] - busy_before[1], 3),
         harness_cpu_s=round(harness_cpu, 3),
         first_object_s=first_object_s,
+        checked=checked,
     )
+
+
+def how_checked(summary: dict | None, stderr_tail: str) -> str | None:
+    """How parabyte checked the objects of a run, from its JSON summary or its summary line."""
+    verified = summary.get("verified") if isinstance(summary, dict) else None
+    if isinstance(verified, dict):
+        counts = [verified.get(k, 0) for k in ("checksum", "md5", "size_only")]
+    else:
+        match = VERIFIED_LINE.search(stderr_tail)
+        if not match:
+            return None
+        counts = [int(n) for n in match.groups()]
+    used = [(n, method) for n, method in zip(counts, METHODS) if n]
+    if len(used) == 1:
+        return used[0][1]
+    return ", ".join(f"{n} {method}" for n, method in used) or None

@@ -73,12 +73,18 @@ class Row:
         values = [r["connections"] for r in self.good if r["connections"] is not None]
         return statistics.median(values) if values else None
 
+    def checked(self) -> str:
+        """How parabyte checked the content (every run alike, or each way seen); "—" for the
+        other tools, which do not say."""
+        ways = sorted({r.get("checked") for r in self.good if r.get("checked")})
+        return " / ".join(ways) or "—"
+
     @property
     def label(self) -> str:
         if self.setting == "pipelined":
             return "pipelined only (`--list-parallelism 1`)"
         if self.setting == "unverified":
-            return "no flags but `--no-verify` (no MD5 check)"
+            return "no flags but `--no-verify` (no content check)"
         return "no flags" if self.setting == "default" else f"{self.setting} in flight"
 
     @property
@@ -98,9 +104,9 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
         return math.ceil(s["w1_count"] / in_flight) * ROUND_TRIP_S
     if workload == "W8":
         return math.ceil(s.get("w8_count", 0) / in_flight) * ROUND_TRIP_S
-    if workload in ("W2", "W7", "P2"):
+    if workload in ("W2", "W2c", "W2o", "W7", "P2"):
         return s["w2_size"] / (in_flight * RATE_BYTES_PER_S)
-    if workload in ("W3", "W6b"):
+    if workload in ("W3", "W3c", "W3o", "W6b"):
         return s["w3_count"] * s["w3_size"] / (in_flight * RATE_BYTES_PER_S)
     return None
 
@@ -479,7 +485,8 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     add("Columns: median wall seconds (min–max over the runs); that over the fastest peer's "
         "median; the floor at that tool's concurrency and the median over it; CPU seconds and "
         "peak RSS (median); requests per run by kind as the server counted them; "
-        "connections toxiproxy accepted per run.")
+        "connections toxiproxy accepted per run; how parabyte checked the content (its "
+        "summary: the store's CRC, the MD5 in the ETag, or the size only).")
     add("")
     for wid, wl in wls.items():
         wl_rows = by_wl.get(wid, [])
@@ -495,7 +502,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
                        key=lambda k: (["LIST", "HEAD", "GET"].index(k)
                                       if k in ("LIST", "HEAD", "GET") else 9, k))
         header = ["tool", "setting", "wall s", "x fastest peer", "floor s", "x floor",
-                  "CPU s", "peak RSS MiB"] + kinds + ["connections"]
+                  "CPU s", "peak RSS MiB"] + kinds + ["connections", "checked by"]
         add("| " + " | ".join(header) + " |")
         add("|" + "---|" * len(header))
         for row in wl_rows:
@@ -517,7 +524,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
                      _ratio(row.wall / fl if fl else None), _fmt(row.cpu),
                      _fmt(row.rss, 0)]
             cells += [f"{req.get(k, 0):g}" for k in kinds]
-            cells += ["—" if conns is None else f"{conns:g}"]
+            cells += ["—" if conns is None else f"{conns:g}", row.checked()]
             add("| " + " | ".join(cells) + " |")
         add("")
         if wid.startswith("W5"):

@@ -42,6 +42,14 @@ RATE_BYTES_PER_S = RATE_KB_PER_S * 1000
 
 START_TIMEOUT_S = 30
 
+# The part size of the multipart uploads with composite checksums (w2c, w3c): the AWS CLI's.
+UPLOAD_PART = 8 << 20
+
+# What the store keeps for the objects under each prefix that W2 and W3 download: how a
+# checksum-mode HEAD describes them (x-amz-checksum-type), None for no checksum at all.
+CHECKSUMS = {"w2": "FULL_OBJECT", "w3": "FULL_OBJECT", "w2c": "COMPOSITE", "w3c": "COMPOSITE",
+             "w2o": None, "w3o": None}
+
 
 @dataclass(frozen=True)
 class Sizes:
@@ -312,13 +320,18 @@ http {{
     # -- data --------------------------------------------------------------------------------
 
     def fill(self, sizes: Sizes, create_bucket) -> Dataset:
-        """Creates the bucket through S3, then writes every object straight into versitygw's
-        posix root with the ETag attribute versitygw itself would store (`user.etag`, the MD5 in
-        quotes). Much faster than 100,000 PUTs on two cores, and the server serves the files
-        exactly as if they had been PUT."""
+        """Creates the bucket through S3, then the objects W2 and W3 download three times over,
+        as today's S3 holds them (see `CHECKSUMS`): `w2`/`w3` PUT in one request, so versitygw
+        keeps a full-object CRC64NVME as S3 does by default since 2025; `w2c`/`w3c` uploaded
+        in 8 MiB parts each with its CRC32, so the store keeps a COMPOSITE checksum as SDKs
+        upload large files; `w2o`/`w3o` old single PUTs with only an MD5 ETag. Everything
+        else (and the MD5-only objects) is written straight into versitygw's posix root with
+        the ETag attribute versitygw itself would store (`user.etag`, the MD5 in quotes): much
+        faster than 100,000 PUTs on two cores, and served exactly as if it had been PUT."""
         create_bucket()
         bucket_dir = self.root / BUCKET
         data = Dataset()
+        upload = _upload_client(self.endpoint("direct"))
 
         def put(prefix: str, name: str, body: bytes) -> None:
             path = bucket_dir / prefix / name
@@ -328,30 +341,54 @@ http {{
             _set_object_attributes(path, md5)
             data.objects.setdefault(prefix, {})[name] = (len(body), md5)
 
+        def put_crc64(prefix: str, name: str, body: bytes) -> None:
+            upload.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=body)
+            data.objects.setdefault(prefix, {})[name] = (len(body), hashlib.md5(body).hexdigest())
+
+        def put_composite(prefix: str, name: str, body: bytes) -> None:
+            key = f"{prefix}/{name}"
+            created = upload.create_multipart_upload(Bucket=BUCKET, Key=key,
+                                                     ChecksumAlgorithm="CRC32",
+                                                     ChecksumType="COMPOSITE")
+            parts = []
+            for number, start in enumerate(range(0, len(body), UPLOAD_PART), start=1):
+                part = upload.upload_part(Bucket=BUCKET, Key=key, UploadId=created["UploadId"],
+                                          PartNumber=number, ChecksumAlgorithm="CRC32",
+                                          Body=body[start:start + UPLOAD_PART])
+                parts.append({"PartNumber": number, "ETag": part["ETag"],
+                              "ChecksumCRC32": part["ChecksumCRC32"]})
+            upload.complete_multipart_upload(Bucket=BUCKET, Key=key,
+                                             UploadId=created["UploadId"],
+                                             MultipartUpload={"Parts": parts})
+            data.objects.setdefault(prefix, {})[name] = (len(body), hashlib.md5(body).hexdigest())
+
         for i in range(sizes.w1_count):
             put("w1", f"{i:05}.bin", os.urandom(sizes.w1_size))
-        for i in range(sizes.w3_count):
-            put("w3", f"{i:03}.bin", os.urandom(sizes.w3_size))
+        for stored, prefix in ((put_crc64, "w3"), (put_composite, "w3c"), (put, "w3o")):
+            for i in range(sizes.w3_count):
+                stored(prefix, f"{i:03}.bin", os.urandom(sizes.w3_size))
         for i in range(sizes.w8_count):
             put("w8", f"{i:05}.bin", os.urandom(sizes.w8_size))
         for d in range(sizes.w4_dirs):
             for k in range(sizes.w4_per_dir):
                 put("w4", f"d{d:03}/k{d * sizes.w4_per_dir + k:06}", os.urandom(sizes.w4_size))
-        # The big object is streamed to the file so it is never whole in memory.
-        path = bucket_dir / "w2" / "big.bin"
-        path.parent.mkdir(parents=True)
-        md5 = hashlib.md5()
-        chunk = 16 << 20
-        with open(path, "wb") as out:
-            left = sizes.w2_size
-            while left:
-                piece = os.urandom(min(chunk, left))
-                md5.update(piece)
-                out.write(piece)
-                left -= len(piece)
-        _set_object_attributes(path, md5.hexdigest())
-        data.objects["w2"] = {"big.bin": (sizes.w2_size, md5.hexdigest())}
+        # The big objects in memory once each (1 GiB): boto3 signs a body it holds whole.
+        for stored, prefix in ((put_crc64, "w2"), (put_composite, "w2c"), (put, "w2o")):
+            stored(prefix, "big.bin", os.urandom(sizes.w2_size))
         return data
+
+
+def _upload_client(endpoint: str):
+    """boto3 straight to versitygw, sending no checksum of its own unless asked to: the store
+    then keeps its default, a full-object CRC64NVME, as S3 does."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY, region_name=REGION,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path"},
+                      request_checksum_calculation="when_required"))
 
 
 def _set_object_attributes(path: Path, md5_hex: str) -> None:

@@ -56,7 +56,9 @@ class Client:
             workers: objects in flight (64).
             ranges_per_object: ranged requests in flight per object (16).
             threads: the old name of ranges_per_object, still accepted.
-            part_size: bytes per ranged GET, an int or "8MiB", "16M" (8 MiB).
+            part_size: bytes of an object's first ranged GET (later ones grow in multiples
+                of it, up to 64 MiB, to keep ranges_per_object busy), an int or "8MiB",
+                "16M" (8 MiB).
             max_requests: requests in flight overall (128).
             retries: retries of a failed request (5).
             list_parallelism: key ranges listed at once (16).
@@ -271,11 +273,13 @@ class Progress:
 
 class Requests:
     """Requests sent, by kind: redirect hops and retries included, never a request that got
-    no connection. Downloads send no other kinds (no HEAD, no PUT)."""
+    no connection. `head` counts the HEADs for the store's checksum of objects that take
+    more than one GET. Downloads send no other kinds (no PUT)."""
 
     get: int
     list: int
-    def __init__(self, get: int = 0, list: int = 0) -> None: ...
+    head: int
+    def __init__(self, get: int = 0, list: int = 0, head: int = 0) -> None: ...
     def to_dict(self) -> dict[str, int]: ...
 
 class Verified:

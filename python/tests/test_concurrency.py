@@ -58,8 +58,9 @@ def _journaled(temp: Path) -> bool:
 
 
 def test_async_progress_and_cancellation(store: Store, tmp_path: Path):
+    # 1 KiB parts, none grown (as many ranges as parts), one request at a time.
     slow = parabyte.Client(
-        **store.client_options(), part_size=1024, ranges_per_object=1, max_requests=1
+        **store.client_options(), part_size=1024, ranges_per_object=8192, max_requests=1
     )
     seen: list[parabyte.Progress] = []
 
@@ -137,9 +138,10 @@ def ctrl_c_raises():
 
 @pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_stops_a_long_download_and_the_next_call_resumes(store: Store, tmp_path: Path):
-    # 8 MiB in 1 KiB parts one at a time: far longer than the test waits.
+    # 8 MiB in 1 KiB parts one at a time: far longer than the test waits. As many ranges
+    # per object as parts, so that none grows; one request at a time.
     slow = parabyte.Client(
-        **store.client_options(), part_size=1024, ranges_per_object=1, max_requests=1
+        **store.client_options(), part_size=1024, ranges_per_object=8192, max_requests=1
     )
     target = tmp_path / "big.bin"
 

@@ -205,7 +205,8 @@ pub struct TransferArgs {
         default_value_t = TransferConfig::default().ranges_per_object
     )]
     pub ranges_per_object: usize,
-    /// Size of each ranged request: bytes or e.g. 8MiB, 16M.
+    /// Size of an object's first ranged request (later ones grow in multiples of it, up to
+    /// 64 MiB, to keep --ranges-per-object busy): bytes or e.g. 8MiB, 16M.
     #[arg(long, value_name = "SIZE", default_value_t = Size(TransferConfig::default().part_size))]
     pub part_size: Size,
     /// Requests in flight across all objects (bounds connections and memory).

@@ -484,11 +484,12 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
     }
     let requests = summary.requests;
     // A local copy sends nothing: no line of zeros.
-    if requests.get + requests.list + summary.connections + summary.retries > 0 {
+    if requests.get + requests.list + requests.head + summary.connections + summary.retries > 0 {
         lines.push(format!(
-            "requests: {} GET, {} LIST; {} connection(s) opened; {} retr{}",
+            "requests: {} GET, {} LIST, {} HEAD; {} connection(s) opened; {} retr{}",
             requests.get,
             requests.list,
+            requests.head,
             summary.connections,
             summary.retries,
             if summary.retries == 1 { "y" } else { "ies" },

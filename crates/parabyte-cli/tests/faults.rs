@@ -11,7 +11,8 @@ use parabyte_testkit::{payload, AfterStall, BlockingAdmin, Fault, RequestKind, R
 const MIB: u64 = 1 << 20;
 const SIZE: u64 = 6 * MIB + 4321;
 
-/// A 6 MiB object fetched as 1 MiB parts, so every fault lands inside one part.
+/// A 6 MiB object fetched as 1 MiB parts (eight ranges at a time, so the parts after the
+/// first need not grow to keep them busy), so every fault lands inside one part.
 fn bed_with_object(name: &str) -> Bed {
     let bed = Bed::new(ServerKind::Versitygw, name);
     bed.admin
@@ -22,7 +23,7 @@ fn bed_with_object(name: &str) -> Bed {
 
 fn download(bed: &Bed, extra: &[&str]) -> std::process::Output {
     let source = bed.url("big.bin");
-    let mut args = vec!["cp", "--json", "--part-size", "1MiB", "--threads", "4"];
+    let mut args = vec!["cp", "--json", "--part-size", "1MiB", "--threads", "8"];
     args.extend_from_slice(extra);
     args.extend_from_slice(&[source.as_str(), "out.bin"]);
     run(bed.parabyte().args(args))

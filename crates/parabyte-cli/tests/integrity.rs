@@ -1,13 +1,15 @@
-//! Content checks: bytes that arrive whole but wrong never get a final name. Large objects
-//! are checked by the MD5 their ETag stands for, small ones by the CRC the store sends;
-//! a body that breaks and resumes is still checked as one. A file is one version whole: a
+//! Content checks: bytes that arrive whole but wrong never get a final name. Objects are
+//! checked by the CRC the store keeps (sent with a GET of the whole object, or by one HEAD
+//! beside the parts of a larger one; composite checksums of multipart uploads part by
+//! part), objects without one by the MD5 their ETag stands for; a body that breaks and
+//! resumes is still checked as one. A file is one version whole: a
 //! later part of another version (or of none) is never stitched to the first, and a 200
 //! that carries a part is never taken for the whole object.
 
 mod common;
 
 use common::{files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, BlockingAdmin, Fault, Rule, ServerKind};
+use parabyte_testkit::{payload, BlockingAdmin, Fault, RequestKind, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
 const LARGE: u64 = 5 * MIB + 99;
@@ -45,8 +47,46 @@ fn assert_failed_clean(bed: &Bed, output: &std::process::Output, method: &str) {
 }
 
 #[test]
-fn large_objects_are_checked_by_the_md5_in_their_etag() {
+fn large_objects_are_checked_by_the_crc_one_head_brings() {
+    let bed = bed("crc-head");
+    let output = copy(&bed, "large.bin", &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = summary(&output);
+    assert_eq!(
+        (
+            report["verified"]["checksum"].as_u64(),
+            report["verified"]["md5"].as_u64()
+        ),
+        (Some(1), Some(0)),
+        "by the store's CRC64NVME, no MD5 read back"
+    );
+    assert_eq!(report["requests"]["head"], 1);
+    let heads: Vec<_> = bed
+        .proxy
+        .requests()
+        .into_iter()
+        .filter(|request| request.kind == RequestKind::Head)
+        .collect();
+    assert_eq!(heads.len(), 1);
+    assert!(
+        heads[0].if_match.is_some(),
+        "pinned to the version the GETs are of"
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(7, LARGE as usize));
+}
+
+/// The store keeps no CRC for the object (an old upload): the HEAD answers without one.
+fn without_a_stored_crc(bed: &Bed) {
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Head),
+        Fault::remove_header("x-amz-checksum-crc64nvme"),
+    );
+}
+
+#[test]
+fn objects_without_a_crc_are_checked_by_the_md5_in_their_etag() {
     let bed = bed("md5-clean");
+    without_a_stored_crc(&bed);
     let output = copy(&bed, "large.bin", &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(summary(&output)["verified"]["md5"], 1);
@@ -55,7 +95,20 @@ fn large_objects_are_checked_by_the_md5_in_their_etag() {
 
 #[test]
 fn a_flipped_byte_in_one_part_fails_the_object() {
+    let bed = bed("crc-flip-part");
+    let flip = bed.proxy.inject(
+        Rule::get().range_start(3 * MIB).first(1),
+        Fault::flip_byte(12_345),
+    );
+    let output = copy(&bed, "large.bin", &[]);
+    assert_eq!(flip.fired(), 1);
+    assert_failed_clean(&bed, &output, "CRC64NVME");
+}
+
+#[test]
+fn a_flipped_byte_in_an_object_without_a_crc_fails_it_by_md5() {
     let bed = bed("md5-flip");
+    without_a_stored_crc(&bed);
     let flip = bed.proxy.inject(
         Rule::get().range_start(3 * MIB).first(1),
         Fault::flip_byte(12_345),
@@ -65,18 +118,77 @@ fn a_flipped_byte_in_one_part_fails_the_object() {
     assert_failed_clean(&bed, &output, "MD5");
 }
 
+/// An upload of two parts, 5 MiB and 3 MiB + 7 bytes, each with its CRC32: the store keeps
+/// a COMPOSITE checksum, `CRC32(crc1 || crc2)-2`, and an ETag that is no MD5.
+fn composite_bed(name: &str) -> (Bed, Vec<u8>) {
+    let bed = Bed::new(ServerKind::Versitygw, name);
+    let data = payload(9, (8 * MIB + 7) as usize);
+    let (first, second) = data.split_at((5 * MIB) as usize);
+    bed.admin
+        .put_composite_crc32(
+            &bed.bucket,
+            "composite.bin",
+            &[first.to_vec().into(), second.to_vec().into()],
+        )
+        .unwrap();
+    (bed, data)
+}
+
 #[test]
-fn without_the_content_check_the_same_flip_goes_through() {
-    // The control for the test above: sizes alone cannot see this corruption.
-    let bed = bed("md5-off");
-    bed.proxy.inject(
-        Rule::get().range_start(3 * MIB).first(1),
-        Fault::flip_byte(12_345),
-    );
-    let output = copy(&bed, "large.bin", &["--no-verify"]);
+fn a_composite_checksum_is_checked_part_by_part() {
+    let (bed, data) = composite_bed("crc-composite");
+    let output = copy(&bed, "composite.bin", &[]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(summary(&output)["verified"]["size_only"], 1);
-    assert!(std::fs::read(bed.path("out.bin")).unwrap() != payload(7, LARGE as usize));
+    let report = summary(&output);
+    assert_eq!(report["verified"]["checksum"], 1, "{report}");
+    assert_eq!(
+        report["requests"]["head"], 2,
+        "the object's checksum, then where its first part ends"
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == data);
+
+    std::fs::remove_file(bed.path("out.bin")).unwrap();
+    bed.proxy.inject(
+        Rule::get().range_start(6 * MIB).first(1),
+        Fault::flip_byte(777),
+    );
+    let output = copy(&bed, "composite.bin", &[]);
+    assert_failed_clean(&bed, &output, "CRC32");
+}
+
+#[test]
+fn a_composite_checksum_that_came_with_the_whole_object_is_checked_too() {
+    // 5 MiB and 1 MiB parts: one GET of the default 8 MiB brings the object and its
+    // composite checksum; one HEAD of part 1 says where the parts end.
+    let bed = Bed::new(ServerKind::Versitygw, "crc-composite-one-get");
+    let data = payload(10, (6 * MIB) as usize);
+    let (first, second) = data.split_at((5 * MIB) as usize);
+    bed.admin
+        .put_composite_crc32(
+            &bed.bucket,
+            "composite.bin",
+            &[first.to_vec().into(), second.to_vec().into()],
+        )
+        .unwrap();
+    let source = bed.url("composite.bin");
+    let output = run(bed.parabyte().args(["cp", "--json", &source, "out.bin"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = summary(&output);
+    assert_eq!(report["verified"]["checksum"], 1, "{report}");
+    assert_eq!(
+        (
+            report["requests"]["get"].as_u64(),
+            report["requests"]["head"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == data);
+
+    std::fs::remove_file(bed.path("out.bin")).unwrap();
+    bed.proxy
+        .inject(Rule::get().first(1), Fault::flip_byte(5 * MIB + 1));
+    let output = run(bed.parabyte().args(["cp", "--json", &source, "out.bin"]));
+    assert_failed_clean(&bed, &output, "CRC32");
 }
 
 #[test]
@@ -122,7 +234,11 @@ fn a_later_part_without_an_etag_is_never_stitched_to_the_first() {
         .put_generated(&bed.bucket, "v.bin", 1, SIZE)
         .unwrap();
     // The first answer's ETag looks like a multipart upload's, so no MD5 check can catch a
-    // mix: only the validators can.
+    // mix, and the HEAD for the store's CRC is refused: only the validators can.
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Head),
+        Fault::error(403, "AccessDenied"),
+    );
     let multipart_etag = bed.proxy.inject(
         Rule::get().range_start(0).first(1),
         Fault::rewrite_header("etag", |etag| etag.replace("\"", "") + "-2"),

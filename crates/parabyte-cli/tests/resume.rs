@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{files_under, run, stderr, summary, temporary_name, wait_for, wait_for_exit, Bed};
-use parabyte_testkit::{payload, AfterStall, Fault, Rule, ServerKind};
+use parabyte_testkit::{payload, AfterStall, Fault, RequestKind, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
 
@@ -94,9 +94,9 @@ fn a_large_object_that_failed_resumes_from_its_finished_parts() {
     );
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(3, SIZE as usize));
     assert_eq!(
-        summary(&resumed)["verified"]["md5"],
+        summary(&resumed)["verified"]["checksum"],
         1,
-        "the whole file, old parts and new, checked by its MD5"
+        "the whole file, old parts (read back) and new, checked by the store's CRC"
     );
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }
@@ -178,11 +178,21 @@ fn a_single_object_resumes_from_its_journal_without_a_probe() {
         .parabyte()
         .args(["cp", "--json", &bed.url("set/big"), "out/big"]));
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let requests = bed.proxy.requests();
+    let requests: Vec<_> = bed
+        .proxy
+        .requests()
+        .into_iter()
+        .filter(|request| request.kind == RequestKind::Get)
+        .collect();
     assert_eq!(
         requests.len(),
         1,
         "no probe, only the part that hung: {requests:?}"
+    );
+    assert_eq!(
+        summary(&resumed)["verified"]["checksum"],
+        1,
+        "checked by the store's CRC, the earlier run's bytes read back"
     );
     assert_eq!(
         requests[0].range.as_deref(),

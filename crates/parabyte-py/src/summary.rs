@@ -15,6 +15,7 @@ use crate::pyvalue::{reduce, repr};
 pub struct Requests {
     pub get: u64,
     pub list: u64,
+    pub head: u64,
 }
 
 impl Requests {
@@ -22,6 +23,7 @@ impl Requests {
         let fields = PyDict::new(py);
         fields.set_item("get", self.get)?;
         fields.set_item("list", self.list)?;
+        fields.set_item("head", self.head)?;
         Ok(fields)
     }
 }
@@ -29,9 +31,9 @@ impl Requests {
 #[pymethods]
 impl Requests {
     #[new]
-    #[pyo3(signature = (get = 0, list = 0))]
-    fn new(get: u64, list: u64) -> Self {
-        Requests { get, list }
+    #[pyo3(signature = (get = 0, list = 0, head = 0))]
+    fn new(get: u64, list: u64, head: u64) -> Self {
+        Requests { get, list, head }
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -209,6 +211,7 @@ impl From<parabyte::Summary> for Summary {
             requests: Requests {
                 get: requests.get,
                 list: requests.list,
+                head: requests.head,
             },
             connections: summary.connections,
             retries: summary.retries,
@@ -270,7 +273,7 @@ impl Summary {
         elapsed = 0.0,
         first_object_seconds = None,
         bytes_per_second = 0.0,
-        requests = Requests { get: 0, list: 0 },
+        requests = Requests { get: 0, list: 0, head: 0 },
         connections = 0,
         retries = 0,
         verified = Verified { checksum: 0, md5: 0, size_only: 0 },

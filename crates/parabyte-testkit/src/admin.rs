@@ -11,6 +11,7 @@ use aws_sigv4::http_request::{
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use base64::Engine as _;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use http::{HeaderMap, Method, StatusCode};
@@ -196,6 +197,58 @@ impl AdminClient {
         request.body = Payload::Generated { seed, len };
         let response = request.send().await?;
         self.expect_success(Method::PUT, bucket, key, response)
+            .map(drop)
+    }
+
+    /// Uploads `parts` as one multipart upload, each part with its CRC32, so the store keeps
+    /// a COMPOSITE checksum (`CRC-of-the-parts'-CRCs-N`) as S3 SDKs upload large files.
+    pub async fn put_composite_crc32(
+        &self,
+        bucket: &str,
+        key: &str,
+        parts: &[Bytes],
+    ) -> Result<()> {
+        let created = self
+            .request(Method::POST, bucket, key)
+            .query("uploads", "")
+            .header("x-amz-checksum-algorithm", "CRC32")
+            .header("x-amz-checksum-type", "COMPOSITE")
+            .send()
+            .await?;
+        let created = self.expect_success(Method::POST, bucket, key, created)?;
+        let upload_id = xml_value(&created, "UploadId").unwrap_or_default();
+        let mut complete = String::from("<CompleteMultipartUpload>");
+        for (index, part) in parts.iter().enumerate() {
+            let number = (index + 1).to_string();
+            let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32IsoHdlc, part) as u32;
+            let crc = base64::engine::general_purpose::STANDARD.encode(crc.to_be_bytes());
+            let uploaded = self
+                .request(Method::PUT, bucket, key)
+                .query("partNumber", &number)
+                .query("uploadId", &upload_id)
+                .header("x-amz-checksum-crc32", &crc)
+                .body(part.clone())
+                .send()
+                .await?;
+            let etag = uploaded
+                .headers
+                .get("etag")
+                .and_then(|etag| etag.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            self.expect_success(Method::PUT, bucket, key, uploaded)?;
+            complete.push_str(&format!(
+                "<Part><ETag>{etag}</ETag><PartNumber>{number}</PartNumber><ChecksumCRC32>{crc}</ChecksumCRC32></Part>"
+            ));
+        }
+        complete.push_str("</CompleteMultipartUpload>");
+        let completed = self
+            .request(Method::POST, bucket, key)
+            .query("uploadId", &upload_id)
+            .body(complete)
+            .send()
+            .await?;
+        self.expect_success(Method::POST, bucket, key, completed)
             .map(drop)
     }
 
@@ -544,6 +597,14 @@ where
     fn size_hint(&self) -> hyper::body::SizeHint {
         hyper::body::SizeHint::with_exact(self.len)
     }
+}
+
+/// The text of the first `<name>` element of a small XML answer.
+fn xml_value(body: &[u8], name: &str) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let (_, rest) = text.split_once(&format!("<{name}>"))?;
+    let (value, _) = rest.split_once(&format!("</{name}>"))?;
+    Some(value.to_owned())
 }
 
 #[cfg(test)]

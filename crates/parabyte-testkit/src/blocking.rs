@@ -54,6 +54,10 @@ impl BlockingAdmin {
         self.block_on(self.client.put_generated(bucket, key, seed, len))
     }
 
+    pub fn put_composite_crc32(&self, bucket: &str, key: &str, parts: &[Bytes]) -> Result<()> {
+        self.block_on(self.client.put_composite_crc32(bucket, key, parts))
+    }
+
     pub fn get_object(&self, bucket: &str, key: &str) -> Result<Bytes> {
         self.block_on(self.client.get_object(bucket, key))
     }

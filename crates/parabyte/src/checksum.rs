@@ -1,10 +1,11 @@
-//! Content checks that need no second request. Sizes are always checked by the engine.
-//! On top of that, an object is checked by the full-object CRC the store sends with
-//! `x-amz-checksum-mode: ENABLED` (computed per response while the bytes stream, and
-//! combined across the pieces a resumed body arrives in), or else by MD5 when its ETag is
-//! the MD5 of its content (a single-part upload, not encrypted with KMS or a customer key).
-//! MD5 cannot be combined, so it is computed in order, right behind the first gap in what
-//! has been written: see [`OrderedMd5`].
+//! Content checks. Sizes are always checked by the engine. On top of that, an object is
+//! checked by the CRC the store keeps for it (sent with `x-amz-checksum-mode: ENABLED` by a
+//! GET of the whole object or a HEAD): each response's bytes are CRC'd while they stream,
+//! and the pieces are combined into the whole object's CRC, or for a COMPOSITE checksum of a
+//! multipart upload into each upload part's CRC and then the CRC of those. Objects with no
+//! CRC are checked by MD5 when their ETag is the MD5 of their content (a single-part upload,
+//! not encrypted with KMS or a customer key). MD5 cannot be combined, so it is computed in
+//! order, right behind the first gap in what has been written: see [`OrderedMd5`].
 
 use std::io;
 use std::sync::Mutex;
@@ -39,6 +40,8 @@ impl Crc {
         ("x-amz-checksum-crc32", Crc::Crc32),
     ];
 
+    pub(crate) const ALL: [Crc; 3] = [Crc::Crc64Nvme, Crc::Crc32c, Crc::Crc32];
+
     fn algorithm(self) -> CrcAlgorithm {
         match self {
             Crc::Crc32 => CrcAlgorithm::Crc32IsoHdlc,
@@ -58,6 +61,51 @@ impl Crc {
     pub(crate) fn digest(self) -> crc_fast::Digest {
         crc_fast::Digest::new(self.algorithm())
     }
+
+    /// Bytes of its value, as S3 encodes it (big-endian).
+    fn width(self) -> usize {
+        if self == Crc::Crc64Nvme {
+            8
+        } else {
+            4
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Crc::Crc64Nvme => 0,
+            Crc::Crc32c => 1,
+            Crc::Crc32 => 2,
+        }
+    }
+}
+
+/// The checksum a store keeps for an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreChecksum {
+    /// The CRC of the whole object (`x-amz-checksum-type: FULL_OBJECT`).
+    Full(FullChecksum),
+    /// A multipart upload's `VALUE-PARTS`: the CRC of its parts' CRCs, concatenated.
+    Composite { crc: FullChecksum, parts: u32 },
+}
+
+impl StoreChecksum {
+    pub(crate) fn algorithm(self) -> Crc {
+        match self {
+            StoreChecksum::Full(crc) | StoreChecksum::Composite { crc, .. } => crc.algorithm,
+        }
+    }
+
+    /// Parse a header value: base64 of the big-endian CRC, with `-N` when composite.
+    pub(crate) fn parse(algorithm: Crc, header: &str) -> Option<StoreChecksum> {
+        match header.trim().split_once('-') {
+            None => FullChecksum::parse(algorithm, header).map(StoreChecksum::Full),
+            Some((value, parts)) => Some(StoreChecksum::Composite {
+                crc: FullChecksum::parse(algorithm, value)?,
+                parts: parts.parse().ok().filter(|&parts| parts > 0)?,
+            }),
+        }
+    }
 }
 
 impl FullChecksum {
@@ -67,8 +115,7 @@ impl FullChecksum {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(header.trim())
             .ok()?;
-        let width = if algorithm == Crc::Crc64Nvme { 8 } else { 4 };
-        if bytes.len() != width {
+        if bytes.len() != algorithm.width() {
             return None;
         }
         let value = bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
@@ -76,61 +123,114 @@ impl FullChecksum {
     }
 
     fn render(self) -> String {
-        let bytes = self.value.to_be_bytes();
-        let width = if self.algorithm == Crc::Crc64Nvme {
-            8
-        } else {
-            4
-        };
-        base64::engine::general_purpose::STANDARD.encode(&bytes[8 - width..])
+        base64::engine::general_purpose::STANDARD.encode(self.be_bytes())
+    }
+
+    fn be_bytes(self) -> Vec<u8> {
+        self.value.to_be_bytes()[8 - self.algorithm.width()..].to_vec()
     }
 }
 
-/// The CRC of one stretch of an object, as one response delivered it.
+/// The CRCs of one stretch of an object, as one response delivered it: of every algorithm
+/// still in question while it streamed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Piece {
     pub start: u64,
     pub length: u64,
-    pub crc: u64,
+    crcs: [Option<u64>; 3],
 }
 
-/// Combine the pieces' CRCs into the whole object's and compare. Pieces must tile
-/// `0..total` exactly; anything else means the CRC cannot speak for the whole object.
-pub(crate) fn check_crc(expected: FullChecksum, pieces: &mut [Piece], total: u64) -> Check {
-    pieces.sort_by_key(|piece| piece.start);
-    let mut covered = 0;
-    let mut crc = None;
-    for piece in pieces.iter() {
-        if piece.start != covered {
-            return Check::Unchecked;
+impl Piece {
+    pub(crate) fn new(
+        start: u64,
+        length: u64,
+        crcs: impl IntoIterator<Item = (Crc, u64)>,
+    ) -> Piece {
+        let mut piece = Piece {
+            start,
+            length,
+            crcs: [None; 3],
+        };
+        for (crc, value) in crcs {
+            piece.crcs[crc.index()] = Some(value);
         }
-        crc = Some(match crc {
-            None => piece.crc,
-            Some(before) => crc_fast::checksum_combine(
-                expected.algorithm.algorithm(),
-                before,
-                piece.crc,
-                piece.length,
-            ),
-        });
+        piece
+    }
+
+    fn crc(&self, algorithm: Crc) -> Option<u64> {
+        self.crcs[algorithm.index()]
+    }
+}
+
+/// The CRC of `start..end` combined from `pieces` (sorted by start), or `None` when they do
+/// not tile it exactly or lack that algorithm.
+fn combine(pieces: &[Piece], algorithm: Crc, start: u64, end: u64) -> Option<u64> {
+    let mut covered = start;
+    // The CRC of nothing is zero for all three.
+    let mut crc = 0;
+    for piece in pieces
+        .iter()
+        .skip_while(|piece| piece.start + piece.length <= start)
+        .take_while(|piece| piece.start < end)
+    {
+        if piece.start != covered || piece.start + piece.length > end {
+            return None;
+        }
+        let value = piece.crc(algorithm)?;
+        crc = if covered == start {
+            value
+        } else {
+            crc_fast::checksum_combine(algorithm.algorithm(), crc, value, piece.length)
+        };
         covered += piece.length;
     }
-    if covered != total {
-        return Check::Unchecked;
-    }
-    // The CRC of nothing is zero for all three.
-    let got = FullChecksum {
-        algorithm: expected.algorithm,
-        value: crc.unwrap_or(0),
+    (covered == end).then_some(crc)
+}
+
+/// Combine the pieces' CRCs as the store's checksum is made and compare. Pieces must tile
+/// `0..total` exactly, and for a composite checksum break at every upload part's end (parts
+/// of `part_size`, the last one shorter); anything else means the CRC cannot speak for the
+/// whole object.
+pub(crate) fn check_crc(
+    expected: StoreChecksum,
+    part_size: Option<u64>,
+    pieces: &mut [Piece],
+    total: u64,
+) -> Check {
+    pieces.sort_by_key(|piece| piece.start);
+    let algorithm = expected.algorithm();
+    let (got, want) = match expected {
+        StoreChecksum::Full(want) => match combine(pieces, algorithm, 0, total) {
+            Some(value) => (FullChecksum { algorithm, value }, want),
+            None => return Check::Unchecked,
+        },
+        StoreChecksum::Composite { crc: want, parts } => {
+            let Some(part_size) =
+                part_size.filter(|&size| size > 0 && total.div_ceil(size) == u64::from(parts))
+            else {
+                // Parts of unequal sizes (or unknown ones): no way to know where they end.
+                return Check::Unchecked;
+            };
+            let mut concatenated = Vec::with_capacity(parts as usize * algorithm.width());
+            for start in (0..total).step_by(part_size as usize) {
+                let end = (start + part_size).min(total);
+                let Some(value) = combine(pieces, algorithm, start, end) else {
+                    return Check::Unchecked;
+                };
+                concatenated.extend(FullChecksum { algorithm, value }.be_bytes());
+            }
+            let value = crc_fast::checksum(algorithm.algorithm(), &concatenated);
+            (FullChecksum { algorithm, value }, want)
+        }
     };
-    if got == expected {
+    if got == want {
         Check::Passed(Method::Crc)
     } else {
         Check::Failed(format!(
             "{} of the received bytes is {}, the store says {}",
-            expected.algorithm.name(),
+            algorithm.name(),
             got.render(),
-            expected.render()
+            want.render()
         ))
     }
 }
@@ -167,12 +267,14 @@ pub(crate) enum Check {
 /// How the objects of a run were checked, for the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Verified {
-    /// By the store's full-object CRC32, CRC32C or CRC64NVME.
+    /// By the store's CRC32, CRC32C or CRC64NVME: of the whole object, or of each upload
+    /// part for a composite checksum.
     pub checksum: u64,
     /// By the MD5 their ETag stands for.
     pub md5: u64,
-    /// By their size alone: the store gave no checksum, the ETag is not an MD5 (multipart
-    /// or encrypted uploads), the bytes were discarded, or checking was turned off.
+    /// By their size alone: the store gave no CRC and the ETag is not an MD5 (multipart
+    /// or encrypted uploads), the bytes were discarded before an MD5 could be read back, or
+    /// checking was turned off.
     pub size_only: u64,
 }
 
@@ -245,6 +347,11 @@ impl OrderedMd5 {
         Ok(hashed.1.clone().finalize().into())
     }
 
+    /// Everything up to `end` is hashed.
+    pub(crate) fn hashed_through(&self, end: u64) -> bool {
+        self.hashed_up_to() >= end
+    }
+
     fn hashed_up_to(&self) -> u64 {
         self.hashed
             .lock()
@@ -273,34 +380,84 @@ impl OrderedMd5 {
 mod tests {
     use super::*;
 
+    fn piece(crc: Crc, data: &[u8], start: usize, end: usize) -> Piece {
+        let value = crc_fast::checksum(crc.algorithm(), &data[start..end]);
+        Piece::new(start as u64, (end - start) as u64, [(crc, value)])
+    }
+
     #[test]
     fn crcs_of_pieces_combine_into_the_whole() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
-        for crc in [Crc::Crc32, Crc::Crc32c, Crc::Crc64Nvme] {
+        for crc in Crc::ALL {
             let whole = FullChecksum {
                 algorithm: crc,
                 value: crc_fast::checksum(crc.algorithm(), &data),
             };
             assert_eq!(FullChecksum::parse(crc, &whole.render()), Some(whole));
-            let piece = |start: usize, end: usize| Piece {
-                start: start as u64,
-                length: (end - start) as u64,
-                crc: crc_fast::checksum(crc.algorithm(), &data[start..end]),
-            };
+            let whole = StoreChecksum::Full(whole);
+            let piece = |start, end| piece(crc, &data, start, end);
             let mut pieces = vec![piece(70_000, 100_000), piece(0, 1), piece(1, 70_000)];
             assert_eq!(
-                check_crc(whole, &mut pieces, 100_000),
+                check_crc(whole, None, &mut pieces, 100_000),
                 Check::Passed(Method::Crc)
             );
             let mut gap = vec![piece(0, 1), piece(2, 100_000)];
-            assert_eq!(check_crc(whole, &mut gap, 100_000), Check::Unchecked);
+            assert_eq!(check_crc(whole, None, &mut gap, 100_000), Check::Unchecked);
             let mut wrong = vec![piece(0, 99_999), piece(0, 1)];
             wrong[1].start = 99_999;
             assert!(matches!(
-                check_crc(whole, &mut wrong, 100_000),
+                check_crc(whole, None, &mut wrong, 100_000),
                 Check::Failed(_)
             ));
         }
+    }
+
+    #[test]
+    fn a_composite_checksum_is_the_crc_of_the_parts_crcs() {
+        // As versitygw answered a CRC32 multipart upload of parts 0..5 and 5..12 of this data.
+        let data: Vec<u8> = (0..12_000u32).map(|i| (i * 31 + i / 7) as u8).collect();
+        let part = |start, end| crc_fast::checksum(Crc::Crc32.algorithm(), &data[start..end]);
+        let mut concatenated = (part(0, 5_000) as u32).to_be_bytes().to_vec();
+        concatenated.extend((part(5_000, 10_000) as u32).to_be_bytes());
+        concatenated.extend((part(10_000, 12_000) as u32).to_be_bytes());
+        let value = crc_fast::checksum(Crc::Crc32.algorithm(), &concatenated);
+        let header = format!(
+            "{}-3",
+            FullChecksum {
+                algorithm: Crc::Crc32,
+                value
+            }
+            .render()
+        );
+        let composite = StoreChecksum::parse(Crc::Crc32, &header).unwrap();
+        assert!(matches!(
+            composite,
+            StoreChecksum::Composite { parts: 3, .. }
+        ));
+        // Pieces need not follow the parts, as long as they break where parts do.
+        let piece = |start, end| piece(Crc::Crc32, &data, start, end);
+        let mut pieces = vec![
+            piece(0, 2_000),
+            piece(2_000, 5_000),
+            piece(5_000, 10_000),
+            piece(10_000, 12_000),
+        ];
+        let check =
+            |pieces: &mut [Piece], part_size| check_crc(composite, part_size, pieces, 12_000);
+        assert_eq!(check(&mut pieces, Some(5_000)), Check::Passed(Method::Crc));
+        // Another part size would make another number of parts, or other boundaries.
+        assert_eq!(check(&mut pieces, Some(4_000)), Check::Unchecked);
+        assert_eq!(check(&mut pieces, None), Check::Unchecked);
+        let mut straddling = vec![piece(0, 6_000), piece(6_000, 12_000)];
+        assert_eq!(check(&mut straddling, Some(5_000)), Check::Unchecked);
+        let mut flipped = data.clone();
+        flipped[7_000] ^= 1;
+        let mut wrong = vec![
+            piece(0, 5_000),
+            super::tests::piece(Crc::Crc32, &flipped, 5_000, 10_000),
+            piece(10_000, 12_000),
+        ];
+        assert!(matches!(check(&mut wrong, Some(5_000)), Check::Failed(_)));
     }
 
     #[test]
@@ -313,6 +470,7 @@ mod tests {
             0x0d4a_1185
         );
         assert_eq!(FullChecksum::parse(Crc::Crc32, "DUoRhQ==-3"), None);
+        assert_eq!(StoreChecksum::parse(Crc::Crc32, "DUoRhQ==-0"), None);
         assert_eq!(FullChecksum::parse(Crc::Crc64Nvme, "DUoRhQ=="), None);
     }
 

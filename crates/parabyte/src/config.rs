@@ -125,7 +125,9 @@ pub struct TransferConfig {
     pub workers: usize,
     /// Ranged requests in flight for one object (`--ranges-per-object`, once `--threads`).
     pub ranges_per_object: usize,
-    /// Size of each ranged GET.
+    /// Size of an object's first ranged GET, and of those of a resumed object; the parts
+    /// after the first grow in multiples of it (up to 64 MiB) to keep `ranges_per_object`
+    /// requests busy.
     pub part_size: u64,
     /// Requests in flight across all objects; bounds sockets and buffered bytes together.
     pub max_requests: usize,

@@ -15,6 +15,9 @@ pub struct RequestCounts {
     pub get: u64,
     /// ListObjectsV2 pages.
     pub list: u64,
+    /// HEADs for the store's checksum of an object that takes more than one GET (and, for a
+    /// composite checksum, one more for where its upload parts end).
+    pub head: u64,
 }
 
 /// The kinds of request parabyte sends.
@@ -22,6 +25,7 @@ pub struct RequestCounts {
 pub(crate) enum RequestKind {
     Get,
     List,
+    Head,
 }
 
 /// Counters shared by everything that sends requests during one run.
@@ -29,6 +33,7 @@ pub(crate) enum RequestKind {
 pub(crate) struct Counters {
     get: AtomicU64,
     list: AtomicU64,
+    head: AtomicU64,
     pub(crate) connections: AtomicU64,
     pub(crate) retries: AtomicU64,
     verified_checksum: AtomicU64,
@@ -44,6 +49,7 @@ impl Counters {
         match kind {
             RequestKind::Get => &self.get,
             RequestKind::List => &self.list,
+            RequestKind::Head => &self.head,
         }
         .fetch_add(1, Relaxed);
     }
@@ -75,6 +81,7 @@ impl Counters {
             requests: RequestCounts {
                 get: self.get.load(Relaxed),
                 list: self.list.load(Relaxed),
+                head: self.head.load(Relaxed),
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
@@ -108,6 +115,7 @@ impl Snapshot {
             requests: RequestCounts {
                 get: self.requests.get - earlier.requests.get,
                 list: self.requests.list - earlier.requests.list,
+                head: self.requests.head - earlier.requests.head,
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,

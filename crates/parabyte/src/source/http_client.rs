@@ -79,7 +79,16 @@ impl HttpClient {
 
     /// A GET request for `url`, to be sent with [`send_following`].
     pub(crate) fn get(&self, url: impl reqwest::IntoUrl) -> reqwest::RequestBuilder {
-        self.clients[0].get(url)
+        self.request(reqwest::Method::GET, url)
+    }
+
+    /// A bodiless request for `url`, to be sent with [`send_following`].
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        url: impl reqwest::IntoUrl,
+    ) -> reqwest::RequestBuilder {
+        self.clients[0].request(method, url)
     }
 
     /// The client for the next request: each local address in turn.
@@ -143,7 +152,7 @@ fn build_client(
         .map_err(|e| Error::InvalidInput(format!("cannot set up the HTTP client: {e}")))
 }
 
-/// Send a bodiless GET and follow its redirects. A hop to the same origin (scheme, host,
+/// Send a bodiless GET or HEAD and follow its redirects. A hop to the same origin (scheme, host,
 /// port) is the same request sent again; a hop to another origin is a new request with
 /// only [`PORTABLE_HEADERS`]. No hop ever carries a Referer. Every request that went out
 /// is counted, and only those: one that got no connection was never sent.
@@ -224,7 +233,7 @@ fn next_hop(sent: Request, next: Url) -> Request {
         *same.url_mut() = next;
         return same;
     }
-    let mut elsewhere = Request::new(reqwest::Method::GET, next);
+    let mut elsewhere = Request::new(sent.method().clone(), next);
     for name in PORTABLE_HEADERS {
         if let Some(value) = sent.headers().get(&name) {
             elsewhere.headers_mut().insert(name, value.clone());

@@ -15,7 +15,7 @@ use futures::{Stream, TryStreamExt};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, CONTENT_RANGE, LAST_MODIFIED};
 use reqwest::StatusCode;
 
-use crate::checksum::FullChecksum;
+use crate::checksum::StoreChecksum;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -46,13 +46,25 @@ pub(crate) struct Fetched {
     pub validator: Option<Validator>,
     /// The object answered from another address (a redirect): later ranges go there.
     pub moved_to: Option<ObjectUrl>,
-    /// The whole object's CRC, when the store sent one with this response.
-    pub checksum: Option<FullChecksum>,
+    /// The object's checksum, when the store sent one with this response (S3 does with a GET
+    /// of the whole object).
+    pub checksum: Option<StoreChecksum>,
     /// The MD5 of the whole object, when the ETag is one.
     pub content_md5: Option<[u8; 16]>,
     /// Its Last-Modified date: the downloaded file's modification time.
     pub modified: Option<SystemTime>,
     pub body: Body,
+}
+
+/// What a HEAD said about one version of an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Described {
+    /// The checksum the store keeps for the object, whole or composite.
+    pub checksum: Option<StoreChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
+    /// For a HEAD of one upload part: where that part lies in the object.
+    pub part: Option<ByteRange>,
 }
 
 /// Something that serves byte ranges of objects.
@@ -68,6 +80,18 @@ pub(crate) trait RangeSource: Send + Sync + 'static {
         range: Option<ByteRange>,
         pinned: Option<&Validator>,
     ) -> impl Future<Output = Result<Fetched>> + Send;
+
+    /// HEAD `object` (or one part of a multipart upload, `part_number` from 1) pinned to
+    /// `pinned`, for the checksum a ranged GET never carries. `None` from sources that keep
+    /// no checksums, which is every one but S3.
+    fn describe(
+        &self,
+        _object: &Self::Object,
+        _pinned: &Validator,
+        _part_number: Option<u32>,
+    ) -> impl Future<Output = Result<Option<Described>>> + Send {
+        std::future::ready(Ok(None))
+    }
 }
 
 /// What a GET's status and headers say about the object, for the statuses that carry it:

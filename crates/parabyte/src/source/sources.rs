@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::{Fetched, RangeSource};
+use super::{Described, Fetched, RangeSource};
 use crate::error::Result;
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -29,6 +29,18 @@ impl RangeSource for Sources {
         match object {
             ObjectUrl::S3(url) => self.s3.fetch(url, range, pinned).await,
             ObjectUrl::Http(url) => self.web.fetch(url, range, pinned).await,
+        }
+    }
+
+    async fn describe(
+        &self,
+        object: &ObjectUrl,
+        pinned: &Validator,
+        part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        match object {
+            ObjectUrl::S3(url) => self.s3.describe(url, pinned, part_number).await,
+            ObjectUrl::Http(url) => self.web.describe(url, pinned, part_number).await,
         }
     }
 }

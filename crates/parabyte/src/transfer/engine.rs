@@ -13,7 +13,7 @@ use std::time::SystemTime;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 
-use crate::checksum::{Check, Crc, Method, Piece};
+use crate::checksum::{Check, Crc, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::resume;
@@ -23,9 +23,11 @@ use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::{with_retries, Retries};
-use crate::source::{Fetched, RangeSource, Shape};
-use crate::transfer::check::ContentCheck;
-use crate::transfer::parts::{check_part, plan_parts, Pinned, SINGLE_STREAM};
+use crate::source::{Described, Fetched, RangeSource, Shape};
+use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
+use crate::transfer::parts::{
+    check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM,
+};
 use crate::transfer::throttle::{RequestLimit, Slot};
 use crate::validator::Validator;
 
@@ -85,6 +87,10 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
     /// Objects up to this size come in one request: [`SINGLE_STREAM`], smaller in tests.
     single_stream: u64,
+    /// The largest part: [`MAX_PART`].
+    max_part: u64,
+    /// Where upload parts may end: [`UNKNOWN_PART_GRID`].
+    part_grid: u64,
 }
 
 impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
@@ -104,6 +110,17 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             counters,
             reporter,
             single_stream: SINGLE_STREAM,
+            max_part: MAX_PART,
+            part_grid: UNKNOWN_PART_GRID,
+        }
+    }
+
+    fn part_sizes(&self) -> PartSizes {
+        PartSizes {
+            part_size: self.config.part_size,
+            ranges: self.config.ranges_per_object,
+            single_stream: self.single_stream,
+            max_part: self.max_part,
         }
     }
 
@@ -255,7 +272,8 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     }
 
     /// Fetch an object of known size and version into its target, starting with the first
-    /// part's body when the probe brought it.
+    /// part's body when the probe brought it. An object that takes more than one GET gets
+    /// its checksum from a HEAD sent alongside its other parts.
     async fn fetch_known(
         &self,
         job: &Job,
@@ -265,7 +283,29 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
     ) -> Result<Finished> {
         let stored = known.validator.as_ref().map(Validator::stored);
         let mut sink = Sink::open(&job.target, Some(known.size), stored).await?;
-        let check = ContentCheck::new(self.config.verify_content);
+        let parts = match known.size.checked_sub(1) {
+            None => Vec::new(),
+            Some(end) => self.plan(
+                ByteRange { start: 0, end },
+                first.as_ref().map(|first| first.range),
+                &sink,
+            ),
+        };
+        // Only a GET of the whole object carries its checksum.
+        let one_get = match (&first, parts.as_slice()) {
+            (Some(first), []) => first.range.end + 1 == known.size,
+            (None, [only]) => only.start == 0 && only.end + 1 == known.size,
+            _ => known.size == 0,
+        };
+        let head_for = known
+            .validator
+            .clone()
+            .filter(|_| self.config.verify_content && !one_get);
+        let check = ContentCheck::new(
+            self.config.verify_content,
+            head_for.is_some(),
+            self.part_grid,
+        );
         let object = Object {
             source,
             sink: &sink,
@@ -274,32 +314,31 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             total: known.size,
             modified: OnceLock::new(),
         };
-        let fetched = match known.size.checked_sub(1) {
-            None => Ok(0),
-            Some(end) => {
-                let whole = ByteRange { start: 0, end };
-                match first {
-                    None => self.fetch_ranges(&object, whole).await,
-                    Some(FirstPart { range, response }) => {
-                        let rest = async {
-                            if range.end < end {
-                                let rest = ByteRange {
-                                    start: range.end + 1,
-                                    end,
-                                };
-                                self.fetch_ranges(&object, rest).await
-                            } else {
-                                Ok(0)
-                            }
-                        };
-                        let first = self.fetch_range(&object, range, Some(response));
-                        futures::future::try_join(first, rest)
-                            .await
-                            .map(|((), restored)| restored)
-                    }
-                }
+        let describe = async {
+            match &head_for {
+                Some(validator) => self.describe(&object, validator).await,
+                None => Ok(()),
             }
         };
+        let rest = self.fetch_ranges(&object, parts);
+        let first = async {
+            match first {
+                Some(FirstPart { range, response }) => {
+                    self.fetch_range(&object, range, Some(response)).await
+                }
+                None => Ok(()),
+            }
+        };
+        let mut fetched = futures::future::try_join3(first, rest, describe)
+            .await
+            .map(|((), restored, ())| restored);
+        // A GET of the whole object may have brought a composite checksum: where its parts
+        // end is learned now, the bytes being in.
+        if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
+            if let Err(error) = self.learn_parts(&object, validator).await {
+                fetched = Err(error);
+            }
+        }
         // A resumed object learns its time from the responses for its missing parts.
         let modified = known.modified.or(object.modified.get().copied());
         drop(object);
@@ -318,6 +357,91 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         Ok(Finished::Downloaded(fetched))
     }
 
+    /// The parts of `whole` still to fetch after `first` (the probe's). The gaps an earlier
+    /// run left are cut into parts of `part_size`. Otherwise an object whose size was known
+    /// beforehand and is at most [`ONE_REQUEST_PARTS`] parts is one request; a larger one a
+    /// first part of `part_size`, then parts grown to keep `ranges_per_object` busy.
+    fn plan(&self, whole: ByteRange, first: Option<ByteRange>, sink: &Sink) -> Vec<ByteRange> {
+        let sizes = self.part_sizes();
+        let part_size = self.config.part_size.max(1);
+        let rest = match first {
+            Some(first) if first.end >= whole.end => return Vec::new(),
+            Some(first) => ByteRange {
+                start: first.end + 1,
+                end: whole.end,
+            },
+            None => whole,
+        };
+        let restored = sink.restored();
+        if restored.bytes() > 0 {
+            let gaps = restored.gaps(rest);
+            return gaps.into_iter().flat_map(|gap| sizes.fixed(gap)).collect();
+        }
+        if first.is_some() {
+            return sizes.grown(rest);
+        }
+        if whole.end < part_size.saturating_mul(ONE_REQUEST_PARTS) {
+            return vec![whole];
+        }
+        let first = ByteRange {
+            start: 0,
+            end: part_size - 1,
+        };
+        let rest = ByteRange {
+            start: part_size,
+            end: whole.end,
+        };
+        std::iter::once(first).chain(sizes.grown(rest)).collect()
+    }
+
+    /// HEAD the object for its checksum, pinned to its version, and hand the answer to the
+    /// content check. A HEAD that fails (other than by a new version) leaves the check to
+    /// the ETag: the download does not depend on it.
+    async fn describe(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
+        let described = match self.head(object, validator, None).await {
+            Ok(described) => described,
+            Err(error @ Error::Changed { .. }) => return Err(error),
+            Err(_) => None,
+        };
+        object.check.described(described.as_ref(), object.sink);
+        self.learn_parts(object, validator).await
+    }
+
+    /// For a composite checksum, HEAD the first upload part to learn where the parts end.
+    async fn learn_parts(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
+        if !object.check.needs_part_size() {
+            return Ok(());
+        }
+        match self.head(object, validator, Some(1)).await {
+            Ok(Some(Described {
+                part: Some(part), ..
+            })) => object.check.parts_of(part.end - part.start + 1),
+            Err(error @ Error::Changed { .. }) => return Err(error),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn head(
+        &self,
+        object: &Object<'_>,
+        validator: &Validator,
+        part: Option<u32>,
+    ) -> Result<Option<Described>> {
+        with_retries(&self.config.retry, &self.counters, || async {
+            // A request like any other: under the client's cap, and a lesson for it.
+            let _slot = self.request_limit.acquire().await;
+            let described = self.source.describe(object.source, validator, part).await;
+            match &described {
+                Err(Error::Throttled { .. }) => self.request_limit.throttled(),
+                Err(_) => {}
+                Ok(_) => self.request_limit.succeeded(),
+            }
+            described
+        })
+        .await
+    }
+
     /// A 200 without a length: one stream, whose end gives the size. Nothing to resume
     /// from, since a later request could not be told where the object ends.
     async fn stream_unsized(&self, job: &Job, response: InFlight) -> Result<Finished> {
@@ -325,7 +449,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let modified = response.fetched.modified;
         let stored = validator.as_ref().map(Validator::stored);
         let sink = Sink::open(&job.target, None, stored).await?;
-        let check = ContentCheck::new(self.config.verify_content);
+        let check = ContentCheck::new(self.config.verify_content, false, self.part_grid);
         let object = Object {
             source: &job.source,
             sink: &sink,
@@ -379,19 +503,13 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         })
     }
 
-    /// Fetch `whole` as parts of `part_size`, up to `threads` at a time. Bytes an earlier
-    /// run wrote for this version are not fetched again; returns how many those were.
-    async fn fetch_ranges(&self, object: &Object<'_>, whole: ByteRange) -> Result<u64> {
-        let gaps = object.sink.restored().gaps(whole);
-        let missing: u64 = gaps.iter().map(|gap| gap.end + 1 - gap.start).sum();
-        let restored = whole.end + 1 - whole.start - missing;
+    /// Fetch `parts`, up to `ranges_per_object` at a time. Bytes an earlier run wrote for
+    /// this version are not fetched again; returns how many those were.
+    async fn fetch_ranges(&self, object: &Object<'_>, parts: Vec<ByteRange>) -> Result<u64> {
+        let restored = object.sink.restored().bytes();
         if restored > 0 {
             self.reporter.bytes_skipped(restored);
         }
-        let (part_size, single_stream) = (self.config.part_size, self.single_stream);
-        let parts = gaps
-            .into_iter()
-            .flat_map(move |gap| plan_parts(gap, part_size, single_stream));
         // After a failure no new part starts, but those in flight finish: their bytes are
         // paid for, and a later run resumes from them.
         let failure = Mutex::new(None);
@@ -441,9 +559,11 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                         } else {
                             self.request_limit.acquire().await
                         };
-                        let response = self
-                            .send_in(slot, object.source, Some(rest), pinned)
-                            .await?;
+                        // The whole object is asked for without a Range: S3 sends its checksum
+                        // only then.
+                        let whole = rest.start == 0 && rest.end + 1 == object.total;
+                        let asked = (!whole).then_some(rest);
+                        let response = self.send_in(slot, object.source, asked, pinned).await?;
                         check_part(
                             object.source,
                             &response.fetched,
@@ -629,8 +749,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         let InFlight { fetched, _slot } = response;
         let check = object.check;
         check.observe(&fetched, object.sink);
-        let mut crc = check.crc().map(|crc| crc.digest());
-        let start = *next;
+        let mut crc = check.stream(*next);
         let mut body = fetched.body;
         let mut buffer = BytesMut::new();
         let mut failure = None;
@@ -651,9 +770,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                     ),
                 });
             }
-            if let Some(crc) = &mut crc {
-                crc.update(&chunk);
-            }
+            crc.update(&chunk);
             self.reporter.bytes_transferred(chunk.len() as u64);
             if buffer.len() + chunk.len() > buffer.capacity() {
                 // Write out rather than grow: a grown buffer doubles, and with it the
@@ -676,13 +793,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             }
         }
         write_out(object, &mut buffer, next).await?;
-        if let Some(crc) = crc {
-            check.add_piece(Piece {
-                start,
-                length: *next - start,
-                crc: crc.finalize(),
-            });
-        }
+        crc.finish();
         failure.map_or(Ok(()), Err)
     }
 }

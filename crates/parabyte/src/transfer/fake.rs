@@ -7,10 +7,11 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
+use crate::checksum::StoreChecksum;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
-use crate::source::{Body, Fetched, RangeSource, Shape};
+use crate::source::{Body, Described, Fetched, RangeSource, Shape};
 use crate::validator::Validator;
 
 /// Bodies arrive in chunks of this size, as from a socket.
@@ -132,6 +133,10 @@ struct State {
     validator: Option<Validator>,
     script: Vec<Scripted>,
     seen: Vec<Seen>,
+    /// What a HEAD says: the checksum kept, and the size of the upload's parts.
+    keeps: Option<(StoreChecksum, u64)>,
+    /// The HEADs received: the part number each asked for, if any.
+    heads: Vec<Option<u32>>,
 }
 
 #[derive(Debug)]
@@ -147,6 +152,8 @@ impl FakeSource {
                 validator: validator.map(|tag| Validator::ETag(tag.to_owned())),
                 script: Vec::new(),
                 seen: Vec::new(),
+                keeps: None,
+                heads: Vec::new(),
             }),
         }
     }
@@ -161,7 +168,17 @@ impl FakeSource {
         });
     }
 
-    /// Every request so far, in the order received.
+    /// HEADs answer with `checksum`, as for an upload in parts of `part_size`.
+    pub(super) fn keeps(&self, checksum: StoreChecksum, part_size: u64) {
+        self.lock().keeps = Some((checksum, part_size));
+    }
+
+    /// The HEADs so far, by the part number each asked for.
+    pub(super) fn heads(&self) -> Vec<Option<u32>> {
+        self.lock().heads.clone()
+    }
+
+    /// Every GET so far, in the order received.
     pub(super) fn seen(&self) -> Vec<Seen> {
         self.lock().seen.clone()
     }
@@ -274,5 +291,40 @@ impl RangeSource for FakeSource {
         pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         self.answer(range, pinned)
+    }
+
+    async fn describe(
+        &self,
+        _object: &ObjectUrl,
+        pinned: &Validator,
+        part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        let mut state = self.lock();
+        state.heads.push(part_number);
+        if !state
+            .validator
+            .as_ref()
+            .is_some_and(|now| pinned.matches(now))
+        {
+            return Err(Error::Changed {
+                what: "HEAD fake".into(),
+                detail: "412 Precondition Failed".into(),
+            });
+        }
+        let total = state.data.len() as u64;
+        let part = part_number
+            .zip(state.keeps)
+            .and_then(|(number, (_, size))| {
+                let start = u64::from(number - 1) * size;
+                (start < total).then(|| ByteRange {
+                    start,
+                    end: (start + size).min(total) - 1,
+                })
+            });
+        Ok(Some(Described {
+            checksum: state.keeps.map(|(checksum, _)| checksum),
+            content_md5: state.validator.as_ref().and_then(Validator::md5),
+            part,
+        }))
     }
 }

@@ -14,25 +14,69 @@ use crate::validator::Validator;
 /// nothing on small files).
 pub(super) const SINGLE_STREAM: u64 = 1024 * 1024;
 
-/// `whole` as consecutive parts of `part_size`; one part when it is no larger than
-/// `single_stream`, so small that splitting cannot pay.
-pub(super) fn plan_parts(
-    whole: ByteRange,
-    part_size: u64,
-    single_stream: u64,
-) -> impl Iterator<Item = ByteRange> {
-    let length = whole.end - whole.start + 1;
-    let part_size = if length <= single_stream {
-        length
-    } else {
-        part_size.max(1)
-    };
-    (whole.start..=whole.end)
-        .step_by(part_size as usize)
-        .map(move |start| ByteRange {
-            start,
-            end: (start + part_size - 1).min(whole.end),
-        })
+/// Objects whose size is known before the first request (a listing, a manifest) come in
+/// one request up to this many parts (16 MiB with the default 8 MiB parts): many of them
+/// are fetched at once, so their connections are busy anyway, and a second request would
+/// only add a round trip.
+pub(super) const ONE_REQUEST_PARTS: u64 = 2;
+
+/// The largest part: at 50 MB/s per connection and 20 ms per round trip, one request per
+/// 64 MiB costs under 1% of the connection's time; larger parts would only make the last
+/// one to finish longer.
+pub(super) const MAX_PART: u64 = 64 * 1024 * 1024;
+
+/// How the parts of one object are sized.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PartSizes {
+    /// The smallest part, and the size of those that pay for being small: the first (its
+    /// bytes come soonest) and those of a resumed object (a failure costs little).
+    pub part_size: u64,
+    /// How many ranges of one object are fetched at once.
+    pub ranges: usize,
+    /// Up to this size a stretch is one request.
+    pub single_stream: u64,
+    /// The largest part: [`MAX_PART`], smaller in tests.
+    pub max_part: u64,
+}
+
+impl PartSizes {
+    /// `whole` as the rest of an object after its first part: about `ranges` parts of
+    /// equal size (a multiple of `part_size`) up to `max_part`, so the object takes
+    /// few round trips per byte and keeps `ranges` connections busy to its end.
+    pub(super) fn grown(self, whole: ByteRange) -> Vec<ByteRange> {
+        let length = whole.end - whole.start + 1;
+        let part_size = self.part_size.max(1);
+        // Whole multiples of the part size: parts stay on its grid, where upload parts end.
+        let even = length
+            .div_ceil(self.ranges.max(1) as u64)
+            .div_ceil(part_size)
+            .saturating_mul(part_size);
+        let size = even.clamp(part_size, self.max_part.max(part_size));
+        self.cut(whole, size)
+    }
+
+    /// `whole` as consecutive parts of `part_size` (a resumed object's gaps).
+    pub(super) fn fixed(self, whole: ByteRange) -> Vec<ByteRange> {
+        self.cut(whole, self.part_size.max(1))
+    }
+
+    /// `whole` as consecutive parts of `size`; one part when it is no larger than
+    /// `single_stream`, so small that splitting cannot pay.
+    fn cut(self, whole: ByteRange, size: u64) -> Vec<ByteRange> {
+        let length = whole.end - whole.start + 1;
+        let size = if length <= self.single_stream {
+            length
+        } else {
+            size
+        };
+        (whole.start..=whole.end)
+            .step_by(usize::try_from(size).unwrap_or(usize::MAX))
+            .map(move |start| ByteRange {
+                start,
+                end: (start + size - 1).min(whole.end),
+            })
+            .collect()
+    }
 }
 
 /// The version all parts of one attempt must be of: the validator known beforehand (a
@@ -132,21 +176,32 @@ mod tests {
         ByteRange { start, end }
     }
 
+    const SIZES: PartSizes = PartSizes {
+        part_size: 8 * MIB,
+        ranges: 16,
+        single_stream: SINGLE_STREAM,
+        max_part: MAX_PART,
+    };
+    const MIB: u64 = 1 << 20;
+
     #[test]
     fn small_objects_are_one_part_whatever_the_part_size() {
-        let parts: Vec<_> =
-            plan_parts(range(0, SINGLE_STREAM - 1), 64 * 1024, SINGLE_STREAM).collect();
-        assert_eq!(parts, vec![range(0, SINGLE_STREAM - 1)]);
+        let sizes = PartSizes {
+            part_size: 64 * 1024,
+            ..SIZES
+        };
+        let whole = range(0, SINGLE_STREAM - 1);
+        assert_eq!(sizes.fixed(whole), vec![whole]);
+        assert_eq!(sizes.grown(whole), vec![whole]);
     }
 
     #[test]
-    fn large_objects_are_cut_into_part_size_pieces() {
-        let parts: Vec<_> = plan_parts(
-            range(10, 10 + 5 * SINGLE_STREAM),
-            2 * SINGLE_STREAM,
-            SINGLE_STREAM,
-        )
-        .collect();
+    fn resumed_gaps_are_cut_into_part_size_pieces() {
+        let sizes = PartSizes {
+            part_size: 2 * SINGLE_STREAM,
+            ..SIZES
+        };
+        let parts = sizes.fixed(range(10, 10 + 5 * SINGLE_STREAM));
         assert_eq!(
             parts,
             vec![
@@ -155,5 +210,33 @@ mod tests {
                 range(10 + 4 * SINGLE_STREAM, 10 + 5 * SINGLE_STREAM),
             ]
         );
+    }
+
+    #[test]
+    fn large_objects_grow_parts_to_keep_ranges_busy_up_to_the_largest_part() {
+        // The rest of a 1 GiB object after its first 8 MiB: 16 parts of 64 MiB (the last
+        // one 56), not 127 of 8.
+        let rest = sizes_of(&SIZES.grown(range(8 * MIB, 1024 * MIB - 1)));
+        let mut expected = vec![64 * MIB; 15];
+        expected.push(56 * MIB);
+        assert_eq!(rest, expected);
+        // Never larger than 64 MiB: a 4 GiB object takes 64 of them.
+        let huge = SIZES.grown(range(0, 4096 * MIB - 1));
+        assert_eq!(sizes_of(&huge), vec![MAX_PART; 64]);
+        // Never smaller than the part size: 24 MiB is three parts of 8, not 16 of 1.5.
+        let small = SIZES.grown(range(0, 24 * MIB - 1));
+        assert_eq!(sizes_of(&small), vec![8 * MIB; 3]);
+        // Parts are whole multiples of the part size, the last one takes what is left, and
+        // the parts tile the range: 200 MiB in 16 is 12.5, so 13 parts of 16 MiB.
+        let odd = SIZES.grown(range(3, 200 * MIB + 2));
+        assert_eq!(odd.first().map(|part| part.start), Some(3));
+        assert_eq!(odd.last().map(|part| part.end), Some(200 * MIB + 2));
+        assert!(odd.windows(2).all(|pair| pair[0].end + 1 == pair[1].start));
+        assert_eq!(sizes_of(&odd[..12]), vec![16 * MIB; 12]);
+        assert_eq!(sizes_of(&odd[12..]), vec![8 * MIB]);
+    }
+
+    fn sizes_of(parts: &[ByteRange]) -> Vec<u64> {
+        parts.iter().map(|part| part.end - part.start + 1).collect()
     }
 }

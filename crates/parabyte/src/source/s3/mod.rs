@@ -18,14 +18,14 @@ use reqwest::header::{HeaderMap, ETAG};
 use reqwest::StatusCode;
 use tokio::sync::mpsc;
 
-use crate::checksum::{Crc, FullChecksum};
+use crate::checksum::{Crc, StoreChecksum};
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::{describe, send_following, transport_error, HttpClient};
-use crate::source::{body_of, last_modified, shape_of, Fetched, RangeSource};
+use crate::source::{body_of, last_modified, shape_of, Described, Fetched, RangeSource, Shape};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
@@ -89,6 +89,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One bodiless GET to the store, before it is signed.
 #[derive(Debug, Clone, Copy)]
 struct Get<'a> {
+    /// GET, or HEAD for an object's checksum.
+    method: &'a reqwest::Method,
     kind: RequestKind,
     /// Empty for the service itself (ListBuckets).
     bucket: &'a str,
@@ -172,7 +174,7 @@ impl S3Store {
         })
     }
 
-    /// Send a signed (or anonymous) bodiless GET and return the response, whatever its status.
+    /// Send a signed (or anonymous) bodiless GET or HEAD and return the response, whatever its status.
     /// A redirect to another origin is followed without the signature or session token.
     /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
     /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
@@ -221,6 +223,7 @@ impl S3Store {
     /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
     async fn send(&self, get: &Get<'_>, region: &str) -> Result<reqwest::Response> {
         let Get {
+            method,
             kind,
             bucket,
             key,
@@ -238,7 +241,10 @@ impl S3Store {
         } else {
             endpoint.target(bucket, key, query)?
         };
-        let mut request = self.http.get(&target.url).header("host", &target.host);
+        let mut request = self
+            .http
+            .request(method.clone(), &target.url)
+            .header("host", &target.host);
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
         }
@@ -248,9 +254,14 @@ impl S3Store {
             signed.push(("host", target.host.as_str()));
             signed.extend_from_slice(extra_headers);
             let time = SystemTime::now();
-            for (name, value) in
-                signer.sign(&credentials, region, time, "GET", &target.url, &signed)?
-            {
+            for (name, value) in signer.sign(
+                &credentials,
+                region,
+                time,
+                method.as_str(),
+                &target.url,
+                &signed,
+            )? {
                 request = request.header(name, value);
             }
         }
@@ -274,6 +285,7 @@ impl S3Store {
             };
             let response = self
                 .get(&Get {
+                    method: &reqwest::Method::GET,
                     kind: RequestKind::List,
                     bucket: "",
                     key: "",
@@ -330,6 +342,7 @@ impl S3Store {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
             .get(&Get {
+                method: &reqwest::Method::GET,
                 kind: RequestKind::List,
                 bucket: query.bucket,
                 key: "",
@@ -499,7 +512,7 @@ impl RangeSource for S3Store {
             Some(range) => format!("GET {object} {range}"),
             None => format!("GET {object}"),
         };
-        // Asks for the whole-object CRC, which S3 sends when a response covers the object.
+        // Asks for the object's checksum, which S3 sends when a GET is for the whole object.
         let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
         if let Some(range) = &range_header {
             headers.push(("range", range));
@@ -510,6 +523,7 @@ impl RangeSource for S3Store {
         }
         let response = self
             .get(&Get {
+                method: &reqwest::Method::GET,
                 kind: RequestKind::Get,
                 bucket: &object.bucket,
                 key: &object.key,
@@ -528,11 +542,8 @@ impl RangeSource for S3Store {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|etag| Validator::ETag(etag.to_owned()));
-        let checksum = full_checksum(response.headers());
-        let content_md5 = validator
-            .as_ref()
-            .filter(|_| !encrypted_by_key(response.headers()))
-            .and_then(Validator::md5);
+        let checksum = store_checksum(response.headers());
+        let content_md5 = content_md5(validator.as_ref(), response.headers());
         Ok(Fetched {
             shape,
             validator,
@@ -543,20 +554,100 @@ impl RangeSource for S3Store {
             body: body_of(response, what),
         })
     }
+
+    /// HEAD with `x-amz-checksum-mode: ENABLED`: the store's checksum, which no ranged GET
+    /// carries. By part number, where that upload part lies (its Content-Range).
+    async fn describe(
+        &self,
+        object: &S3Url,
+        pinned: &Validator,
+        part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        let query = part_number.map_or_else(String::new, |part| format!("partNumber={part}"));
+        let what = match part_number {
+            Some(part) => format!("HEAD {object} part {part}"),
+            None => format!("HEAD {object}"),
+        };
+        let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
+        let precondition = pinned.precondition();
+        if let Some(precondition) = &precondition {
+            headers.push((precondition.name, &precondition.value));
+        }
+        let response = self
+            .get(&Get {
+                method: &reqwest::Method::HEAD,
+                kind: RequestKind::Head,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: &query,
+                headers: &headers,
+                what: &what,
+            })
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            // A HEAD's answer has no body: its status is all there is to classify.
+            return Err(classify(
+                status.as_u16(),
+                "",
+                "",
+                &what,
+                &object.bucket,
+                self.anonymous(),
+            ));
+        }
+        let validator = response
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(|etag| Validator::ETag(etag.to_owned()));
+        if !validator.as_ref().is_some_and(|got| pinned.matches(got)) {
+            return Err(Error::Changed {
+                what,
+                detail: format!("{pinned} became {validator:?}"),
+            });
+        }
+        let part = match part_number {
+            None => None,
+            Some(_) => {
+                shape_of(status, response.headers(), None, &what)?.and_then(|shape| match shape {
+                    Shape::Partial { range, .. } => Some(range),
+                    Shape::Whole {
+                        length: Some(length),
+                    } if length > 0 => Some(ByteRange {
+                        start: 0,
+                        end: length - 1,
+                    }),
+                    _ => None,
+                })
+            }
+        };
+        Ok(Some(Described {
+            checksum: store_checksum(response.headers()),
+            content_md5: content_md5(validator.as_ref(), response.headers()),
+            part,
+        }))
+    }
 }
 
-/// The whole-object CRC among the response's headers; a composite checksum of a multipart
-/// upload covers parts, not the object, and is left out.
-fn full_checksum(headers: &HeaderMap) -> Option<FullChecksum> {
+/// The store's checksum among a response's headers: whole-object, or composite (`-N`) when
+/// `x-amz-checksum-type` says so or the value carries a part count.
+fn store_checksum(headers: &HeaderMap) -> Option<StoreChecksum> {
     let composite = headers
         .get("x-amz-checksum-type")
         .is_some_and(|kind| kind.as_bytes().eq_ignore_ascii_case(b"COMPOSITE"));
-    if composite {
-        return None;
-    }
     Crc::HEADERS.iter().find_map(|(name, algorithm)| {
-        FullChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)
+        let checksum = StoreChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)?;
+        // A composite type with no part count is no value we can rebuild.
+        (!composite || matches!(checksum, StoreChecksum::Composite { .. })).then_some(checksum)
     })
+}
+
+/// The MD5 an ETag stands for, unless the object is encrypted by a key.
+fn content_md5(validator: Option<&Validator>, headers: &HeaderMap) -> Option<[u8; 16]> {
+    validator
+        .filter(|_| !encrypted_by_key(headers))
+        .and_then(Validator::md5)
 }
 
 /// With SSE-KMS or a customer key the ETag is not the MD5 of the content.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use md5::{Digest as _, Md5};
 
 use super::*;
+use crate::checksum::{Crc, FullChecksum, StoreChecksum};
 use crate::disk::sink::{FilePath, StreamTarget};
 use crate::location::S3Url;
 use crate::report::Silent;
@@ -71,6 +72,8 @@ fn run_with(source: FakeSource, config: TransferConfig) -> Run {
         Arc::new(Silent),
     );
     engine.single_stream = single_stream;
+    engine.max_part = single_stream;
+    engine.part_grid = single_stream;
     Run {
         engine,
         source,
@@ -361,7 +364,11 @@ async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
     assert_eq!(
         run.source.seen(),
         [
-            seen(range(0, 998), Some("\"e1\"")),
+            // The whole object, so no Range.
+            Seen {
+                range: None,
+                pinned: Some(etag("\"e1\""))
+            },
             seen(range(0, PART - 1), None)
         ]
     );
@@ -608,5 +615,210 @@ async fn slices_of_a_whole_answer_are_cut_from_it() {
         run.source.seen().len(),
         1,
         "one request brought the whole object"
+    );
+}
+
+fn crc64(data: &[u8]) -> u64 {
+    crc_fast::checksum(crc_fast::CrcAlgorithm::Crc64Nvme, data)
+}
+
+fn full(algorithm: Crc, value: u64) -> StoreChecksum {
+    StoreChecksum::Full(FullChecksum { algorithm, value })
+}
+
+#[tokio::test]
+async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
+    let object = data(20, SIZE);
+    // Not an MD5: without the HEAD only the size could be checked.
+    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    run.source.keeps(full(Crc::Crc64Nvme, crc64(&object)), SIZE);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    let counted = run.counters.snapshot();
+    assert_eq!(
+        (counted.verified.checksum, counted.verified.size_only),
+        (1, 0)
+    );
+    assert_eq!(run.source.heads(), [None], "one HEAD, beside the parts");
+    assert_eq!(run.source.seen().len(), 4, "no GET more than the parts");
+
+    // Another algorithm than S3's default is known only when the HEAD answers: every CRC
+    // was computed until then.
+    let crc32 = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32IsoHdlc, &object);
+    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    run.source.keeps(full(Crc::Crc32, crc32), SIZE);
+    let (outcome, _) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+
+    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    run.source
+        .keeps(full(Crc::Crc64Nvme, crc64(&object) ^ 1), SIZE);
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn an_object_of_one_get_needs_no_head() {
+    let object = data(21, PART);
+    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    run.source
+        .keeps(full(Crc::Crc64Nvme, crc64(&object) ^ 1), PART);
+    let (outcome, _) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(PART));
+    assert!(run.source.heads().is_empty());
+}
+
+#[tokio::test]
+async fn a_composite_checksum_is_checked_part_by_part() {
+    // Uploaded in parts of two of ours: 2 KiB, then 1029 bytes.
+    let object = data(22, SIZE);
+    let upload_part = 2 * PART as usize;
+    let mut concatenated = Vec::new();
+    for part in object.chunks(upload_part) {
+        let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, part) as u32;
+        concatenated.extend(crc.to_be_bytes());
+    }
+    let value = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, &concatenated);
+    let composite = |value| StoreChecksum::Composite {
+        crc: FullChecksum {
+            algorithm: Crc::Crc32c,
+            value,
+        },
+        parts: 2,
+    };
+    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    run.source.keeps(composite(value), upload_part as u64);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+    assert_eq!(
+        run.source.heads(),
+        [None, Some(1)],
+        "the object, then where part 1 ends"
+    );
+
+    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    run.source.keeps(composite(value ^ 1), upload_part as u64);
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("object.bin");
+    let (object, config) = large_file_object(23);
+    let size = object.len() as u64;
+    let checksum = full(Crc::Crc64Nvme, crc64(&object));
+    let target = Target::File(FilePath::at(&path));
+    let interrupted = || async {
+        let run = run_with(FakeSource::new(&object, Some("\"e1-4\"")), config.clone());
+        run.source.keeps(checksum, size);
+        run.source
+            .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
+        // Known, so no probe races the parts: they go one after the other, the first two
+        // are kept.
+        let known = Known {
+            size,
+            validator: Some(etag("\"e1-4\"")),
+            modified: None,
+        };
+        let outcome = run.engine.download(&job(Some(known), target.clone())).await;
+        assert!(
+            matches!(outcome, Err(Error::Throttled { .. })),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            sink::interrupted_version(&path),
+            Some((size, "\"e1-4\"".to_owned()))
+        );
+    };
+    let resume = || async {
+        let run = run_with(FakeSource::new(&object, Some("\"e1-4\"")), config.clone());
+        run.source.keeps(checksum, size);
+        let outcome = run.engine.download(&job(None, target.clone())).await;
+        (outcome, run)
+    };
+
+    interrupted().await;
+    let (outcome, run) = resume().await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size - 2 * FILE_PART));
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+    assert!(std::fs::read(&path).unwrap() == object);
+    std::fs::remove_file(&path).unwrap();
+
+    // A byte of the earlier run's that went bad on disk is caught too.
+    interrupted().await;
+    let temporary = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(temporary.path())
+        .unwrap();
+    std::os::unix::fs::FileExt::write_at(&file, &[!object[1000]], 1000).unwrap();
+    let (outcome, _) = resume().await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+    assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
+    let object = data(24, 20 * PART + 5);
+    let size = object.len() as u64;
+    let known = |size| Known {
+        size,
+        validator: Some(etag("\"e1\"")),
+        modified: None,
+    };
+    let sized = |source| {
+        let mut run = run_with(
+            source,
+            TransferConfig {
+                ranges_per_object: 2,
+                ..config(0)
+            },
+        );
+        run.engine.max_part = 8 * PART;
+        run
+    };
+    let run = sized(FakeSource::new(&object, Some("\"e1\"")));
+    let (outcome, bytes) = download(&run, Some(known(size))).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size));
+    assert!(bytes == object);
+    let mut asked: Vec<_> = run
+        .source
+        .seen()
+        .into_iter()
+        .filter_map(|s| s.range)
+        .collect();
+    asked.sort_by_key(|r| r.start);
+    assert_eq!(
+        asked,
+        [
+            range(0, PART - 1),
+            range(PART, 9 * PART - 1),
+            range(9 * PART, 17 * PART - 1),
+            range(17 * PART, size - 1),
+        ],
+        "a small first part, then parts as large as allowed for two at a time"
+    );
+
+    let small = &object[..2 * PART as usize];
+    let run = sized(FakeSource::new(small, Some("\"e1\"")));
+    let (outcome, _) = download(&run, Some(known(2 * PART))).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(2 * PART));
+    assert_eq!(
+        run.source.seen(),
+        [Seen {
+            range: None,
+            pinned: Some(etag("\"e1\""))
+        }],
+        "the whole object in one GET, without a Range, so S3 sends its checksum"
     );
 }
