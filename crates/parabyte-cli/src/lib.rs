@@ -108,23 +108,20 @@ fn without_misleading_tip(mut error: clap::Error) -> clap::Error {
     if error.kind() != ErrorKind::UnknownArgument {
         return error;
     }
-    let misleading = matches!(
-        error.get(ContextKind::Suggested),
-        Some(ContextValue::StyledStrs(tips)) if tips.iter().any(|tip| tip.to_string().contains("as a value"))
-    );
-    if misleading {
-        let flag = match error.get(ContextKind::InvalidArg) {
-            Some(ContextValue::String(flag)) => flag.clone(),
-            _ => "this option".to_owned(),
-        };
-        error.insert(
-            ContextKind::Suggested,
-            ContextValue::StyledStrs(vec![format!(
-                "parabyte has no option '{flag}'; '--help' lists the options it has"
-            )
-            .into()]),
-        );
-    }
+    let flag = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(flag)) => flag.clone(),
+        _ => "this option".to_owned(),
+    };
+    let mut tips: Vec<clap::builder::StyledStr> = match error.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => tips
+            .iter()
+            .filter(|tip| !tip.to_string().contains("as a value"))
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
+    tips.push(format!("parabyte has no option '{flag}'; '--help' lists the options it has").into());
+    error.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
     error
 }
 

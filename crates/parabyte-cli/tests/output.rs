@@ -292,10 +292,9 @@ fn verbose_prints_each_request_and_no_secret() {
             .any(|l| l.starts_with(&listing) && l.contains(" -> 200 in ")),
         "{err}"
     );
-    assert!(
-        err.contains("/set/a bytes=0-9 -> 206 in") || err.contains("/set/a bytes=0-9 -> 200 in"),
-        "{err}"
-    );
+    // A listed object of one part is one GET of the whole object, without a Range (S3
+    // sends the object's checksum only then).
+    assert!(err.contains("/set/a -> 200 in"), "{err}");
     assert!(!err.contains(bed.server.secret_key()), "{err}");
     assert!(!err.to_lowercase().contains("authorization"), "{err}");
 }

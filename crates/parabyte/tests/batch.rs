@@ -93,15 +93,20 @@ async fn known_sizes_cost_one_get_per_part_and_nothing_else() {
         .unwrap();
     assert_eq!((summary.objects, summary.failed), (3, 0), "{summary:?}");
     assert_eq!(
-        (summary.requests.get, summary.requests.list),
-        (1 + 4, 0),
-        "empty: none, small: one, big: four parts, and no probe"
+        (
+            summary.requests.get,
+            summary.requests.list,
+            summary.requests.head
+        ),
+        (1 + 4, 0, 1),
+        "empty: none, small: one, big: four parts and one HEAD for its CRC, and no probe"
     );
     let verified = summary.verified;
     assert_eq!(
         (verified.checksum, verified.md5, verified.size_only),
-        (1, 1, 1),
-        "small: the CRC of a whole-object response; big: its MD5 ETag; empty: nothing to check"
+        (2, 0, 1),
+        "small: the CRC of a whole-object response; big: the CRC its HEAD brought; empty: \
+         nothing to check"
     );
     let read = |path: PathBuf| std::fs::read(path).unwrap();
     assert_eq!(read(dir.path().join("empty")), objects[0].1);
