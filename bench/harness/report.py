@@ -224,7 +224,7 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                            and r.setting == "unverified"), None)
         if mine and unverified:
             row = min(mine, key=lambda r: r.cpu)
-            out.append((f"{wl}: what checking the content by its MD5 ETag costs",
+            out.append((f"{wl}: what checking the content (by the store's CRC64NVME) costs",
                         f"{row.cpu / per:.3g} s/{unit} checked, {unverified.cpu / per:.3g} s/{unit}"
                         " with `--no-verify`; peers do not check content", "reported"))
         if mine and others:
@@ -424,9 +424,11 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         "Linux machine has, rather than mounting one (which needs root).")
     add(f"- **Server**: versitygw ({v['versitygw']}) with its posix backend, `--keep-alive`, "
         "one process for HTTP and one for HTTPS over the same root, each with `--access-log`. "
-        "The objects are written straight into the posix root with the `user.etag` "
-        "attribute versitygw stores on PUT (an MD5 ETag, no additional checksums); one object "
-        "per prefix is checked with a HEAD before the runs.")
+        "W2 and W3 are PUT through S3, so versitygw keeps a full-object CRC64NVME as S3 does "
+        "by default; W2c/W3c are multipart uploads with a COMPOSITE CRC32, W2o/W3o old "
+        "single PUTs with only an MD5 ETag. Everything else is written straight into the "
+        "posix root with the `user.etag` attribute versitygw stores on PUT (an MD5 ETag). One "
+        "object per prefix is checked with a HEAD before the runs.")
     add(f"- **Network**: toxiproxy ({v['toxiproxy']}) in front of both: a `latency` toxic of "
         "10 ms on each direction and a `bandwidth` toxic of 50,000 KB/s on the server's "
         "direction (toxiproxy applies it per connection). Measured with curl before the "
