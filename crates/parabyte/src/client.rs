@@ -263,9 +263,7 @@ impl Client {
         url: &S3Url,
         recursive: bool,
     ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
-        self.list_pages(url, recursive)
-            .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
-            .try_flatten()
+        one_at_a_time(self.list_pages(url, recursive))
     }
 
     /// [`Client::list`] in the pieces the listing arrives in, each in key order: one level
@@ -288,9 +286,7 @@ impl Client {
         url: &S3Url,
         bounds: KeyBounds,
     ) -> impl Stream<Item = Result<Listed>> + Send + use<> {
-        self.list_within(url, None, bounds)
-            .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
-            .try_flatten()
+        one_at_a_time(self.list_within(url, None, bounds))
     }
     /// Boundaries that cut the key space under `url` into up to `parts` ranges, found with
     /// about one small request each, without listing the keys between; none when the prefix
@@ -332,6 +328,15 @@ impl Client {
             spec,
         )
     }
+}
+
+/// A listing's pages as one entry after another.
+fn one_at_a_time(
+    pages: impl Stream<Item = Result<Vec<Listed>>> + Send,
+) -> impl Stream<Item = Result<Listed>> + Send {
+    pages
+        .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
+        .try_flatten()
 }
 
 /// Every failure the summary lists is reported as it happens too.
