@@ -27,6 +27,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .crc64 import crc64nvme_of_zeros
+
 # The test kit's fixed credentials (crates/parabyte-testkit/src/server.rs), so a person who knows
 # one setup knows the other.
 ACCESS_KEY = "parabytetest"
@@ -48,7 +50,7 @@ UPLOAD_PART = 8 << 20
 # What the store keeps for the objects under each prefix that W2 and W3 download: how a
 # checksum-mode HEAD describes them (x-amz-checksum-type), None for no checksum at all.
 CHECKSUMS = {"w2": "FULL_OBJECT", "w3": "FULL_OBJECT", "w2c": "COMPOSITE", "w3c": "COMPOSITE",
-             "w2o": None, "w3o": None}
+             "w2o": None, "w3o": None, "w9": "FULL_OBJECT"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class Sizes:
     w4_size: int = 64
     w8_count: int = 1000
     w8_size: int = 64 << 10
+    w9_size: int = 10 << 30
 
     @property
     def w4_count(self) -> int:
@@ -73,7 +76,7 @@ class Sizes:
 
 FULL = Sizes()
 QUICK = Sizes(w1_count=200, w2_size=128 << 20, w3_count=16, w3_size=8 << 20, w4_dirs=10,
-              w4_per_dir=500, w8_count=200)
+              w4_per_dir=500, w8_count=200, w9_size=256 << 20)
 
 
 @dataclass
@@ -341,6 +344,21 @@ http {{
             _set_object_attributes(path, md5)
             data.objects.setdefault(prefix, {})[name] = (len(body), md5)
 
+        def put_zeros(prefix: str, name: str, size: int) -> None:
+            """A sparse file of zeros (W9's 10 GiB costs no memory), with the full-object
+            CRC64NVME and the multipart ETag S3 would give it: parabyte checks that CRC."""
+            path = bucket_dir / prefix / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as f:
+                f.truncate(size)
+            parts = -(-size // UPLOAD_PART)
+            etag = f"{hashlib.md5(path.name.encode()).hexdigest()}-{parts}"
+            _set_object_attributes(path, etag)
+            os.setxattr(path, "user.checksums", json.dumps({
+                "Algorithm": "CRC64NVME", "Type": "FULL_OBJECT",
+                "CRC64NVME": crc64nvme_of_zeros(size)}).encode())
+            data.objects.setdefault(prefix, {})[name] = (size, etag)
+
         def put_crc64(prefix: str, name: str, body: bytes) -> None:
             upload.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=body)
             data.objects.setdefault(prefix, {})[name] = (len(body), hashlib.md5(body).hexdigest())
@@ -372,6 +390,7 @@ http {{
         for d in range(sizes.w4_dirs):
             for k in range(sizes.w4_per_dir):
                 put("w4", f"d{d:03}/k{d * sizes.w4_per_dir + k:06}", os.urandom(sizes.w4_size))
+        put_zeros("w9", "big.bin", sizes.w9_size)
         # The big objects in memory once each (1 GiB): boto3 signs a body it holds whole.
         for stored, prefix in ((put_crc64, "w2"), (put_composite, "w2c"), (put, "w2o")):
             stored(prefix, "big.bin", os.urandom(sizes.w2_size))

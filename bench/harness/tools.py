@@ -76,6 +76,9 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "web", ("default", 16, 1)),
         Workload("W8", f"{sizes.w8_count} x {_human(sizes.w8_size)} presigned URLs in a manifest",
                  "manifest", "w8", "proxy", ("default",) + n),
+        # The engine's own ceiling: no toxiproxy, no disk, one stream and many.
+        Workload("W9", f"one {_human(sizes.w9_size)} object straight from the server, "
+                 "discarded", "object", "w9", "direct", ("default", 1, 16), ("parabyte", "curl")),
         Workload("P1", f"Python: {w1} from a manifest (sizes and ETags known)", "manifest",
                  "w1", "proxy", ("default",) + n, PYTHON_TOOLS),
         Workload("P2", f"Python: one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
@@ -207,15 +210,27 @@ def check_listing(count: int) -> Callable[[Path, bool], str | None]:
     return check
 
 
-def check_summary(count: int) -> Callable[[Path, bool], str | None]:
-    """parabyte's `--json` summary: every object fetched, none failed."""
+def check_summary(count: int, size: int | None = None) -> Callable[[Path, bool], str | None]:
+    """parabyte's `--json` summary: every object fetched, none failed (and `size` bytes)."""
 
     def check(stdout: Path, _deep: bool) -> str | None:
         summary = json.loads(stdout.read_text())
         done = summary["objects"] + summary["skipped"]
         if done != count or summary["failed"]:
             return f"{done} objects, {summary['failed']} failed, expected {count}"
+        if size is not None and summary["bytes"] != size:
+            return f"{summary['bytes']} bytes, expected {size}"
         return None
+
+    return check
+
+
+def check_fetched(size: int) -> Callable[[Path, bool], str | None]:
+    """curl's `-w '%{size_download}'` lines, one per range: they add up to `size`."""
+
+    def check(stdout: Path, _deep: bool) -> str | None:
+        fetched = sum(int(line) for line in stdout.read_text().split())
+        return None if fetched == size else f"fetched {fetched} bytes, expected {size}"
 
     return check
 
@@ -234,10 +249,15 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     env = ctx.base_env(wl.transport)
     endpoint = ctx.store.endpoint(wl.transport)
     prefix = f"{wl.prefix}/"
-    big_key = f"{wl.prefix}/big.bin" if wl.prefix.startswith("w2") else "w2/big.bin"
+    big_key = (f"{wl.prefix}/big.bin" if wl.prefix.startswith(("w2", "w9"))
+               else "w2/big.bin")
 
     if wl.kind == "list":
         check = check_listing(ctx.sizes.w4_count)
+        dest_dir = None
+    elif wl.id == "W9":  # nothing is written: each tool says how many bytes it fetched
+        check = check_summary(1, _object_size(ctx, wl)) if tool == "parabyte" else \
+            check_fetched(_object_size(ctx, wl))
         dest_dir = None
     elif wl.kind in ("object", "web"):
         size, md5 = ctx.data.under(wl.prefix)["big.bin"]
@@ -294,6 +314,11 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             sequential = ["--list-parallelism", "1"] if setting == "pipelined" else []
             return cell([ctx.parabyte, "ls", "--recursive", *sequential, "--endpoint-url",
                          endpoint, f"s3://{BUCKET}/{prefix}"], None)
+        if wl.id == "W9":
+            flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
+            parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
+            return cell([ctx.parabyte, "cp", "--discard", "--json", *flags, "--endpoint-url",
+                         endpoint, f"s3://{BUCKET}/{big_key}"], n or min(16, parts))
         if wl.id == "W4c":  # the JSON summary says when the first object started
             return Cell(wl, tool, setting, Command(
                 argv=[str(a) for a in [ctx.parabyte, "cp", "--discard", "--json",
@@ -430,12 +455,14 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             script = conf / "ranges.sh"
             lines = ["#!/bin/bash", "set -u", "pids=()"]
             step = math.ceil(size / n)
+            # W9 discards: each process says how much it fetched instead.
+            out = "-o /dev/null -w '%{size_download}\\n'" if wl.id == "W9" else None
             for i in range(n):
                 first, last = i * step, min(size, (i + 1) * step) - 1
                 if first > last:
                     break
                 lines.append(f"curl -s -f {' '.join(tls)} -r {first}-{last} "
-                             f"-o {dest}/part.{i:04} '{url}' & pids+=($!)")
+                             f"{out or f'-o {dest}/part.{i:04}'} '{url}' & pids+=($!)")
             lines += ["status=0", 'for p in "${pids[@]}"; do wait "$p" || status=1; done',
                       "exit $status"]
             script.write_text("\n".join(lines) + "\n")
@@ -490,6 +517,8 @@ def _python_library(ctx: Context, wl: Workload, tool: str, n: int | None, dest: 
 def _object_size(ctx: Context, wl: Workload) -> int:
     if wl.prefix.startswith("w2"):
         return ctx.sizes.w2_size
+    if wl.prefix == "w9":
+        return ctx.sizes.w9_size
     if wl.prefix.startswith("w3"):
         return ctx.sizes.w3_size
     if wl.prefix == "w8":

@@ -75,6 +75,33 @@ fn large_objects_are_checked_by_the_crc_one_head_brings() {
     assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(7, LARGE as usize));
 }
 
+#[test]
+fn the_head_goes_out_before_later_parts_under_a_tight_request_cap() {
+    // Two requests at once: the first GET and one more. The HEAD must be that one: queued
+    // behind the parts it would come last, and every byte would be run through all three
+    // CRCs in 1 MiB pieces until it answered.
+    let bed = bed("crc-head-first");
+    let output = copy(
+        &bed,
+        "large.bin",
+        &["--max-requests", "2", "--threads", "8"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(summary(&output)["verified"]["checksum"].as_u64(), Some(1));
+    let kinds: Vec<RequestKind> = bed
+        .proxy
+        .requests()
+        .into_iter()
+        .map(|request| request.kind)
+        .collect();
+    assert!(kinds.len() > 3, "several parts: {kinds:?}");
+    assert_eq!(
+        kinds.iter().position(|kind| *kind == RequestKind::Head),
+        Some(1),
+        "the HEAD right after the first GET: {kinds:?}"
+    );
+}
+
 /// The store keeps no CRC for the object (an old upload): the HEAD answers without one.
 fn without_a_stored_crc(bed: &Bed) {
     bed.proxy.inject(

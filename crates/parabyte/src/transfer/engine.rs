@@ -329,9 +329,12 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 None => Ok(()),
             }
         };
-        let mut fetched = futures::future::try_join3(first, rest, describe)
+        // The HEAD is polled before the parts, so it takes the first free slot: under a
+        // tight request cap it would otherwise wait behind every part, and until it answers
+        // each byte is run through every CRC in 1 MiB pieces.
+        let mut fetched = futures::future::try_join3(first, describe, rest)
             .await
-            .map(|((), restored, ())| restored);
+            .map(|((), (), restored)| restored);
         // A GET of the whole object may have brought a composite checksum: where its parts
         // end is learned now, the bytes being in.
         if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
@@ -807,8 +810,6 @@ pub(crate) enum Finished {
     AlreadyThere(u64),
 }
 
-/// Write what `buffer` holds at `next` and move `next` past it; the buffer is left empty,
-/// with no capacity.
 /// What the first ranged GET of `fetch_slices` brought.
 enum Slices {
     /// Its range.
@@ -835,6 +836,8 @@ async fn collect(response: InFlight) -> Result<Vec<u8>> {
     Ok(body)
 }
 
+/// Write what `buffer` holds at `next` and move `next` past it; the buffer is left empty,
+/// with no capacity.
 async fn write_out(object: &Object<'_>, buffer: &mut BytesMut, next: &mut u64) -> Result<()> {
     if buffer.is_empty() {
         return Ok(());
