@@ -430,6 +430,16 @@ fn print_json(summary: &Summary) {
     }
 }
 
+/// One failure: the object, then what went wrong; the object once, since most errors
+/// name it themselves.
+pub(crate) fn failure_line(source: &str, error: &str) -> String {
+    if error.contains(source) {
+        error.to_owned()
+    } else {
+        format!("{source}: {error}")
+    }
+}
+
 fn print_summary(summary: &Summary, failures: Failures, only_failures: bool) {
     let mut err = std::io::stderr().lock();
     if !summary.failures.is_empty() {
@@ -445,7 +455,11 @@ fn print_summary(summary: &Summary, failures: Failures, only_failures: bool) {
                 let _ = writeln!(err, "failed {} object(s):", summary.failures.len());
                 for failure in &summary.failures {
                     let source = escape::printable(&failure.source);
-                    let _ = writeln!(err, "  {source}: {}", failure.error);
+                    let _ = writeln!(
+                        err,
+                        "  {}",
+                        failure_line(&source, &failure.error.to_string())
+                    );
                 }
             }
         }

@@ -116,8 +116,9 @@ impl Reporter for ProgressBarReporter {
                 return;
             }
             let source = crate::escape::printable(report.source);
+            let line = crate::failure_line(&source, &error.to_string());
             self.bar
-                .suspend(|| crate::tell(format_args!("error: {source}: {error}")));
+                .suspend(|| crate::tell(format_args!("error: {line}")));
             self.failures_shown.fetch_add(1, Relaxed);
         }
     }

@@ -370,6 +370,11 @@ fn sources_that_match_nothing_warn_and_exit_1_in_cp_and_ls() {
     );
     assert!(err.contains("--recursive"), "{err}");
     assert!(!err.contains("check the spelling"), "{err}");
+    // The error names the object itself: the failure line does not name it twice.
+    assert!(
+        !err.contains(&format!("{0}: {0}", bed.url("imgs"))),
+        "{err}"
+    );
 }
 
 #[test]
