@@ -13,6 +13,9 @@ and ETags, no probe), with the same options as a local run:
   takes objects until it holds `task_bytes` or `task_objects`, and an object of `task_bytes`
   or more gets a task of its own, whose parallel ranges keep the worker's network busy.
   Larger tasks are submitted first, so a big object never starts last.
+- **Manifests.** A manifest file (`pathlib.Path`, in `parabyte cp --manifest`'s format) is
+  read by the driver and packed like a list of items: its sizes and ETags come along, so no
+  task probes; its bad lines are failures named `FILE:LINE`, and the other lines go on.
 - **Key-range tasks.** A larger prefix is not listed by the driver past those keys: the rest
   of its key space is cut into `ranges` ranges with a few one-key requests
   (`Client.split_key_space`), and each task lists and downloads its own range, so a
@@ -27,6 +30,7 @@ one failure per object it held (or one for its key range).
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -43,7 +47,15 @@ except ImportError as error:  # the extra is optional; say how to get it
     ) from error
 
 from . import Client, ItemLike, _client
-from ._native import Failure, Item, ObjectInfo, Requests, Summary, Verified
+from ._native import (
+    Failure,
+    Item,
+    ObjectInfo,
+    Requests,
+    Summary,
+    Verified,
+    parse_manifest,
+)
 from .exceptions import Error, InvalidInputError, NetworkError
 
 __all__ = ["ClusterProgress", "ClusterSummary", "KeyRange", "WorkerShare", "copy"]
@@ -172,7 +184,7 @@ ProgressCallback = Callable[[ClusterProgress], object]
 
 
 def copy(
-    source: str | Iterable[ItemLike],
+    source: str | os.PathLike[str] | Iterable[ItemLike],
     destination: str | None,
     client: distributed.Client | str | None = None,
     *,
@@ -188,7 +200,8 @@ def copy(
     """Copy `source` into `destination` on the workers of a Dask cluster.
 
     `source` is what `parabyte.download` takes (an `s3://` object or prefix, an `http(s)://`
-    URL) or what `download_many` takes (items, `ObjectInfo` entries, URLs). `destination`
+    URL), what `download_many` takes (items, `ObjectInfo` entries, URLs), or a manifest file
+    as a `pathlib.Path` (the format of `parabyte cp --manifest`). `destination`
     is a directory as each worker sees it: a shared file system, or each node's own disk
     (then `summary.workers[...].took` says which objects went where); `None` keeps nothing.
     `client` is a `distributed.Client`, a scheduler address, or `None` for the current
@@ -208,6 +221,9 @@ def copy(
             raise InvalidInputError(f"{name} must be at least 1")
     if ranges is not None and ranges < 1:
         raise InvalidInputError("ranges must be at least 1")
+    refused: list[Failure] = []
+    if isinstance(source, os.PathLike):
+        source, refused = _read_manifest(source)
     dask_client = _dask_client(client, connect_timeout)
     try:
         started = time.monotonic()
@@ -223,10 +239,25 @@ def copy(
             driver_keys=driver_keys,
             ranges=ranges or RANGES_PER_WORKER * workers,
         )
-        return _run(dask_client, tasks, destination, options, progress, started)
+        return _run(dask_client, tasks, destination, options, progress, started, refused)
     finally:
         if isinstance(client, str):  # connected here: disconnect here
             dask_client.close()
+
+
+def _read_manifest(path: os.PathLike[str]) -> tuple[list[Item], list[Failure]]:
+    """A manifest's items, and its bad lines as failures named `FILE:LINE`."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read manifest {os.fspath(path)}: {error}") from error
+    items, errors = parse_manifest(text)
+    refused = [
+        Failure(f"{os.fspath(path)}:{line}", message, InvalidInputError(message))
+        for line, message in errors
+    ]
+    return items, refused
 
 
 def _dask_client(client: distributed.Client | str | None, timeout: float) -> distributed.Client:
@@ -341,7 +372,7 @@ def _run_task(
 ) -> _TaskResult:
     """One task, in a worker's process: one parabyte download with the job's options."""
     worker = distributed.get_worker()
-    client = _client(options)
+    client = _client(_hashable(options))
     reported = [0.0]
 
     def report(now: Any) -> None:
@@ -370,6 +401,14 @@ def _run_task(
     else:
         summary = client.download_many(task.items, destination, progress=report)
     return _TaskResult(worker.address, summary, time.process_time() - cpu)
+
+
+def _hashable(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with lists as tuples, so the worker process keeps one client (and its
+    connection pool) for every task of the job instead of making one per task."""
+    return {
+        name: tuple(value) if isinstance(value, list) else value for name, value in options.items()
+    }
 
 
 class _Progress:
@@ -429,6 +468,7 @@ def _run(
     options: dict[str, Any],
     progress: ProgressCallback | None,
     started: float,
+    refused: list[Failure],
 ) -> ClusterSummary:
     """Submit the tasks as they are planned (among those waiting, bigger ones first),
     follow them, and sum up."""
@@ -440,7 +480,7 @@ def _run(
     names = {}
     futures = []
     results: list[tuple[_TaskResult, _Task]] = []
-    failures: list[Failure] = []
+    failures: list[Failure] = list(refused)
     finished: queue.SimpleQueue[distributed.Future] = queue.SimpleQueue()
     try:
         for index, task in enumerate(tasks):
@@ -467,8 +507,10 @@ def _run(
             if progress is not None:
                 progress(tally.snapshot())
     finally:
-        for future in futures:
-            future.cancel()
+        # One request for whatever still runs (an error, Ctrl-C), not one per task.
+        unfinished = [future for future in futures if not future.done()]
+        if unfinished:
+            dask_client.cancel(unfinished)
         if progress is not None:
             dask_client.unsubscribe_topic(topic)
     return _sum_up(results, failures, len(futures), time.monotonic() - started)
