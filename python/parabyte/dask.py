@@ -45,6 +45,7 @@ except ImportError as error:  # the extra is optional; say how to get it
     raise ImportError(
         "parabyte.dask needs Dask's distributed scheduler: pip install 'parabyte[dask]'"
     ) from error
+from distributed.comm import get_address_host
 
 from . import Client, ItemLike, _client
 from ._native import (
@@ -228,7 +229,8 @@ def copy(
     try:
         started = time.monotonic()
         local = _client(options)  # the driver lists and splits with the same options
-        workers = max(1, len(dask_client.scheduler_info().get("workers", {})))
+        addresses = list(dask_client.scheduler_info().get("workers", {}))
+        workers = max(1, len(addresses))
         # Tasks go to the cluster as the driver lists: downloads start with the first task.
         tasks = _plan(
             local,
@@ -239,7 +241,8 @@ def copy(
             driver_keys=driver_keys,
             ranges=ranges or RANGES_PER_WORKER * workers,
         )
-        return _run(dask_client, tasks, destination, options, progress, started, refused)
+        sharing = _processes_per_host(addresses)
+        return _run(dask_client, tasks, destination, options, progress, started, refused, sharing)
     finally:
         if isinstance(client, str):  # connected here: disconnect here
             dask_client.close()
@@ -367,11 +370,37 @@ def _pack(
         yield _ItemsTask(held, held_bytes)
 
 
+def _processes_per_host(addresses: Iterable[str]) -> dict[str, int]:
+    """How many worker processes each host runs."""
+    hosts: dict[str, int] = {}
+    for address in addresses:
+        host = get_address_host(address)
+        hosts[host] = hosts.get(host, 0) + 1
+    return hosts
+
+
+def _share_the_cores(worker_address: str, sharing: dict[str, int]) -> None:
+    """Before this process's engine starts, give it its share of the host's cores: each
+    engine runs one thread per core by default, and several worker processes on one host
+    (a LocalCluster, `dask worker --nworkers N`) would otherwise run N threads per core and
+    spend CPU switching between them. A user's own TOKIO_WORKER_THREADS wins."""
+    processes = sharing.get(get_address_host(worker_address), 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if processes > 1:
+        os.environ.setdefault("TOKIO_WORKER_THREADS", str(max(1, (cores or 1) // processes)))
+
+
 def _run_task(
-    task: _Task, destination: str | None, options: dict[str, Any], topic: str, name: str
+    task: _Task,
+    destination: str | None,
+    options: dict[str, Any],
+    topic: str,
+    name: str,
+    sharing: dict[str, int],
 ) -> _TaskResult:
     """One task, in a worker's process: one parabyte download with the job's options."""
     worker = distributed.get_worker()
+    _share_the_cores(worker.address, sharing)
     client = _client(_hashable(options))
     reported = [0.0]
 
@@ -469,6 +498,7 @@ def _run(
     progress: ProgressCallback | None,
     started: float,
     refused: list[Failure],
+    sharing: dict[str, int],
 ) -> ClusterSummary:
     """Submit the tasks as they are planned (among those waiting, bigger ones first),
     follow them, and sum up."""
@@ -488,7 +518,15 @@ def _run(
             name = f"parabyte-copy-{job}-{index}"
             weight = task.bytes if isinstance(task, _ItemsTask) else 0
             future = dask_client.submit(
-                _run_task, task, destination, options, topic, name, key=name, priority=weight
+                _run_task,
+                task,
+                destination,
+                options,
+                topic,
+                name,
+                sharing,
+                key=name,
+                priority=weight,
             )
             names[future.key] = (name, task)
             futures.append(future)

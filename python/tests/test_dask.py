@@ -140,6 +140,18 @@ def test_each_worker_keeps_one_client_for_the_job(store: Store):
     assert parabyte._client(parabyte.dask._hashable(options)) is first
 
 
+def test_worker_processes_on_one_host_share_its_cores(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    parabyte.dask.copy(
+        store.url("small/00001.bin"), str(tmp_path), cluster, **store.client_options()
+    )
+    # Two worker processes here: each engine gets half the cores, not all of them.
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    threads = cluster.run(lambda: os.environ.get("TOKIO_WORKER_THREADS"))
+    assert share in threads.values(), threads
+
+
 def test_key_ranges_list_what_the_whole_prefix_lists(store: Store):
     # Pages of 10 keys: the 120 small objects need a split, and each range spans pages.
     client = parabyte.Client(list_page_size=10, **store.client_options())
