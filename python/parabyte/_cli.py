@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from ._native import cluster_copy_args, run_cli
@@ -46,9 +47,13 @@ def _cluster_copy(job: dict[str, Any]) -> int:
         print(f"error: {job['refused']}", file=sys.stderr)
         return FATAL
     destination = job["destination"]
+    source = job["source"]
+    if job["manifest"] is not None:  # read by the driver; "-" is standard input, as locally
+        manifest = str(job["manifest"])
+        source = Path("/dev/stdin" if manifest == "-" else manifest)
     try:
         summary = cluster.copy(
-            job["source"],
+            source,
             None if destination is None else str(destination),
             job["scheduler"],
             recursive=job["recursive"],

@@ -372,6 +372,10 @@ def cluster_copy_args(argv: list[str]) -> dict[str, Any] | None:
     `source`, `destination`, `manifest`, `recursive`, `json`, `quiet`, and `options`, the
     `Client` keywords); `None` for any other command line."""
 
+def parse_manifest(text: str) -> tuple[list[Item], list[tuple[int, str]]]:
+    """A manifest's items (each with its destination path) and its bad lines as
+    `(line, message)`, read as `parabyte cp --manifest` reads them."""
+
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str

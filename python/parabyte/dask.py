@@ -13,6 +13,9 @@ and ETags, no probe), with the same options as a local run:
   takes objects until it holds `task_bytes` or `task_objects`, and an object of `task_bytes`
   or more gets a task of its own, whose parallel ranges keep the worker's network busy.
   Larger tasks are submitted first, so a big object never starts last.
+- **Manifests.** A manifest file (`pathlib.Path`, in `parabyte cp --manifest`'s format) is
+  read by the driver and packed like a list of items: its sizes and ETags come along, so no
+  task probes; its bad lines are failures named `FILE:LINE`, and the other lines go on.
 - **Key-range tasks.** A larger prefix is not listed by the driver past those keys: the rest
   of its key space is cut into `ranges` ranges with a few one-key requests
   (`Client.split_key_space`), and each task lists and downloads its own range, so a
@@ -27,6 +30,7 @@ one failure per object it held (or one for its key range).
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -41,9 +45,18 @@ except ImportError as error:  # the extra is optional; say how to get it
     raise ImportError(
         "parabyte.dask needs Dask's distributed scheduler: pip install 'parabyte[dask]'"
     ) from error
+from distributed.comm import get_address_host
 
 from . import Client, ItemLike, _client
-from ._native import Failure, Item, ObjectInfo, Requests, Summary, Verified
+from ._native import (
+    Failure,
+    Item,
+    ObjectInfo,
+    Requests,
+    Summary,
+    Verified,
+    parse_manifest,
+)
 from .exceptions import Error, InvalidInputError, NetworkError
 
 __all__ = ["ClusterProgress", "ClusterSummary", "KeyRange", "WorkerShare", "copy"]
@@ -172,7 +185,7 @@ ProgressCallback = Callable[[ClusterProgress], object]
 
 
 def copy(
-    source: str | Iterable[ItemLike],
+    source: str | os.PathLike[str] | Iterable[ItemLike],
     destination: str | None,
     client: distributed.Client | str | None = None,
     *,
@@ -188,7 +201,8 @@ def copy(
     """Copy `source` into `destination` on the workers of a Dask cluster.
 
     `source` is what `parabyte.download` takes (an `s3://` object or prefix, an `http(s)://`
-    URL) or what `download_many` takes (items, `ObjectInfo` entries, URLs). `destination`
+    URL), what `download_many` takes (items, `ObjectInfo` entries, URLs), or a manifest file
+    as a `pathlib.Path` (the format of `parabyte cp --manifest`). `destination`
     is a directory as each worker sees it: a shared file system, or each node's own disk
     (then `summary.workers[...].took` says which objects went where); `None` keeps nothing.
     `client` is a `distributed.Client`, a scheduler address, or `None` for the current
@@ -208,11 +222,15 @@ def copy(
             raise InvalidInputError(f"{name} must be at least 1")
     if ranges is not None and ranges < 1:
         raise InvalidInputError("ranges must be at least 1")
+    refused: list[Failure] = []
+    if isinstance(source, os.PathLike):
+        source, refused = _read_manifest(source)
     dask_client = _dask_client(client, connect_timeout)
     try:
         started = time.monotonic()
         local = _client(options)  # the driver lists and splits with the same options
-        workers = max(1, len(dask_client.scheduler_info().get("workers", {})))
+        addresses = list(dask_client.scheduler_info().get("workers", {}))
+        workers = max(1, len(addresses))
         # Tasks go to the cluster as the driver lists: downloads start with the first task.
         tasks = _plan(
             local,
@@ -223,10 +241,26 @@ def copy(
             driver_keys=driver_keys,
             ranges=ranges or RANGES_PER_WORKER * workers,
         )
-        return _run(dask_client, tasks, destination, options, progress, started)
+        sharing = _processes_per_host(addresses)
+        return _run(dask_client, tasks, destination, options, progress, started, refused, sharing)
     finally:
         if isinstance(client, str):  # connected here: disconnect here
             dask_client.close()
+
+
+def _read_manifest(path: os.PathLike[str]) -> tuple[list[Item], list[Failure]]:
+    """A manifest's items, and its bad lines as failures named `FILE:LINE`."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read manifest {os.fspath(path)}: {error}") from error
+    items, errors = parse_manifest(text)
+    refused = [
+        Failure(f"{os.fspath(path)}:{line}", message, InvalidInputError(message))
+        for line, message in errors
+    ]
+    return items, refused
 
 
 def _dask_client(client: distributed.Client | str | None, timeout: float) -> distributed.Client:
@@ -336,12 +370,38 @@ def _pack(
         yield _ItemsTask(held, held_bytes)
 
 
+def _processes_per_host(addresses: Iterable[str]) -> dict[str, int]:
+    """How many worker processes each host runs."""
+    hosts: dict[str, int] = {}
+    for address in addresses:
+        host = get_address_host(address)
+        hosts[host] = hosts.get(host, 0) + 1
+    return hosts
+
+
+def _share_the_cores(worker_address: str, sharing: dict[str, int]) -> None:
+    """Before this process's engine starts, give it its share of the host's cores: each
+    engine runs one thread per core by default, and several worker processes on one host
+    (a LocalCluster, `dask worker --nworkers N`) would otherwise run N threads per core and
+    spend CPU switching between them. A user's own TOKIO_WORKER_THREADS wins."""
+    processes = sharing.get(get_address_host(worker_address), 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if processes > 1:
+        os.environ.setdefault("TOKIO_WORKER_THREADS", str(max(1, (cores or 1) // processes)))
+
+
 def _run_task(
-    task: _Task, destination: str | None, options: dict[str, Any], topic: str, name: str
+    task: _Task,
+    destination: str | None,
+    options: dict[str, Any],
+    topic: str,
+    name: str,
+    sharing: dict[str, int],
 ) -> _TaskResult:
     """One task, in a worker's process: one parabyte download with the job's options."""
     worker = distributed.get_worker()
-    client = _client(options)
+    _share_the_cores(worker.address, sharing)
+    client = _client(_hashable(options))
     reported = [0.0]
 
     def report(now: Any) -> None:
@@ -370,6 +430,14 @@ def _run_task(
     else:
         summary = client.download_many(task.items, destination, progress=report)
     return _TaskResult(worker.address, summary, time.process_time() - cpu)
+
+
+def _hashable(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with lists as tuples, so the worker process keeps one client (and its
+    connection pool) for every task of the job instead of making one per task."""
+    return {
+        name: tuple(value) if isinstance(value, list) else value for name, value in options.items()
+    }
 
 
 class _Progress:
@@ -429,6 +497,8 @@ def _run(
     options: dict[str, Any],
     progress: ProgressCallback | None,
     started: float,
+    refused: list[Failure],
+    sharing: dict[str, int],
 ) -> ClusterSummary:
     """Submit the tasks as they are planned (among those waiting, bigger ones first),
     follow them, and sum up."""
@@ -440,7 +510,7 @@ def _run(
     names = {}
     futures = []
     results: list[tuple[_TaskResult, _Task]] = []
-    failures: list[Failure] = []
+    failures: list[Failure] = list(refused)
     finished: queue.SimpleQueue[distributed.Future] = queue.SimpleQueue()
     try:
         for index, task in enumerate(tasks):
@@ -448,7 +518,15 @@ def _run(
             name = f"parabyte-copy-{job}-{index}"
             weight = task.bytes if isinstance(task, _ItemsTask) else 0
             future = dask_client.submit(
-                _run_task, task, destination, options, topic, name, key=name, priority=weight
+                _run_task,
+                task,
+                destination,
+                options,
+                topic,
+                name,
+                sharing,
+                key=name,
+                priority=weight,
             )
             names[future.key] = (name, task)
             futures.append(future)
@@ -467,8 +545,10 @@ def _run(
             if progress is not None:
                 progress(tally.snapshot())
     finally:
-        for future in futures:
-            future.cancel()
+        # One request for whatever still runs (an error, Ctrl-C), not one per task.
+        unfinished = [future for future in futures if not future.done()]
+        if unfinished:
+            dask_client.cancel(unfinished)
         if progress is not None:
             dask_client.unsubscribe_topic(topic)
     return _sum_up(results, failures, len(futures), time.monotonic() - started)

@@ -80,6 +80,78 @@ def test_a_prefix_of_small_and_large_objects_arrives_whole(
     assert summary.requests.get >= len(keys)
 
 
+def test_a_manifest_is_packed_by_bytes_and_names_its_bad_lines(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    listed = [entry for entry in parabyte.list(store.url("small/")) if not entry.is_prefix]
+    # Both line forms; DEST_PATH given or left to the key's last segment, as `cp --manifest`.
+    lines = [
+        f"{entry.url}\tcopies/{entry.key}\t{entry.size}\t{entry.etag}"
+        if index % 2
+        else json.dumps({"source": entry.url, "size": entry.size, "etag": entry.etag})
+        for index, entry in enumerate(listed)
+    ]
+    lines.insert(3, "s3://bucket/key - not-a-size")
+    # A presigned URL keeps its signature on the way to the workers.
+    big = len(store.stored("large/big.bin"))
+    lines.append(f"{store.presigned_url}\tpresigned/big.bin\t{big}")
+    manifest = tmp_path / "files.txt"
+    manifest.write_text("\n".join(lines) + "\n")
+    destination = tmp_path / "out"
+    summary = parabyte.dask.copy(
+        manifest,
+        str(destination),
+        cluster,
+        task_bytes=TASK_BYTES,
+        part_size="1MiB",
+        **store.client_options(),
+    )
+    expected = {
+        (f"copies/{entry.key}" if index % 2 else entry.key.rsplit("/", 1)[-1]): entry.key
+        for index, entry in enumerate(listed)
+    }
+    expected["presigned/big.bin"] = "large/big.bin"
+    assert files_in(destination) == sorted(expected)
+    for path, key in expected.items():
+        assert (destination / path).read_bytes() == store.stored(key), path
+    # The bad line is named and the others went on.
+    assert [failure.source for failure in summary.failures] == [f"{manifest}:4"]
+    assert summary.objects == len(listed) + 1
+    # Sizes known: one GET per small object and no probe; packed by bytes, not by count.
+    assert len(listed) < summary.requests.get <= len(listed) + -(-big // (1 << 20))
+    assert summary.tasks == 1 + -(-sum(entry.size for entry in listed) // TASK_BYTES)
+    # The command line reads the same manifest on the cluster.
+    scheduler = cluster.scheduler_info()["address"]
+    flags = ["--endpoint-url", store.endpoint, "--region", store.region]
+    again = tmp_path / "again"
+    done = _cli(
+        "cp", "--dask-scheduler", scheduler, *flags, "--manifest", str(manifest), str(again)
+    )
+    assert done.returncode == 1, done.stderr  # the bad line
+    assert files_in(again) == sorted(expected)
+    assert f"failed: {manifest}:4:" in done.stderr
+
+
+def test_each_worker_keeps_one_client_for_the_job(store: Store):
+    # The command line passes `bind` as a list; a list is no cache key, so without care
+    # every task would build its own client and connection pool.
+    options = {"bind": [], **store.client_options()}
+    first = parabyte._client(parabyte.dask._hashable(options))
+    assert parabyte._client(parabyte.dask._hashable(options)) is first
+
+
+def test_worker_processes_on_one_host_share_its_cores(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    parabyte.dask.copy(
+        store.url("small/00001.bin"), str(tmp_path), cluster, **store.client_options()
+    )
+    # Two worker processes here: each engine gets half the cores, not all of them.
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    threads = cluster.run(lambda: os.environ.get("TOKIO_WORKER_THREADS"))
+    assert share in threads.values(), threads
+
+
 def test_key_ranges_list_what_the_whole_prefix_lists(store: Store):
     # Pages of 10 keys: the 120 small objects need a split, and each range spans pages.
     client = parabyte.Client(list_page_size=10, **store.client_options())

@@ -185,9 +185,7 @@ where
     };
     let selection = &args.selection;
     let wildcard = !selection.raw && source.as_deref().is_some_and(parabyte::has_wildcard);
-    let refused = if args.manifest.is_some() {
-        Some("--manifest")
-    } else if !selection.filters.is_empty() {
+    let refused = if !selection.filters.is_empty() {
         Some("--exclude/--include")
     } else if selection.dryrun {
         Some("--dryrun")

@@ -81,6 +81,37 @@ impl Item {
     }
 }
 
+/// A manifest's text as items, and its bad lines as `(line, message)`: the same format and
+/// rules as `parabyte cp --manifest` (see the core's `manifest` module). An item without a
+/// DEST_PATH gets the last segment of its key or URL, as the CLI gives it.
+#[pyfunction]
+pub fn parse_manifest(text: &str) -> (Vec<Item>, Vec<(usize, String)>) {
+    let manifest = parabyte::Manifest::parse(text);
+    let items = manifest
+        .items
+        .into_iter()
+        .map(|item| Item {
+            destination: Some(
+                item.destination
+                    .unwrap_or_else(|| item.source.file_name().unwrap_or_default().into()),
+            ),
+            // The URL itself, not its redacted print: a presigned URL must still work.
+            source: match &item.source {
+                ObjectUrl::S3(url) => url.to_string(),
+                ObjectUrl::Http(url) => url.as_url().to_string(),
+            },
+            size: item.size,
+            etag: item.etag,
+        })
+        .collect();
+    let errors = manifest
+        .errors
+        .into_iter()
+        .map(|error| (error.line, error.message))
+        .collect();
+    (items, errors)
+}
+
 /// What `download_many` accepts for one object.
 #[derive(Debug, FromPyObject)]
 enum ItemLike {

@@ -102,5 +102,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
     module.add_function(wrap_pyfunction!(run_cli, module)?)?;
     module.add_function(wrap_pyfunction!(cluster_copy_args, module)?)?;
+    module.add_function(wrap_pyfunction!(client::parse_manifest, module)?)?;
     Ok(())
 }

@@ -70,8 +70,8 @@ impl HttpUrl {
         HttpUrl::try_from(url)
     }
 
-    /// The URL to send, secrets included: never print it.
-    pub(crate) fn as_url(&self) -> &Url {
+    /// The URL to send (or hand to another process), secrets included: never print it.
+    pub fn as_url(&self) -> &Url {
         &self.url
     }
 
