@@ -448,7 +448,7 @@ async fn preview(engine: &Engine<Sources>, job: &Job, reporter: &dyn Reporter) -
         Target::Memory(_) => "(memory)".to_owned(),
     };
     if let Some(known) = &job.known {
-        if engine.already_complete(&job.target, known).await.is_some() {
+        if engine.already_complete(&job.target, known).is_some() {
             reporter.previewed(Preview::Unchanged {
                 source: &source,
                 destination: &destination,

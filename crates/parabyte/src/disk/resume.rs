@@ -24,42 +24,45 @@ const JOURNAL_ATTR: &str = "user.parabyte.journal";
 /// Keep the journal within what every file system stores in one attribute (ext4: one block).
 const JOURNAL_LIMIT: usize = 3500;
 
-/// True when `path` holds exactly this version from an earlier run: a regular file of this
-/// size, marked with this version, and not modified since it was marked.
-pub(crate) fn already_complete(path: &Path, version: &Validator, size: u64) -> bool {
-    let Ok(metadata) = fs::symlink_metadata(path) else {
-        return false;
-    };
+/// How a file already at the destination is known to hold the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AlreadyThere {
+    /// An earlier run's mark names this version and size, and the file is unchanged since.
+    Marked,
+    /// No mark of parabyte's, but the size and modification time (to the second) match:
+    /// how `aws s3 sync` judges a file another tool downloaded, so a file of the same size
+    /// and time with other bytes passes too.
+    SameSizeAndTime,
+}
+
+/// Whether `path` already holds the object of `size` bytes at `version` (last modified at
+/// `modified`), looked up with one `lstat` and, for a regular file of that size, one read
+/// of the mark. A marked file is judged by its mark alone; an unmarked one by size and time.
+pub(crate) fn already_there(
+    path: &Path,
+    size: u64,
+    version: Option<&Validator>,
+    modified: Option<SystemTime>,
+) -> Option<AlreadyThere> {
+    let metadata = fs::symlink_metadata(path).ok()?;
+    if !metadata.is_file() || metadata.len() != size {
+        return None;
+    }
     let Ok(Some(mark)) = xattr::get(path, VERSION_ATTR) else {
-        return false;
+        let same_time = metadata.mtime() == unix_seconds(modified?);
+        return same_time.then_some(AlreadyThere::SameSizeAndTime);
     };
     let mark = String::from_utf8_lossy(&mark);
     let mut fields = mark.split('\n');
     let (Some(marked_etag), Some(marked_size), Some(marked_mtime)) =
         (fields.next(), fields.next(), fields.next())
     else {
-        return false;
+        return None;
     };
-    metadata.is_file()
-        && metadata.len() == size
-        && marked_size == size.to_string()
+    let same = marked_size == size.to_string()
         && marked_mtime == mtime_ns(&metadata).to_string()
-        && Validator::from_stored(marked_etag).matches(version)
-}
-
-/// True when `path` is a regular file of `size` bytes whose modification time is `modified`
-/// to the second, and which carries no mark of parabyte's (that mark, checked first, decides
-/// for the files parabyte wrote). This is how `aws s3 sync` judges a file another tool
-/// downloaded: a file of the same size and time with other bytes passes too.
-pub(crate) fn same_size_and_time(path: &Path, size: u64, modified: SystemTime) -> bool {
-    let Ok(metadata) = fs::symlink_metadata(path) else {
-        return false;
-    };
-    let marked = !matches!(xattr::get(path, VERSION_ATTR), Ok(None) | Err(_));
-    !marked
-        && metadata.is_file()
-        && metadata.len() == size
-        && metadata.mtime() == unix_seconds(modified)
+        && Validator::from_stored(marked_etag).matches(version?);
+    same.then_some(AlreadyThere::Marked)
 }
 
 /// Whole seconds since the epoch, rounded down as `st_mtime` is.
@@ -184,13 +187,15 @@ mod tests {
             .set_modified(modified)
             .unwrap();
         let later = |millis| modified + std::time::Duration::from_millis(millis);
-        assert!(same_size_and_time(&path, 5, modified));
-        assert!(same_size_and_time(&path, 5, later(700)), "same second");
-        assert!(!same_size_and_time(&path, 5, later(750)), "next second");
-        assert!(!same_size_and_time(&path, 6, modified), "other size");
+        let same_size_and_time =
+            |size, modified| already_there(&path, size, None, Some(modified)).is_some();
+        assert!(same_size_and_time(5, modified));
+        assert!(same_size_and_time(5, later(700)), "same second");
+        assert!(!same_size_and_time(5, later(750)), "next second");
+        assert!(!same_size_and_time(6, modified), "other size");
         // A file parabyte marked is judged by its mark alone.
         mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5).unwrap();
-        assert!(!same_size_and_time(&path, 5, modified));
+        assert!(!same_size_and_time(5, modified));
         assert_eq!(
             unix_seconds(UNIX_EPOCH - std::time::Duration::from_millis(1500)),
             -2
@@ -205,14 +210,14 @@ mod tests {
         let file = File::open(&path).unwrap();
         mark_complete(&file, "\"abc\"", 5).unwrap();
         let etag = |tag: &str| Validator::ETag(tag.to_owned());
-        assert!(already_complete(&path, &etag("abc"), 5));
-        assert!(!already_complete(&path, &etag("\"abd\""), 5));
-        assert!(!already_complete(&path, &etag("\"abc\""), 6));
+        let complete = |tag: &str, size| {
+            already_there(&path, size, Some(&etag(tag)), None) == Some(AlreadyThere::Marked)
+        };
+        assert!(complete("abc", 5));
+        assert!(!complete("\"abd\"", 5));
+        assert!(!complete("\"abc\"", 6));
         std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&path, b"HELLO").unwrap();
-        assert!(
-            !already_complete(&path, &etag("\"abc\""), 5),
-            "edited since"
-        );
+        assert!(!complete("\"abc\"", 5), "edited since");
     }
 }

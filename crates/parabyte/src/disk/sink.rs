@@ -230,9 +230,11 @@ impl Sink {
         match self {
             Sink::Discard | Sink::Memory(_) => Ok(()),
             Sink::Ordered(sink) => blocking(move || sink.flush()).await,
+            // On this task: for a file this small the hand-off to the blocking pool and back
+            // cost more CPU than the dozen system calls that write it (docs/PROFILE.md, stop 13).
             Sink::Buffered { data, path, etag } => {
                 let data = data.into_inner().expect("sink buffer poisoned");
-                blocking(move || write_small_file(&path, &data, etag.as_deref(), modified)).await
+                write_small_file(&path, &data, etag.as_deref(), modified)
             }
             Sink::File(sink) => blocking(move || sink.rename_into_place(modified)).await,
         }
@@ -551,34 +553,25 @@ impl FileSink {
     ) -> Result<FileSink> {
         let name = path.name()?;
         let dir = path.open_parent()?;
+        // Checked before any byte is fetched, and again right before the rename.
         may_replace(&dir, name, path)?;
-        let temp_name = temp_name(name);
-        let temp = dir.path().join(&temp_name);
-        let file = claim(&dir, &temp_name, path)?;
-        let mut sink = FileSink {
-            file: Arc::new(file),
-            dir,
-            temp_name,
-            temp,
-            path: path.clone(),
-            version: version.clone(),
-            journal: None,
-            restored: Coverage::default(),
-            committed: false,
-        };
+        let (mut sink, fresh) = FileSink::claim_in(dir, path, version.clone())?;
         if let Some((size, etag)) = &version {
-            if let Some(journal) = sink.resumable(*size, etag) {
+            let left = if fresh {
+                None
+            } else {
+                sink.resumable(*size, etag)
+            };
+            if let Some(journal) = left {
                 sink.restored = journal.written().clone();
                 sink.journal = Some(Mutex::new(journal));
                 return Ok(sink);
             }
             sink.journal = Some(Mutex::new(Journal::new(etag, *size)));
         }
-        // Whatever an earlier run left here is not this version: start from nothing.
-        sink.file
-            .set_len(0)
-            .map_err(|e| Error::io("cannot reset", &sink.temp, e))?;
-        resume::clear_journal(&sink.file).map_err(|e| Error::io("cannot reset", &sink.temp, e))?;
+        if !fresh {
+            sink.reset()?;
+        }
         if let Some(size) = size {
             // Reserving the space up front turns a full disk into an error before any
             // byte is fetched, and keeps the file unfragmented for parallel writers.
@@ -586,6 +579,38 @@ impl FileSink {
                 .map_err(|e| Error::io("cannot reserve space for", &sink.path.full, e))?;
         }
         Ok(sink)
+    }
+
+    /// The temporary file for `path` in its directory `dir`, created or claimed (see
+    /// `claim`); true when this run created it, so it is empty and carries no journal.
+    fn claim_in(
+        dir: Dir,
+        path: &FilePath,
+        version: Option<(u64, String)>,
+    ) -> Result<(FileSink, bool)> {
+        let temp_name = temp_name(path.name()?);
+        let temp = dir.path().join(&temp_name);
+        let (file, fresh) = claim(&dir, &temp_name, path)?;
+        let sink = FileSink {
+            file: Arc::new(file),
+            dir,
+            temp_name,
+            temp,
+            path: path.clone(),
+            version,
+            journal: None,
+            restored: Coverage::default(),
+            committed: false,
+        };
+        Ok((sink, fresh))
+    }
+
+    /// Whatever an earlier run left in a claimed file is not this version: start from nothing.
+    fn reset(&self) -> Result<()> {
+        self.file
+            .set_len(0)
+            .map_err(|e| Error::io("cannot reset", &self.temp, e))?;
+        resume::clear_journal(&self.file).map_err(|e| Error::io("cannot reset", &self.temp, e))
     }
 
     /// The temporary file, for writers that bring their own system calls (local copies).
@@ -658,12 +683,13 @@ fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
 /// Create the temporary file `temp`, or claim the one an earlier run left: never through
 /// a link, only a regular file, locked so no other run writes into it, and still the file
 /// under that name once locked (else whoever held it removed it meanwhile: try again).
-fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<File> {
+/// True with the file when this call created it.
+fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<(File, bool)> {
     for _ in 0..CLAIM_ATTEMPTS {
-        let file = match dir.create_new(temp) {
-            Ok(file) => file,
+        let (file, fresh) = match dir.create_new(temp) {
+            Ok(file) => (file, true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match dir.open_existing(temp) {
-                Ok(file) => file,
+                Ok(file) => (file, false),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
                     return Err(not_ours(path, temp, "a symbolic link"))
@@ -696,7 +722,7 @@ fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<File> {
             .stat(temp)
             .map_err(|e| Error::io("cannot check the temporary file of", path, e))?;
         if now.is_some_and(|now| now.st_ino == opened.st_ino && now.st_dev == opened.st_dev) {
-            return Ok(file);
+            return Ok((file, fresh));
         }
     }
     Err(Error::io(
@@ -717,18 +743,22 @@ fn not_ours(path: &Path, temp: &OsStr, kind: &str) -> Error {
     )
 }
 
-/// Write a whole small object: claim the temporary file, write, mark, rename.
+/// Write a whole small object: claim the temporary file, write, mark, rename. Its bytes are
+/// all in memory, so the final name is checked once, right before the rename.
 fn write_small_file(
     path: &FilePath,
     data: &[u8],
     etag: Option<&str>,
     modified: Option<SystemTime>,
 ) -> Result<()> {
-    let mut sink = FileSink::create(path, None, None)?;
+    let version = etag.map(|etag| (data.len() as u64, etag.to_owned()));
+    let (sink, fresh) = FileSink::claim_in(path.open_parent()?, path, version)?;
+    if !fresh {
+        sink.reset()?;
+    }
     sink.file
         .write_all_at(data, 0)
         .map_err(|e| Error::io("cannot write", &path.full, e))?;
-    sink.version = etag.map(|etag| (data.len() as u64, etag.to_owned()));
     sink.rename_into_place(modified)
 }
 
@@ -835,6 +865,55 @@ mod tests {
         sink.commit(None).await.unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"hello");
         assert_eq!(fs::read_dir(dir.path().join("a")).unwrap().count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_small_object_empties_the_temporary_file_an_earlier_run_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("object.bin");
+        // A longer version's parts, left by an interrupted run.
+        let version = Some((SMALL_OBJECT * 2, "\"old\"".to_owned()));
+        let left = Sink::File(
+            FileSink::create(&FilePath::at(&path), version, Some(SMALL_OBJECT * 2)).unwrap(),
+        );
+        left.write_at(Bytes::from_static(b"old bytes"), 0)
+            .await
+            .unwrap();
+        left.part_done(ByteRange { start: 0, end: 8 }).unwrap();
+        drop(left);
+        let temp = path.with_file_name(temp_name(OsStr::new("object.bin")));
+        assert!(
+            resume::interrupted_version(&temp).is_some(),
+            "left to resume"
+        );
+
+        let sink = Sink::open(&Target::File(FilePath::at(&path)), Some(3), Some("\"new\""))
+            .await
+            .unwrap();
+        sink.write_at(Bytes::from_static(b"new"), 0).await.unwrap();
+        sink.commit(None).await.unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert!(resume::interrupted_version(&path).is_none(), "no journal");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_small_object_is_never_written_through_a_link_planted_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::write(&outside, b"keep").unwrap();
+        let path = dir.path().join("x");
+        let sink = Sink::open(&Target::File(FilePath::at(&path)), Some(3), None)
+            .await
+            .unwrap();
+        sink.write_at(Bytes::from_static(b"new"), 0).await.unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let error = sink.commit(None).await.unwrap_err().to_string();
+        assert!(error.contains("symbolic link"), "{error}");
+        assert_eq!(fs::read(&outside).unwrap(), b"keep");
+        assert!(fs_is_link(&path));
+        // Only the link and the file it points to: no temporary file left behind.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use crate::checksum::{Check, Crc, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
-use crate::disk::resume;
+use crate::disk::resume::{self, AlreadyThere};
 use crate::disk::sink::{self, Sink, Target};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
@@ -155,35 +155,21 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
 
     /// How the target is known to hold this version already (and skipping is on): an earlier
     /// run's mark, or, with no mark, the object's size and Last-Modified time. Only looks:
-    /// a dry run asks it too.
-    pub(crate) async fn already_complete(
-        &self,
-        target: &Target,
-        known: &Known,
-    ) -> Option<Verification> {
+    /// a dry run asks it too. Looked up on this task: an `lstat` (and a mark read when a file
+    /// of that size is there) costs less than handing it to the blocking pool and back.
+    pub(crate) fn already_complete(&self, target: &Target, known: &Known) -> Option<Verification> {
         let Target::File(path) = target else {
             return None;
         };
         if !self.config.skip_unchanged {
             return None;
         }
-        let (path, known) = (path.clone(), known.clone());
-        tokio::task::spawn_blocking(move || {
-            let marked = known
-                .validator
-                .as_ref()
-                .is_some_and(|version| resume::already_complete(&path, version, known.size));
-            if marked {
-                return Some(Verification::VersionMark);
-            }
-            known
-                .modified
-                .filter(|&modified| resume::same_size_and_time(&path, known.size, modified))
-                .map(|_| Verification::SizeAndTime)
+        let how =
+            resume::already_there(path, known.size, known.validator.as_ref(), known.modified)?;
+        Some(match how {
+            AlreadyThere::Marked => Verification::VersionMark,
+            AlreadyThere::SameSizeAndTime => Verification::SizeAndTime,
         })
-        .await
-        .ok()
-        .flatten()
     }
 
     /// Tell the reporter how `job` ended well.
@@ -210,7 +196,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
                 Probed::Unsized(response) => return self.stream_unsized(job, response).await,
             },
         };
-        if let Some(how) = self.already_complete(&job.target, &known).await {
+        if let Some(how) = self.already_complete(&job.target, &known) {
             self.reporter.bytes_skipped(known.size);
             if how == Verification::SizeAndTime {
                 self.counters.count_skipped_by_size_and_time();
