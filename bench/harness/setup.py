@@ -65,6 +65,8 @@ class Sizes:
     w4_dirs: int = 100
     w4_per_dir: int = 1000
     w4_size: int = 64
+    # W4k: the W4 shape at 20,000 keys, where finding the first splits weighs more.
+    w4k_dirs: int = 20
     w8_count: int = 1000
     w8_size: int = 64 << 10
     w9_size: int = 10 << 30
@@ -73,10 +75,14 @@ class Sizes:
     def w4_count(self) -> int:
         return self.w4_dirs * self.w4_per_dir
 
+    @property
+    def w4k_count(self) -> int:
+        return self.w4k_dirs * self.w4_per_dir
+
 
 FULL = Sizes()
 QUICK = Sizes(w1_count=200, w2_size=128 << 20, w3_count=16, w3_size=8 << 20, w4_dirs=10,
-              w4_per_dir=500, w8_count=200, w9_size=256 << 20)
+              w4_per_dir=500, w4k_dirs=4, w8_count=200, w9_size=256 << 20)
 
 
 @dataclass
@@ -387,9 +393,11 @@ http {{
                 stored(prefix, f"{i:03}.bin", os.urandom(sizes.w3_size))
         for i in range(sizes.w8_count):
             put("w8", f"{i:05}.bin", os.urandom(sizes.w8_size))
-        for d in range(sizes.w4_dirs):
-            for k in range(sizes.w4_per_dir):
-                put("w4", f"d{d:03}/k{d * sizes.w4_per_dir + k:06}", os.urandom(sizes.w4_size))
+        for prefix, dirs in (("w4", sizes.w4_dirs), ("w4k", sizes.w4k_dirs)):
+            for d in range(dirs):
+                for k in range(sizes.w4_per_dir):
+                    put(prefix, f"d{d:03}/k{d * sizes.w4_per_dir + k:06}",
+                        os.urandom(sizes.w4_size))
         put_zeros("w9", "big.bin", sizes.w9_size)
         # The big objects in memory once each (1 GiB): boto3 signs a body it holds whole.
         for stored, prefix in ((put_crc64, "w2"), (put_composite, "w2c"), (put, "w2o")):

@@ -34,7 +34,7 @@ class Workload:
     title: str
     kind: str  # "prefix", "object", "list", "web" (one file from nginx) or "manifest"
     #            (objects of known size: presigned URLs, or for Python name, size, ETag)
-    prefix: str  # w1, w2, w3, w4, w8; w2c, w3c, w2o, w3o (the W2, W3 data stored otherwise)
+    prefix: str  # w1, w2, w3, w4, w4k, w8; w2c, w3c, w2o, w3o (W2, W3 stored otherwise)
     transport: str  # "proxy", "direct", "tls" or "web" (nginx through toxiproxy)
     settings: tuple  # "default" and/or concurrencies
     tools: tuple = CLI_TOOLS
@@ -66,6 +66,10 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "proxy", ("default",)),
         Workload("W4d", f"W4 direct: list {sizes.w4_count:,} keys, no toxiproxy", "list", "w4",
                  "direct", ("pipelined",)),
+        Workload("W4k", f"list {sizes.w4k_count:,} keys (W4's shape)", "list", "w4k", "proxy",
+                 ("default", "pipelined")),
+        Workload("W4kd", f"W4k direct: list {sizes.w4k_count:,} keys, no toxiproxy", "list",
+                 "w4k", "direct", ("pipelined",)),
         Workload("W5a", f"W1 direct: {w1}, no toxiproxy", "prefix", "w1", "direct", n[:1]),
         Workload("W5b", f"W2 direct: one {_human(sizes.w2_size)}, no toxiproxy", "object", "w2",
                  "direct", n[:1] + ("unverified",)),
@@ -253,7 +257,7 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
                else "w2/big.bin")
 
     if wl.kind == "list":
-        check = check_listing(ctx.sizes.w4_count)
+        check = check_listing(ctx.sizes.w4k_count if wl.prefix == "w4k" else ctx.sizes.w4_count)
         dest_dir = None
     elif wl.id == "W9":  # nothing is written: each tool says how many bytes it fetched
         check = check_summary(1, _object_size(ctx, wl)) if tool == "parabyte" else \

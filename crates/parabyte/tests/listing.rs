@@ -7,7 +7,9 @@ mod common;
 
 use common::store_config;
 use parabyte::{Client, KeyBounds, Listed, S3Url, TransferConfig};
-use parabyte_testkit::{shared, unique_bucket_name, AdminClient, ServerKind, TestServer};
+use parabyte_testkit::{
+    shared, unique_bucket_name, AdminClient, CountingProxy, RequestKind, ServerKind, TestServer,
+};
 
 /// About 21,000 keys in six shapes, each under its own prefix.
 fn shapes() -> Vec<(&'static str, Vec<String>)> {
@@ -201,4 +203,110 @@ async fn parallel_equals_sequential_seaweedfs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_equals_sequential_minio() {
     parallel_equals_sequential(ServerKind::Minio).await;
+}
+
+/// Sequential names in "folders" (`dNNN/kNNNNNN`, as the bench's W4): a split is looked for
+/// with guesses of one key each, and a part starts only where a guess found keys. Guessing
+/// one page at a time from an unknown top sent a page request per empty guess (`w4/o`,
+/// `w4/i`, `w4/f`, ... before the first useful split), one after another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn splits_of_sequential_names_send_no_page_request_that_finds_nothing() {
+    const PAGE: usize = 100;
+    const PARALLELISM: usize = 8;
+    let server = shared(ServerKind::Versitygw);
+    let admin = AdminClient::for_server(server);
+    let bucket = unique_bucket_name("guesses");
+    admin.create_bucket(&bucket).await.unwrap();
+    let written: Vec<String> = (0..30)
+        .flat_map(|dir| (0..PAGE).map(move |k| format!("w4/d{dir:03}/k{:06}", dir * PAGE + k)))
+        .collect();
+    admin
+        .fill(
+            &bucket,
+            written.iter().map(|key| (key.clone(), b"x".to_vec())),
+        )
+        .await
+        .unwrap();
+    let proxy = CountingProxy::start(&server.endpoint());
+    let store = parabyte::StoreConfig {
+        endpoint_url: Some(proxy.endpoint()),
+        ..store_config(server)
+    };
+    let transfer = TransferConfig {
+        list_parallelism: PARALLELISM,
+        list_page_size: PAGE,
+        ..TransferConfig::default()
+    };
+    let client = Client::connect(&store, transfer).await.unwrap();
+    assert!(keys(&client, &bucket, "w4/").await == written);
+
+    let lists: Vec<(usize, Option<String>)> = proxy
+        .requests()
+        .iter()
+        .filter(|request| request.kind == RequestKind::List)
+        .map(|request| {
+            (
+                query_value(&request.query, "max-keys"),
+                request.query.clone(),
+            )
+        })
+        .map(|(max_keys, query)| {
+            let max_keys = max_keys.and_then(|n| n.parse().ok()).unwrap_or(0);
+            (max_keys, query_value(&query, "start-after"))
+        })
+        .collect();
+    let pages: Vec<&Option<String>> = lists
+        .iter()
+        .filter(|(max_keys, _)| *max_keys == PAGE)
+        .map(|(_, start_after)| start_after)
+        .collect();
+    let empty = pages
+        .iter()
+        .filter_map(|start_after| start_after.as_deref())
+        .filter(|after| !written.iter().any(|key| key.as_str() > *after))
+        .count();
+    assert_eq!(
+        empty, 0,
+        "page requests after a guess with no key above it: {lists:?}"
+    );
+    // Every page once, plus for each part at most its first page (which may start inside
+    // the part before) and one read past its end.
+    let parts = 1 + pages
+        .iter()
+        .filter(|start_after| start_after.is_some())
+        .count();
+    assert!(
+        pages.len() <= written.len() / PAGE + 2 * parts,
+        "{} page requests for {} pages in {parts} parts: {lists:?}",
+        pages.len(),
+        written.len() / PAGE
+    );
+    let guesses = lists.iter().filter(|(max_keys, _)| *max_keys == 1).count();
+    assert!(
+        guesses <= 4 * 3 * PARALLELISM,
+        "{guesses} guesses: {lists:?}"
+    );
+}
+
+/// A parameter of a query string, percent-decoded.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    let value = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))?;
+    let mut bytes = Vec::new();
+    let mut rest = value.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        let hex = tail.get(..2).and_then(|hex| std::str::from_utf8(hex).ok());
+        match hex.and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
+            Some(decoded) if byte == b'%' => {
+                bytes.push(decoded);
+                rest = &tail[2..];
+            }
+            _ => {
+                bytes.push(byte);
+                rest = tail;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -33,6 +33,11 @@ const PAGES_AHEAD: usize = 2;
 /// Split guesses look at this many leading characters below the prefix.
 const MAX_PROFILED_CHARS: usize = 64;
 
+/// Split guesses probed at once, each a request for one key. One guess at a time cost a
+/// round trip per empty guess (9 of them before the first split of `w4/dNNN/kNNNNNN`); a
+/// guess per free slot loaded the store with requests that mostly find nothing.
+const GUESSES_AT_ONCE: usize = 4;
+
 /// One line of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listed {
@@ -117,6 +122,9 @@ struct Listing {
     /// The highest character seen at each position below the prefix: where split points
     /// aim when a part has no upper bound.
     widest: Mutex<Vec<char>>,
+    /// The lowest guess after which the store listed no key at all: no part's split aims
+    /// above it.
+    end: Mutex<Option<String>>,
 }
 
 /// What a worker sends its consumer.
@@ -141,6 +149,7 @@ pub(crate) fn list(
         spare_workers: Arc::new(Semaphore::new(spec.parallelism.saturating_sub(1))),
         spec,
         widest: Mutex::new(Vec::new()),
+        end: Mutex::new(None),
     });
     let (output, first) = mpsc::channel(PAGES_AHEAD);
     tokio::spawn(async move {
@@ -169,6 +178,7 @@ pub(crate) fn list(
             successor: None,
             report_first: None,
             slot: None,
+            empty_above: None,
         };
         run_worker(listing, whole).await;
     });
@@ -219,6 +229,23 @@ struct Part {
     /// A place among the parallel listing workers, held while the part is listed (the
     /// first part needs none).
     slot: Option<OwnedSemaphorePermit>,
+    /// A guess that found nothing between it and `stop`.
+    empty_above: Option<String>,
+}
+
+/// Split guesses being probed, and the worker slot the split will take.
+struct Probing {
+    /// Each guess with the first key the store lists after it (`None`: none at all).
+    found: JoinHandle<Vec<(String, Option<String>)>>,
+    /// Taken by the split; released with the probing otherwise.
+    slot: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for Probing {
+    fn drop(&mut self) {
+        // A part that ended has no use for the answers.
+        self.found.abort();
+    }
 }
 
 async fn run_worker(listing: Arc<Listing>, part: Part) {
@@ -230,7 +257,9 @@ async fn run_worker(listing: Arc<Listing>, part: Part) {
         successor: part.successor,
         report_first: part.report_first,
         pending: None,
-        empty_above: None,
+        probing: None,
+        empty_above: part.empty_above,
+        last_sent: None,
         tokens_followed: HashSet::new(),
     };
     let last = match worker.list_part(part.start_after).await {
@@ -261,8 +290,12 @@ struct Worker {
     /// Set for a worker made by a split: where to report its first key.
     report_first: Option<oneshot::Sender<Option<String>>>,
     pending: Option<PendingSplit>,
+    /// Guesses in flight for the next split.
+    probing: Option<Probing>,
     /// A guess above which a split found nothing: later guesses aim below it.
     empty_above: Option<String>,
+    /// The last key this part sent on: a split must start above it.
+    last_sent: Option<String>,
     /// Every continuation token this part was given: one given twice would loop forever.
     tokens_followed: HashSet<String>,
 }
@@ -275,6 +308,7 @@ impl Worker {
         ));
         while let Some(mut fetch) = next.take() {
             let mut awaiting_token = true;
+            let mut first_key = None;
             let mut last_key = None;
             // A page arrives as batches of objects, then its rest with the token (`last`).
             let more = loop {
@@ -282,13 +316,21 @@ impl Worker {
                     biased;
                     // Pipelining: the next request goes out as soon as this page's token is
                     // seen, unless the next part's first key may be in this page (its tail
-                    // would be waste).
+                    // would be waste). A split still waiting for its first key is far
+                    // enough: its guess was above every key of the page before.
                     token = fetch.early_token.recv(), if awaiting_token => {
                         awaiting_token = false;
                         if let Some(token) = token {
-                            if self.stop.is_none() && self.pending.is_none() {
+                            if self.stop.is_none() {
                                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
                             }
+                        }
+                        continue;
+                    }
+                    // Guesses answered: split at once, while this page is still arriving.
+                    found = probed(&mut self.probing), if self.probing.is_some() => {
+                        if let Some((found, slot)) = found {
+                            self.split_at_best_guess(found, slot);
                         }
                         continue;
                     }
@@ -297,8 +339,12 @@ impl Worker {
                 let broken = self.check(&mut page, last);
                 let more = page.next_token.take();
                 let (entries, reached_stop) = self.entries_before_stop(page).await;
+                if let Some(entry) = entries.first() {
+                    first_key.get_or_insert_with(|| entry.key().to_owned());
+                }
                 if let Some(entry) = entries.last() {
                     last_key = Some(entry.key().to_owned());
+                    self.last_sent.clone_from(&last_key);
                 }
                 if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
                     return Ok(Ended::Abandoned);
@@ -317,8 +363,8 @@ impl Worker {
             let Some(token) = more else {
                 return Ok(Ended::AtLastKey);
             };
-            if let Some(last_key) = &last_key {
-                self.maybe_split(last_key);
+            if let (Some(first_key), Some(last_key)) = (&first_key, &last_key) {
+                self.maybe_split(first_key, last_key);
             }
             if next.is_none() {
                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
@@ -419,19 +465,115 @@ impl Worker {
         );
     }
 
-    /// Hand everything after a guessed key to a new worker, if a slot is free.
-    fn maybe_split(&mut self, last_key: &str) {
-        if self.listing.spec.delimiter.is_some() || self.pending.is_some() {
+    /// After a full page, if a worker slot is free, probe guesses for handing part of what
+    /// is left to a new worker, one key each, while this worker keeps listing; the split
+    /// goes where a guess found keys (see `split_at_best_guess`), so no worker starts on a
+    /// stretch with nothing in it (such a start still costs the store the next page). Below
+    /// a known next part (`stop`, a real key) the guess is the middle of the stretch; the
+    /// last part has no known top, and gets a few guesses at once ([`split_guesses`]).
+    fn maybe_split(&mut self, page_first: &str, last_key: &str) {
+        if self.listing.spec.delimiter.is_some() || self.pending.is_some() || self.probing.is_some()
+        {
             return;
         }
         let Ok(slot) = self.listing.spare_workers.clone().try_acquire_owned() else {
             return;
         };
-        let ceiling = self.stop.as_deref().or(self.empty_above.as_deref());
+        let prefix = &self.listing.spec.prefix;
         let widest = self.listing.widest.lock().expect("widest poisoned").clone();
-        let Some(guess) = split_point(&self.listing.spec.prefix, last_key, ceiling, &widest) else {
-            return;
+        let guesses = match &self.stop {
+            Some(stop) => {
+                let ceiling = self
+                    .empty_above
+                    .as_ref()
+                    .map_or(stop, |empty| empty.min(stop));
+                split_point(prefix, last_key, Some(ceiling), &widest)
+                    .into_iter()
+                    .collect()
+            }
+            None => {
+                let end = self.listing.end.lock().expect("end poisoned").clone();
+                let ceiling = [self.empty_above.as_deref(), end.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                split_guesses(prefix, page_first, last_key, ceiling, &widest)
+            }
         };
+        if guesses.is_empty() {
+            return;
+        }
+        let listing = self.listing.clone();
+        let found = tokio::spawn(async move {
+            let probes = guesses.into_iter().map(|guess| {
+                let listing = listing.clone();
+                async move {
+                    // A failed probe only means no split there: the listing itself goes on
+                    // and reports the store's errors.
+                    let first = first_keys(&listing, Cursor::After(guess.clone()), 1)
+                        .await
+                        .ok()
+                        .and_then(|(keys, _)| keys.into_iter().next());
+                    (guess, first)
+                }
+            });
+            futures::future::join_all(probes).await
+        });
+        self.probing = Some(Probing {
+            found,
+            slot: Some(slot),
+        });
+    }
+
+    /// Hand everything after the highest guess that found a key inside this part (above
+    /// what it sent on, below its stop) to a new worker, which reports the first key the
+    /// store gave it. Guesses that found nothing become ceilings for later guesses.
+    fn split_at_best_guess(
+        &mut self,
+        found: Vec<(String, Option<String>)>,
+        slot: OwnedSemaphorePermit,
+    ) {
+        let end = found
+            .iter()
+            .filter(|(_, first)| first.is_none())
+            .map(|(guess, _)| guess)
+            .min();
+        if let Some(end) = end {
+            let mut known = self.listing.end.lock().expect("end poisoned");
+            if known.as_ref().is_none_or(|known| end < known) {
+                *known = Some(end.clone());
+            }
+        }
+        let inside = |first: &Option<String>| {
+            first.as_deref().is_some_and(|first| {
+                self.last_sent.as_deref().is_none_or(|sent| first > sent)
+                    && self.stop.as_deref().is_none_or(|stop| first < stop)
+            })
+        };
+        let best = found
+            .iter()
+            .filter(|(_, first)| inside(first))
+            .map(|(guess, _)| guess)
+            .max()
+            .cloned();
+        // The lowest guess above the split (or anywhere, without one) with nothing inside.
+        let empty_above = found
+            .iter()
+            .filter(|(guess, first)| {
+                !inside(first) && best.as_ref().is_none_or(|best| guess > best)
+            })
+            .map(|(guess, _)| guess)
+            .min()
+            .cloned();
+        match best {
+            Some(guess) => self.split_at(guess, slot, empty_above),
+            None => self.empty_above = empty_above,
+        }
+    }
+
+    /// Hand everything after `guess` to a new worker, which reports the first key the
+    /// store gave it; `empty_above` is a guess that found nothing in that part.
+    fn split_at(&mut self, guess: String, slot: OwnedSemaphorePermit, empty_above: Option<String>) {
         let (report, first_key) = oneshot::channel();
         let previous_stop = self.stop.take();
         let (output, receiver) = mpsc::channel(PAGES_AHEAD);
@@ -443,6 +585,7 @@ impl Worker {
             successor,
             report_first: Some(report),
             slot: Some(slot),
+            empty_above,
         };
         tokio::spawn(run_worker(self.listing.clone(), upper));
         self.pending = Some(PendingSplit {
@@ -451,6 +594,19 @@ impl Worker {
             previous_stop,
         });
     }
+}
+
+/// The answers to a worker's split guesses, with the slot they hold (`None` if the probing
+/// task failed); the probing is over either way.
+async fn probed(
+    probing: &mut Option<Probing>,
+) -> Option<(Vec<(String, Option<String>)>, OwnedSemaphorePermit)> {
+    let Some(running) = probing.as_mut() else {
+        return std::future::pending().await;
+    };
+    let found = (&mut running.found).await.ok();
+    let mut done = probing.take()?;
+    Some((found?, done.slot.take()?))
 }
 
 /// A page request in flight, with the channels its objects and its continuation token
@@ -629,6 +785,7 @@ pub(crate) async fn split_key_space(
         spare_workers: Arc::new(Semaphore::new(0)),
         spec,
         widest: Mutex::new(Vec::new()),
+        end: Mutex::new(None),
     });
     let prefix = listing.spec.prefix.clone();
     let (first_page, more) = first_keys(&listing, Cursor::Start, page_size).await?;
@@ -692,6 +849,71 @@ fn merge_in_key_order(page: ListPage) -> Vec<Listed> {
     }
     merged.extend(prefixes.map(Listed::Prefix));
     merged
+}
+
+/// Up to [`GUESSES_AT_ONCE`] keys strictly between `low`, the last key of a page that
+/// started at `page_first`, and `ceiling` (a guess that found nothing above it; none: the
+/// end of the key space), to probe for a split. First the middle of the stretch
+/// ([`split_point`]); then, from the coarsest level down, the next group after `low` at each
+/// level where the page's keys did not differ: after a page `w4/d000/k000000`..
+/// `w4/d000/k000999` these are `w4/e`, `w4/d1`, `w4/d01`, steps of growing size that find
+/// where sequential names end in one round trip where halving from an unknown top took one
+/// per step. Below a ceiling, only the levels down to one below where `low` and the ceiling
+/// part: finer steps would split off little more than the next page.
+fn split_guesses(
+    prefix: &str,
+    page_first: &str,
+    low: &str,
+    ceiling: Option<&str>,
+    widest: &[char],
+) -> Vec<String> {
+    let mut guesses: Vec<String> = split_point(prefix, low, ceiling, widest)
+        .into_iter()
+        .collect();
+    let low_rest: Vec<char> = low
+        .get(prefix.len()..)
+        .unwrap_or_default()
+        .chars()
+        .collect();
+    let unvaried = page_first
+        .get(prefix.len()..)
+        .unwrap_or_default()
+        .chars()
+        .zip(&low_rest)
+        .take_while(|(a, b)| a == *b)
+        .count();
+    let coarse = ceiling.map_or(unvaried, |ceiling| {
+        let ceiling_rest = ceiling.get(prefix.len()..).unwrap_or_default().chars();
+        let parted = ceiling_rest
+            .zip(&low_rest)
+            .take_while(|(a, b)| a == *b)
+            .count();
+        unvaried.min(parted + 2)
+    });
+    for level in 0..coarse {
+        if guesses.len() >= GUESSES_AT_ONCE {
+            break;
+        }
+        let Some(next) = low_rest.get(level).and_then(|&c| char_after(c)) else {
+            continue;
+        };
+        let mut guess = prefix.to_owned();
+        guess.extend(&low_rest[..level]);
+        guess.push(next);
+        let fits = guess.as_str() > low && ceiling.is_none_or(|ceiling| guess.as_str() < ceiling);
+        if fits && !guesses.contains(&guess) {
+            guesses.push(guess);
+        }
+    }
+    guesses
+}
+
+/// The next character after `c` (past the surrogates), if there is one.
+fn char_after(c: char) -> Option<char> {
+    match u32::from(c) + 1 {
+        0xD800 => Some('\u{E000}'),
+        next => char::from_u32(next),
+    }
 }
 
 /// A key strictly between `low` and `high` (both starting with `prefix`; `None` is the end
@@ -788,6 +1010,38 @@ mod tests {
         check("", "dir/x", Some("dir0"), "zzzz");
         check("", "ü", None, "ü");
         check("", "\u{D7FE}", Some("\u{E000}"), "\u{E000}");
+    }
+
+    #[test]
+    fn guesses_step_out_by_the_levels_a_page_did_not_vary() {
+        let widest: Vec<char> = "d000/k000999".chars().collect();
+        let first_page = |ceiling| {
+            split_guesses(
+                "w4/",
+                "w4/d000/k000000",
+                "w4/d000/k000999",
+                ceiling,
+                &widest,
+            )
+        };
+        // No top known: the middle towards the widest class, then steps of growing size.
+        assert_eq!(first_page(None), ["w4/o", "w4/e", "w4/d1", "w4/d01"]);
+        // Below a ceiling: the middle under it, then the coarse steps that fit.
+        assert_eq!(first_page(Some("w4/d1")), ["w4/d05", "w4/d01"]);
+        let second = split_guesses(
+            "w4/",
+            "w4/d010/k010000",
+            "w4/d010/k010999",
+            Some("w4/d1"),
+            &widest,
+        );
+        assert_eq!(second, ["w4/d05", "w4/d02"]);
+        // Keys that differ from the first character on: only the middle.
+        let flat: Vec<char> = "f".chars().collect();
+        assert_eq!(split_guesses("", "0a", "3f", None, &flat), ["M"]);
+        // Nothing fits below the ceiling.
+        assert!(first_page(Some("w4/d000/k001")).len() < GUESSES_AT_ONCE);
+        assert!(split_guesses("", "a", "a", Some("a "), &['z']).is_empty());
     }
 
     #[test]
