@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::validator::Validator;
-use http_client::describe;
+use http_client::{describe, Response};
 pub(crate) use sources::Sources;
 
 /// A response body, chunk by chunk.
@@ -168,7 +168,7 @@ pub(crate) fn shape_of(
 }
 
 /// A response's body as a stream whose errors name the request.
-pub(crate) fn body_of(response: reqwest::Response, what: String) -> Body {
+pub(crate) fn body_of(response: Response, what: String) -> Body {
     Box::pin(response.bytes_stream().map_err(move |e| Error::Network {
         what: what.clone(),
         detail: describe(&e),

@@ -56,7 +56,7 @@ impl RangeSource for WebSource {
         }
         let request = request
             .build()
-            .map_err(|e| transport_error(&what, &e, &origin(object)))?;
+            .map_err(|e| transport_error(&what, &e.into(), &origin(object)))?;
         // The URL as sent: a user name and password in it have become an Authorization header.
         let sent_to = request.url().clone();
         let response = send_following(&self.http, request, &self.counters, RequestKind::Get)

@@ -24,7 +24,7 @@ use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
-use crate::source::http_client::{describe, send_following, transport_error, HttpClient};
+use crate::source::http_client::{describe, send_following, transport_error, HttpClient, Response};
 use crate::source::{body_of, last_modified, shape_of, Described, Fetched, RangeSource, Shape};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
@@ -105,7 +105,7 @@ struct Get<'a> {
 /// What the first answer to a request says about the region it was signed for.
 enum RegionCheck {
     /// Nothing about the region: the caller reads the answer.
-    Answer(reqwest::Response),
+    Answer(Box<Response>),
     /// The bucket lives in this other region: sign for it and ask again.
     Elsewhere(String),
 }
@@ -179,7 +179,7 @@ impl S3Store {
     /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
     /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
     /// region and sent once more, to the same host (only AWS's own host follows the region).
-    async fn get(&self, get: &Get<'_>) -> Result<reqwest::Response> {
+    async fn get(&self, get: &Get<'_>) -> Result<Response> {
         let bucket = self.bucket_region(get.bucket);
         // Until an answer has settled the region, requests about the bucket go one at a time.
         let turn = match bucket.settled() {
@@ -197,7 +197,7 @@ impl S3Store {
         }
         drop(turn);
         match checked? {
-            RegionCheck::Answer(response) => Ok(response),
+            RegionCheck::Answer(response) => Ok(*response),
             RegionCheck::Elsewhere(learned) => self.send(get, &learned).await,
         }
     }
@@ -221,7 +221,7 @@ impl S3Store {
     }
 
     /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
-    async fn send(&self, get: &Get<'_>, region: &str) -> Result<reqwest::Response> {
+    async fn send(&self, get: &Get<'_>, region: &str) -> Result<Response> {
         let Get {
             method,
             kind,
@@ -266,7 +266,7 @@ impl S3Store {
             }
         }
         let failed = |e| transport_error(what, &e, &endpoint.describe());
-        let request = request.build().map_err(failed)?;
+        let request = request.build().map_err(|e| failed(e.into()))?;
         send_following(&self.http, request, &self.counters, kind)
             .await
             .map_err(failed)
@@ -660,7 +660,7 @@ fn encrypted_by_key(headers: &HeaderMap) -> bool {
 
 /// Read a failed response's body (bounded) and classify it.
 async fn error_from_response(
-    response: reqwest::Response,
+    response: Response,
     what: &str,
     bucket: &str,
     anonymous: bool,
@@ -671,12 +671,12 @@ async fn error_from_response(
 }
 
 /// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
-async fn read_error(response: reqwest::Response) -> ErrorDocument {
+async fn read_error(response: Response) -> ErrorDocument {
     xml::parse_error(&read_error_body(response).await).unwrap_or_default()
 }
 
 /// The body of a failed response, up to [`MAX_ERROR_BODY`] bytes.
-async fn read_error_body(response: reqwest::Response) -> Vec<u8> {
+async fn read_error_body(response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
@@ -697,7 +697,7 @@ const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
 /// (400 with `<Region>`) say it. Another failure whose body had to be read is classified
 /// here.
 async fn region_check(
-    response: reqwest::Response,
+    response: Response,
     signed_for: &str,
     what: &str,
     bucket: &str,
@@ -710,7 +710,7 @@ async fn region_check(
     );
     let status = response.status().as_u16();
     if !matches!(status, 301 | 307 | 400) {
-        return Ok(RegionCheck::Answer(response));
+        return Ok(RegionCheck::Answer(Box::new(response)));
     }
     let header = response
         .headers()
