@@ -132,7 +132,7 @@ impl HttpClient {
     }
 
     /// Send one request as it is (no redirects followed).
-    async fn execute(&self, request: Request) -> std::result::Result<Response, HttpError> {
+    async fn execute(&self, mut request: Request) -> std::result::Result<Response, HttpError> {
         let url = request.url().clone();
         let uri: hyper::Uri = url
             .as_str()
@@ -141,7 +141,8 @@ impl HttpClient {
         let mut sent = hyper::Request::new(Empty::<Bytes>::new());
         *sent.method_mut() = request.method().clone();
         *sent.uri_mut() = uri;
-        *sent.headers_mut() = request.headers().clone();
+        // Moved, not copied: the request is consumed here.
+        *sent.headers_mut() = std::mem::take(request.headers_mut());
         sent.headers_mut()
             .entry(USER_AGENT)
             .or_insert(HeaderValue::from_static(concat!(
