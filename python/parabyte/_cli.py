@@ -57,6 +57,7 @@ def _cluster_copy(job: dict[str, Any]) -> int:
             None if destination is None else str(destination),
             job["scheduler"],
             recursive=job["recursive"],
+            split_bytes=job["split_bytes"],
             # --timeout bounds the wait for the scheduler too.
             connect_timeout=job["options"]["timeout"],
             **job["options"],

@@ -185,6 +185,20 @@ class Client:
         ranges (neighbours are `after=`/`until_after=` of `list` and `download`), found with
         about one one-key request each, without listing the keys between; empty when the
         prefix fits in one listing page. Even in key space, not in key count."""
+    def download_piece(
+        self, item: _ItemLike, destination: str | os.PathLike[str], start: int, end: int
+    ) -> Summary:
+        """Bytes `start..end` of one large object into a piece file of its own beside where
+        `item` lands under `destination`, pinned to the item's ETag (`If-Match`): for one
+        object spread over hosts that share a file system (`parabyte.dask`). The item needs
+        its size and ETag; the summary counts bytes and requests, and no object."""
+    def adopt_pieces(
+        self, item: _ItemLike, destination: str | os.PathLike[str], starts: list[int]
+    ) -> int:
+        """Move the pieces `download_piece` left for `item` (named by their first bytes) into
+        its temporary file, as an interrupted download's parts, and remove them; returns the
+        bytes they held. Downloading the item then fetches only what no piece brought, checks
+        the whole object and gives it its name."""
 
 class Item:
     """One object for `download_many`."""

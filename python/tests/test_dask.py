@@ -132,6 +132,102 @@ def test_a_manifest_is_packed_by_bytes_and_names_its_bad_lines(
     assert f"failed: {manifest}:4:" in done.stderr
 
 
+MIB = 1 << 20
+
+
+def test_a_large_object_is_split_across_tasks_and_checked_whole(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    big = len(store.stored("large/big.bin"))
+    summary = parabyte.dask.copy(
+        store.url("large/"),
+        str(tmp_path),
+        cluster,
+        task_bytes=3 * MIB,
+        split_bytes=4 * MIB,
+        part_size="1MiB",
+        **store.client_options(),
+    )
+    # Whole, and no piece or temporary file stays beside it.
+    assert os.listdir(tmp_path) == ["big.bin"]
+    assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
+    url = store.url("large/big.bin")
+    took = [str(part) for share in summary.workers.values() for part in share.took]
+    pieces = [
+        f"{url} bytes {start}..{min(start + 3 * MIB, big)}" for start in range(0, big, 3 * MIB)
+    ]
+    assert sorted(took) == sorted([url, *pieces])
+    assert summary.tasks == len(pieces) + 1
+    assert summary.objects == 1 and summary.failed == 0 and summary.resumed == 0
+    # Every byte fetched once, by the pieces in 1 MiB parts: the task that assembles the
+    # object sends no GET, and checks it whole (the store's checksum, else its MD5).
+    assert summary.bytes == big
+    assert summary.requests.get == big // MIB
+    assert summary.verified.size_only == 0
+    assert summary.verified.checksum + summary.verified.md5 == 1
+
+
+def test_split_bytes_must_be_a_size(cluster: distributed.Client, store: Store):
+    with pytest.raises(parabyte.InvalidInputError, match="split_bytes"):
+        parabyte.dask.copy(store.url("large/"), "/unused", cluster, split_bytes=0)
+
+
+def _big_item(store: Store, etag: str | None = None) -> tuple[parabyte.Item, int]:
+    [info] = [
+        entry for entry in parabyte.list(store.url("large/")) if entry.key.endswith("big.bin")
+    ]
+    return parabyte.Item(info.url, "big.bin", size=info.size, etag=etag or info.etag), info.size
+
+
+def test_a_piece_changed_on_disk_fails_its_object_by_the_check(store: Store, tmp_path: Path):
+    client = parabyte.Client(part_size="1MiB", **store.client_options())
+    item, size = _big_item(store)
+    starts = [0, 4 * MIB]
+    for start in starts:
+        client.download_piece(item, tmp_path, start, min(start + 4 * MIB, size))
+    pieces = sorted(tmp_path.iterdir())
+    assert len(pieces) == 2 and all(piece.name.startswith(".parabyte-") for piece in pieces)
+    # One byte of the second piece's range changes on disk between the tasks (in both
+    # files: the first holds no data there, and only what a piece fetched is taken).
+    for piece in pieces:
+        with piece.open("r+b") as file:
+            file.seek(5 * MIB)
+            byte = file.read(1)
+            file.seek(5 * MIB)
+            file.write(bytes([byte[0] ^ 0xFF]))
+    assert client.adopt_pieces(item, tmp_path, starts) == size
+    summary = client.download_many([item], tmp_path)
+    assert summary.failed == 1 and summary.objects == 0
+    [failure] = summary.failures
+    assert failure.source == item.source
+    assert "content check failed" in failure.error, failure.error
+    # Caught without fetching again, and nothing is left under any name.
+    assert summary.requests.get == 0
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_assembling_download_fetches_what_no_piece_brought(store: Store, tmp_path: Path):
+    client = parabyte.Client(part_size="1MiB", **store.client_options())
+    item, size = _big_item(store)
+    client.download_piece(item, tmp_path, 0, 3 * MIB)
+    client.download_piece(item, tmp_path, 6 * MIB, size)
+    # The middle piece never ran (its task failed, or it wrote on another host's disk).
+    assert client.adopt_pieces(item, tmp_path, [0, 3 * MIB, 6 * MIB]) == size - 3 * MIB
+    summary = client.download_many([item], tmp_path)
+    assert summary.ok and summary.objects == 1
+    assert summary.bytes == 3 * MIB and summary.requests.get == 3
+    assert os.listdir(tmp_path) == ["big.bin"]
+    assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
+
+
+def test_a_piece_is_pinned_to_its_etag(store: Store, tmp_path: Path):
+    client = parabyte.Client(part_size="1MiB", **store.client_options())
+    item, _ = _big_item(store, etag='"0123456789abcdef0123456789abcdef"')
+    with pytest.raises(parabyte.ObjectChangedError, match="big.bin"):
+        client.download_piece(item, tmp_path, 0, 2 * MIB)
+    assert os.listdir(tmp_path) == []
+
+
 def test_each_worker_keeps_one_client_for_the_job(store: Store):
     # The command line passes `bind` as a list; a list is no cache key, so without care
     # every task would build its own client and connection pool.
@@ -257,10 +353,14 @@ def _worker_holding(cluster: distributed.Client, port: int) -> int:
 
 
 def _copy_killing_the_gated_worker(
-    cluster: distributed.Client, store: Store, destination: Path, body: bytes
+    cluster: distributed.Client,
+    store: Store,
+    destination: Path,
+    body: bytes,
+    **job: int,
 ) -> tuple[parabyte.dask.ClusterSummary, _GatedObject, list[parabyte.ObjectInfo]]:
     """Copy small/ and a gated web object; SIGKILL the worker once the gated download is
-    held mid-body, then let the server go on."""
+    held mid-body, then let the server go on. `job`: `parabyte.dask.copy` keywords."""
     gate = _GatedObject(body)
     small = [entry for entry in parabyte.list(store.url("small/")) if not entry.is_prefix]
     big = parabyte.Item(gate.url, "gated/big.bin", size=len(body), etag='"gated-v1"')
@@ -271,7 +371,7 @@ def _copy_killing_the_gated_worker(
                 [*small, big],
                 str(destination),
                 cluster,
-                task_bytes=TASK_BYTES,
+                **{"task_bytes": TASK_BYTES, **job},
                 part_size="1MiB",
                 **store.client_options(),
             )
@@ -299,6 +399,23 @@ def test_a_worker_killed_mid_task_leaves_every_object_once(
     # The rerun went back to the server; a task whose worker died is counted once.
     assert gate.requests_after_release >= 1
     assert summary.objects + summary.skipped == len(expected)
+
+
+def test_a_worker_killed_mid_piece_leaves_the_object_whole_and_no_piece(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    body = os.urandom(4 * MIB)
+    summary, gate, small = _copy_killing_the_gated_worker(
+        cluster, store, tmp_path, body, task_bytes=2 * MIB, split_bytes=2 * MIB
+    )
+    assert summary.ok, summary.failures
+    # The object went as two pieces, the held GET being one of theirs.
+    took = [str(part) for share in summary.workers.values() for part in share.took]
+    assert {f"{gate.url} bytes 0..{2 * MIB}", f"{gate.url} bytes {2 * MIB}..{4 * MIB}"} <= set(took)
+    assert summary.objects == len(small) + 1
+    assert (tmp_path / "gated/big.bin").read_bytes() == body
+    # No piece file and no temporary file anywhere (hidden names included).
+    assert files_in(tmp_path) == sorted(["gated/big.bin", *(entry.key for entry in small)])
 
 
 def test_a_task_that_fails_for_good_names_its_objects(store: Store, tmp_path: Path):
@@ -375,6 +492,22 @@ def test_the_command_line_runs_on_the_cluster(
     figures = json.loads(again.stdout)
     assert (figures["objects"], figures["skipped"]) == (0, len(keys))
     assert sum(share["tasks"] for share in figures["workers"].values()) == figures["tasks"]
+
+
+def test_the_command_line_splits_large_objects_across_tasks(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    scheduler = cluster.scheduler_info()["address"]
+    flags = ["--endpoint-url", store.endpoint, "--region", store.region]
+    done = _cli(
+        "cp", "--dask-scheduler", scheduler, "--dask-split-bytes", "3MiB", "--json", *flags,
+        store.url("large/"), str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(tmp_path) == ["big.bin"]
+    assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")
+    figures = json.loads(done.stdout)
+    assert figures["objects"] == 1 and figures["tasks"] == 3 + 1  # 8 MiB in 3 MiB pieces
 
 
 def test_the_command_line_names_an_unreachable_scheduler(store: Store, tmp_path: Path):

@@ -65,7 +65,7 @@ pub enum Command {
         may not leave it (default: the last segment of the source); SIZE in bytes skips the\n\
         first request's probing. Bad lines are reported by number and the rest is copied;\n\
         the exit status is then 1.")]
-    Cp(CpArgs),
+    Cp(Box<CpArgs>),
     /// List objects and "folders" under a prefix, or the buckets.
     #[command(override_usage = "parabyte ls [OPTIONS] [s3://bucket/prefix]")]
     Ls(LsArgs),
@@ -110,6 +110,16 @@ pub struct CpArgs {
         help_heading = "Cluster"
     )]
     pub dask_scheduler: Option<String>,
+    /// With --dask-scheduler and a destination every worker sees (a shared file system):
+    /// objects larger than SIZE are fetched in pieces by tasks of their own, then made
+    /// whole and checked by one more.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        requires = "dask_scheduler",
+        help_heading = "Cluster"
+    )]
+    pub dask_split_bytes: Option<Size>,
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]

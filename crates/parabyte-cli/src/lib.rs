@@ -147,6 +147,8 @@ pub struct ClusterCopy {
     pub store: StoreConfig,
     /// The transfer flags, as each worker's client takes them.
     pub transfer: TransferConfig,
+    /// `--dask-split-bytes`: objects larger than this are fetched in pieces across tasks.
+    pub split_bytes: Option<u64>,
     /// Why this command line cannot run on a cluster yet, when it cannot.
     pub refused: Option<String>,
 }
@@ -207,6 +209,7 @@ where
         destination: destination.filter(|_| !args.discard),
         manifest: args.manifest.clone(),
         recursive: args.recursive,
+        split_bytes: args.dask_split_bytes.map(|size| size.0),
         json: args.output.json,
         quiet: args.output.quiet,
         store: args.store.to_config(),
@@ -255,7 +258,7 @@ fn print_completions(shell: clap_complete::Shell) -> u8 {
 
 async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
-        Command::Cp(args) => copy(args, verbose).await,
+        Command::Cp(args) => copy(*args, verbose).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };

@@ -405,6 +405,52 @@ impl Client {
         wait(py, split, |_| Ok(()))
     }
 
+    /// One piece of a large object, bytes `start..end`, fetched into a piece file of its
+    /// own beside where `item` lands under `destination`, pinned to the item's ETag: for one
+    /// object spread over hosts that share a file system (`parabyte.dask`). The item needs
+    /// its size and ETag. `adopt_pieces` then makes the object of its pieces.
+    fn download_piece(
+        &self,
+        py: Python<'_>,
+        item: ItemLike,
+        destination: PathBuf,
+        start: u64,
+        end: u64,
+    ) -> PyResult<Summary> {
+        let item = item.into_core()?;
+        let inner = self.inner(py)?;
+        let piece = async move {
+            inner
+                .download_piece(&item, &destination, start..end)
+                .await
+                .map(Summary::from)
+                .map_err(to_py)
+        };
+        wait(py, piece, |_| Ok(()))
+    }
+
+    /// Move the pieces `download_piece` left for `item` (named by their first bytes) into
+    /// its temporary file, as an interrupted download's parts, and remove them; returns the
+    /// bytes they held. Downloading the item then fetches only what no piece brought,
+    /// checks the whole object and gives it its name.
+    fn adopt_pieces(
+        &self,
+        py: Python<'_>,
+        item: ItemLike,
+        destination: PathBuf,
+        starts: Vec<u64>,
+    ) -> PyResult<u64> {
+        let item = item.into_core()?;
+        let inner = self.inner(py)?;
+        let adopt = async move {
+            inner
+                .adopt_pieces(&item, &destination, &starts)
+                .await
+                .map_err(to_py)
+        };
+        wait(py, adopt, |_| Ok(()))
+    }
+
     fn __repr__(&self) -> String {
         "parabyte.Client()".to_owned()
     }

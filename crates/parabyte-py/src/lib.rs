@@ -78,6 +78,7 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
     job.set_item("destination", &copy.destination)?;
     job.set_item("manifest", &copy.manifest)?;
     job.set_item("recursive", copy.recursive)?;
+    job.set_item("split_bytes", copy.split_bytes)?;
     job.set_item("json", copy.json)?;
     job.set_item("quiet", copy.quiet)?;
     job.set_item("refused", &copy.refused)?;

@@ -14,18 +14,22 @@ use tokio::task::JoinSet;
 use crate::config::{StoreConfig, TransferConfig};
 use crate::counters::Counters;
 use crate::disk::local::{copy_local, Selection};
-use crate::disk::sink::Target;
+use crate::disk::sink::{adopt_pieces, FilePath, Target};
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
-use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
+use crate::manifest::Item;
+use crate::plan::{
+    decide, item_target, list_prefix, plan, plan_items, CopyRequest, Destination, Planned, Work,
+};
 use crate::ranges::ByteRange;
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary};
 use crate::source::s3::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
 use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
-use crate::transfer::engine::{Engine, Finished, Job};
+use crate::transfer::engine::{Engine, Finished, Job, Known};
 use crate::transfer::throttle::RequestLimit;
+use crate::validator::Validator;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -191,6 +195,65 @@ impl Client {
         self.engine(Arc::new(Silent))
             .fetch_slices(&source, &ranges)
             .await
+    }
+
+    /// One piece of a large object, its bytes `range` (`start..end`, end excluded), fetched
+    /// into a piece file of its own beside where `item` lands under `destination`, pinned to
+    /// the item's ETag (`If-Match`): for a job that spreads one object over several hosts
+    /// that share a file system. `adopt_pieces` then makes the object of its pieces. The
+    /// summary counts the bytes and requests, and no object.
+    pub async fn download_piece(
+        &self,
+        item: &Item,
+        destination: &Path,
+        range: std::ops::Range<u64>,
+    ) -> Result<Summary> {
+        let started = Instant::now();
+        let before = self.counters.snapshot();
+        let (path, known, etag) = piece_target(item, destination)?;
+        let span = match range.end.min(known.size).checked_sub(1) {
+            Some(end) if range.start <= end => ByteRange {
+                start: range.start,
+                end,
+            },
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "{}: the piece {}..{} holds no byte of its {} bytes",
+                    item.source, range.start, range.end, known.size
+                )))
+            }
+        };
+        let bytes = self
+            .engine(Arc::new(Silent))
+            .fetch_piece(&item.source, &path, &known, &etag, span)
+            .await?;
+        Ok(Summary::new(
+            0,
+            0,
+            bytes,
+            started.elapsed(),
+            None,
+            self.counters.snapshot().since(&before),
+            Vec::new(),
+        ))
+    }
+
+    /// Move the pieces `download_piece` left for `item` (named by their first bytes,
+    /// `starts`) into its temporary file, as if an interrupted run had written them, and
+    /// remove them. A download of the item then fetches only what no piece brought, checks
+    /// the whole object (the store's checksum, or its MD5) and gives it its name. Returns
+    /// the bytes the pieces held.
+    pub async fn adopt_pieces(
+        &self,
+        item: &Item,
+        destination: &Path,
+        starts: &[u64],
+    ) -> Result<u64> {
+        let (path, known, etag) = piece_target(item, destination)?;
+        let starts = starts.to_vec();
+        tokio::task::spawn_blocking(move || adopt_pieces(&path, known.size, &etag, &starts))
+            .await
+            .map_err(|join| Error::InvalidInput(format!("adopting pieces crashed: {join}")))?
     }
 
     fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<Sources> {
@@ -461,4 +524,30 @@ async fn preview(engine: &Engine<Sources>, job: &Job, reporter: &dyn Reporter) -
         destination: &destination,
     });
     Finished::Downloaded(0)
+}
+
+/// Where the pieces of `item` go under `destination`, and the version they are of: an item
+/// split into pieces needs its size and ETag (a listing's or a manifest's) and a file.
+fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, Known, String)> {
+    let (Some(size), Some(etag)) = (item.size, item.etag.clone()) else {
+        return Err(Error::InvalidInput(format!(
+            "{}: an object fetched in pieces needs its size and ETag; give both",
+            item.source
+        )));
+    };
+    match item_target(item, &Destination::Path(destination.to_owned()))? {
+        Target::File(path) => Ok((
+            path,
+            Known {
+                size,
+                validator: Some(Validator::ETag(etag.clone())),
+                modified: None,
+            },
+            etag,
+        )),
+        _ => Err(Error::InvalidInput(format!(
+            "{}: its destination is not a regular file; pieces need one",
+            item.source
+        ))),
+    }
 }

@@ -681,7 +681,7 @@ pub(crate) async fn plan_items(
 }
 
 /// Where one item of a batch goes, or why it cannot go there.
-fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
+pub(crate) fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
     let root = match destination {
         Destination::Path(root) => root,
         Destination::Stdout => return Ok(Target::Stream(StreamTarget::stdout())),

@@ -8,8 +8,6 @@
 
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Instant, SystemTime};
@@ -19,6 +17,7 @@ use tokio::sync::{mpsc, Semaphore};
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
+use crate::disk::copy::copy_range;
 use crate::disk::dir::Dir;
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
 use crate::disk::sink::{FilePath, FileSink, StreamTarget};
@@ -28,8 +27,6 @@ use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary, V
 
 /// Entries found by the walk but not yet copied; the walk pauses when this many wait.
 const WALK_AHEAD: usize = 4096;
-/// Buffer of the read/write fallback.
-const FALLBACK_BUFFER: usize = 1024 * 1024;
 
 /// One thing the walk found.
 #[derive(Debug)]
@@ -550,96 +547,9 @@ async fn stream_file(from: &Path, to: StreamTarget, reporter: &dyn Reporter) -> 
     Ok(copied)
 }
 
-/// `length` bytes at `offset` from `source` to the same offset of `target`, in the kernel
-/// when it can (no copy through user space), else through a buffer.
-fn copy_range(source: &File, target: &File, offset: u64, length: u64) -> io::Result<()> {
-    let (mut from, mut to) = (offset as libc::loff_t, offset as libc::loff_t);
-    let mut left = length;
-    while left > 0 {
-        // SAFETY: both descriptors are open for the duration of the call; the offsets are
-        // ours and the kernel only reads and advances them.
-        let copied = unsafe {
-            libc::copy_file_range(
-                source.as_raw_fd(),
-                &mut from,
-                target.as_raw_fd(),
-                &mut to,
-                left as usize,
-                0,
-            )
-        };
-        if copied > 0 {
-            left -= copied as u64;
-            continue;
-        }
-        if copied == 0 {
-            return Err(shrank());
-        }
-        let error = io::Error::last_os_error();
-        return match error.raw_os_error() {
-            // Across file systems on older kernels, or file systems that do not offer it.
-            Some(libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL) => {
-                let done = length - left;
-                copy_range_buffered(source, target, offset + done, left)
-            }
-            _ => Err(error),
-        };
-    }
-    Ok(())
-}
-
-fn copy_range_buffered(source: &File, target: &File, offset: u64, length: u64) -> io::Result<()> {
-    let mut buffer = vec![0u8; FALLBACK_BUFFER.min(length as usize)];
-    let mut done = 0;
-    while done < length {
-        let want = buffer.len().min((length - done) as usize);
-        let read = source.read_at(&mut buffer[..want], offset + done)?;
-        if read == 0 {
-            return Err(shrank());
-        }
-        target.write_all_at(&buffer[..read], offset + done)?;
-        done += read as u64;
-    }
-    Ok(())
-}
-
-fn shrank() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "the file got shorter while it was copied",
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn both_copy_paths_give_the_same_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        fs::write(dir.path().join("src"), &data).unwrap();
-        let source = File::open(dir.path().join("src")).unwrap();
-        for (name, copy) in [
-            (
-                "kernel",
-                copy_range as fn(&File, &File, u64, u64) -> io::Result<()>,
-            ),
-            ("buffered", copy_range_buffered),
-        ] {
-            let target = File::create(dir.path().join(name)).unwrap();
-            target.set_len(data.len() as u64).unwrap();
-            copy(&source, &target, 1_000_000, 2_000_000).unwrap();
-            copy(&source, &target, 0, 1_000_000).unwrap();
-            assert!(fs::read(dir.path().join(name)).unwrap() == data, "{name}");
-            let past_the_end = copy(&source, &target, 2_999_000, 2_000);
-            assert_eq!(
-                past_the_end.unwrap_err().kind(),
-                io::ErrorKind::UnexpectedEof,
-                "{name}"
-            );
-        }
-    }
 
     #[test]
     fn a_destination_inside_the_source_is_refused() {

@@ -23,6 +23,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::watch;
 
 use crate::checksum::OrderedMd5;
+use crate::disk::copy::copy_range;
 use crate::disk::dir::{kind_name, Dir};
 use crate::disk::paths::{is_reserved, reserved_reason, RESERVED_PREFIX};
 use crate::disk::resume::{self, mark_complete, Journal};
@@ -116,6 +117,21 @@ impl Sink {
                     .map(Sink::File)
             }
         }
+    }
+
+    /// The piece file from byte `start` of the object bound for `path` (see
+    /// `FileSink::create_piece`).
+    pub(crate) async fn open_piece(
+        path: &FilePath,
+        start: u64,
+        size: u64,
+        etag: &str,
+    ) -> Result<Sink> {
+        let path = path.clone();
+        let etag = etag.to_owned();
+        blocking(move || FileSink::create_piece(&path, start, size, &etag))
+            .await
+            .map(Sink::File)
     }
 
     /// Write `data` at byte `offset` of the object.
@@ -520,6 +536,16 @@ fn temp_name(name: &OsStr) -> OsString {
     OsString::from(format!("{RESERVED_PREFIX}{hex}.tmp"))
 }
 
+/// The temporary file that holds the piece from byte `start` of the object bound for
+/// `name`, when one object is fetched by pieces on several hosts (`Sink::open_piece`): a
+/// reserved name like `temp_name`'s, hashed from text no file name can hold (a NUL byte),
+/// so neither a key nor the object's own temporary file can ever share it.
+fn piece_temp_name(name: &OsStr, start: u64) -> OsString {
+    let mut text = name.as_bytes().to_vec();
+    text.extend_from_slice(format!("\0piece {start}").as_bytes());
+    temp_name(OsStr::from_bytes(&text))
+}
+
 /// How often to retry claiming a temporary file that another run removed or replaced
 /// between our open and our lock.
 const CLAIM_ATTEMPTS: usize = 8;
@@ -581,6 +607,38 @@ impl FileSink {
         Ok(sink)
     }
 
+    /// The piece file from byte `start` of `path`'s object, of `size` bytes and ETag `etag`:
+    /// created sparse at the object's length (a piece holds only its own range, so nothing
+    /// is reserved) or claimed with what an earlier attempt wrote for this version. It is
+    /// never renamed: `adopt_pieces` moves its bytes into the object's temporary file.
+    fn create_piece(path: &FilePath, start: u64, size: u64, etag: &str) -> Result<FileSink> {
+        let dir = path.open_parent()?;
+        let temp_name = piece_temp_name(path.name()?, start);
+        let version = Some((size, etag.to_owned()));
+        let (mut sink, fresh) = FileSink::claim_named(dir, path, version, temp_name)?;
+        let left = if fresh {
+            None
+        } else {
+            sink.resumable(size, etag)
+        };
+        match left {
+            Some(journal) => {
+                sink.restored = journal.written().clone();
+                sink.journal = Some(Mutex::new(journal));
+            }
+            None => {
+                if !fresh {
+                    sink.reset()?;
+                }
+                sink.file
+                    .set_len(size)
+                    .map_err(|e| Error::io("cannot size the piece file of", &path.full, e))?;
+                sink.journal = Some(Mutex::new(Journal::new(etag, size)));
+            }
+        }
+        Ok(sink)
+    }
+
     /// The temporary file for `path` in its directory `dir`, created or claimed (see
     /// `claim`); true when this run created it, so it is empty and carries no journal.
     fn claim_in(
@@ -589,6 +647,16 @@ impl FileSink {
         version: Option<(u64, String)>,
     ) -> Result<(FileSink, bool)> {
         let temp_name = temp_name(path.name()?);
+        FileSink::claim_named(dir, path, version, temp_name)
+    }
+
+    /// `claim_in` for the temporary file called `temp_name`.
+    fn claim_named(
+        dir: Dir,
+        path: &FilePath,
+        version: Option<(u64, String)>,
+        temp_name: OsString,
+    ) -> Result<(FileSink, bool)> {
         let temp = dir.path().join(&temp_name);
         let (file, fresh) = claim(&dir, &temp_name, path)?;
         let sink = FileSink {
@@ -760,6 +828,67 @@ fn write_small_file(
         .write_all_at(data, 0)
         .map_err(|e| Error::io("cannot write", &path.full, e))?;
     sink.rename_into_place(modified)
+}
+
+/// Move what the piece files from `starts` hold of `path`'s object (`size` bytes, ETag
+/// `etag`) into its temporary file, as if an interrupted run had written it there, then
+/// remove them; a piece of another version, or one that is missing, brings nothing, and the
+/// download that follows fetches whatever no piece brought. A piece still being written
+/// (its lock held) is an error. Returns the bytes moved.
+pub(crate) fn adopt_pieces(path: &FilePath, size: u64, etag: &str, starts: &[u64]) -> Result<u64> {
+    let version = Some((size, etag.to_owned()));
+    let object = FileSink::create(path, version, Some(size))?;
+    let journal = object
+        .journal
+        .as_ref()
+        .expect("a sink of a known version keeps a journal");
+    let mut moved = 0;
+    for &start in starts {
+        let name = piece_temp_name(path.name()?, start);
+        if object
+            .dir
+            .stat(&name)
+            .map_err(|e| Error::io("cannot check a piece of", &path.full, e))?
+            .is_none()
+        {
+            continue;
+        }
+        let piece = FileSink::create_piece(path, start, size, etag)?;
+        let missing: Vec<(u64, u64)> = piece
+            .restored
+            .stretches()
+            .flat_map(|(from, to)| {
+                let whole = ByteRange {
+                    start: from,
+                    end: to - 1,
+                };
+                object.restored.gaps(whole)
+            })
+            .map(|gap| (gap.start, gap.end + 1))
+            .collect();
+        for (from, to) in missing {
+            copy_range(&piece.file, &object.file, from, to - from)
+                .map_err(|e| Error::io("cannot move a piece into", &object.temp, e))?;
+            journal
+                .lock()
+                .expect("journal poisoned")
+                .record(
+                    &object.file,
+                    ByteRange {
+                        start: from,
+                        end: to - 1,
+                    },
+                )
+                .map_err(|e| Error::io("cannot record progress in", &object.temp, e))?;
+            moved += to - from;
+        }
+        // Its bytes are in the object's journal now; dropping it after this removes nothing twice.
+        piece
+            .dir
+            .remove(&piece.temp_name)
+            .map_err(|e| Error::io("cannot remove a piece of", &path.full, e))?;
+    }
+    Ok(moved)
 }
 
 /// The version an interrupted download of `path` left a resumable temporary file for.

@@ -17,7 +17,7 @@ use crate::checksum::{Check, Crc, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::resume::{self, AlreadyThere};
-use crate::disk::sink::{self, Sink, Target};
+use crate::disk::sink::{self, FilePath, Sink, Target};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -344,6 +344,47 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         };
         self.report(job, fetched, status, verification);
         Ok(Finished::Downloaded(fetched))
+    }
+
+    /// Fetch the bytes `span` of an object of known size and ETag into the piece file that
+    /// holds them beside `path` (see `Sink::open_piece`), pinned to that version, resuming
+    /// what an earlier attempt left. The piece stays there, with its journal, for
+    /// `sink::adopt_pieces`; the content is checked once the object is whole. Returns the
+    /// bytes fetched now.
+    pub(crate) async fn fetch_piece(
+        &self,
+        source: &ObjectUrl,
+        path: &FilePath,
+        known: &Known,
+        etag: &str,
+        span: ByteRange,
+    ) -> Result<u64> {
+        let mut sink = Sink::open_piece(path, span.start, known.size, etag).await?;
+        let restored = sink.restored();
+        let parts = if restored.bytes() > 0 {
+            let sizes = self.part_sizes();
+            restored
+                .gaps(span)
+                .into_iter()
+                .flat_map(|gap| sizes.fixed(gap))
+                .collect()
+        } else {
+            self.part_sizes().grown(span)
+        };
+        let wanted = parts.iter().map(|part| part.end + 1 - part.start).sum();
+        let check = ContentCheck::new(false, false, self.part_grid);
+        let object = Object {
+            source,
+            sink: &sink,
+            check: &check,
+            pinned: Pinned::new(known.validator.clone()),
+            total: known.size,
+            modified: OnceLock::new(),
+        };
+        let fetched = self.fetch_ranges(&object, parts).await;
+        drop(object);
+        keep_if_resumable(&mut sink, fetched)?;
+        Ok(wanted)
     }
 
     /// The parts of `whole` still to fetch after `first` (the probe's). The gaps an earlier
