@@ -186,12 +186,19 @@ class Client:
         about one one-key request each, without listing the keys between; empty when the
         prefix fits in one listing page. Even in key space, not in key count."""
     def download_piece(
-        self, item: _ItemLike, destination: str | os.PathLike[str], start: int, end: int
+        self,
+        item: _ItemLike,
+        destination: str | os.PathLike[str],
+        start: int,
+        end: int,
+        *,
+        progress: _Progress | None = None,
     ) -> Summary:
         """Bytes `start..end` of one large object into a piece file of its own beside where
         `item` lands under `destination`, pinned to the item's ETag (`If-Match`): for one
         object spread over hosts that share a file system (`parabyte.dask`). The item needs
-        its size and ETag; the summary counts bytes and requests, and no object."""
+        its size and ETag; the summary counts bytes and requests, and no object. `progress`
+        as for `download` (bytes only)."""
     def adopt_pieces(
         self, item: _ItemLike, destination: str | os.PathLike[str], starts: list[int]
     ) -> int:

@@ -75,6 +75,8 @@ PROGRESS_INTERVAL_S = 0.5
 """How often a running task reports its progress to the driver, at most."""
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach a scheduler given by address."""
+_PIECE = "/piece-"
+"""Between a split object's task name and a piece's first byte, in progress reports."""
 
 
 @dataclass(frozen=True)
@@ -470,6 +472,24 @@ def _run_task(
     worker = distributed.get_worker()
     _share_the_cores(worker.address, sharing)
     client = _client(_hashable(options))
+    report = _reporter(worker, topic, name)
+    cpu = time.process_time()
+    if isinstance(task, KeyRange):
+        summary = client.download(
+            task.prefix,
+            destination,
+            progress=report,
+            after=task.after,
+            until_after=task.until_after,
+        )
+    else:
+        summary = client.download_many(task.items, destination, progress=report)
+    return _TaskResult(worker.address, summary, time.process_time() - cpu)
+
+
+def _reporter(worker: distributed.Worker, topic: str, name: str) -> Callable[[Any], None]:
+    """A progress callback that sends a task's figures to the driver through Dask's event
+    log, at most every `PROGRESS_INTERVAL_S`."""
     reported = [0.0]
 
     def report(now: Any) -> None:
@@ -486,18 +506,7 @@ def _run_task(
         ]
         worker.log_event(topic, {"task": name, "figures": figures})
 
-    cpu = time.process_time()
-    if isinstance(task, KeyRange):
-        summary = client.download(
-            task.prefix,
-            destination,
-            progress=report,
-            after=task.after,
-            until_after=task.until_after,
-        )
-    else:
-        summary = client.download_many(task.items, destination, progress=report)
-    return _TaskResult(worker.address, summary, time.process_time() - cpu)
+    return report
 
 
 def _run_piece(
@@ -506,16 +515,22 @@ def _run_piece(
     start: int,
     end: int,
     options: dict[str, Any],
+    topic: str,
+    name: str,
     sharing: dict[str, int],
 ) -> _PieceResult:
     """One piece of a split object, in a worker's process. A piece that fails is not the
-    object's failure: the task that assembles it fetches what the piece did not bring."""
+    object's failure: the task that assembles it fetches what the piece did not bring.
+    Its progress is reported under `name`, its object's task name and its first byte."""
     worker = distributed.get_worker()
     _share_the_cores(worker.address, sharing)
     client = _client(_hashable(options))
+    report = _reporter(worker, topic, f"{name}{_PIECE}{start}")
     cpu = time.process_time()
     try:
-        summary: Summary | None = client.download_piece(item, destination, start, end)
+        summary: Summary | None = client.download_piece(
+            item, destination, start, end, progress=report
+        )
     except Error:
         summary = None
     return _PieceResult(worker.address, start, end, summary, time.process_time() - cpu)
@@ -573,6 +588,7 @@ class _Progress:
                 self.planned_objects += len(task.items)
                 self.planned_bytes += task.bytes
             elif isinstance(task, _PiecesTask):
+                self.tasks_total += len(task.pieces)
                 self.planned_objects += 1
                 self.planned_bytes += task.bytes
 
@@ -581,10 +597,22 @@ class _Progress:
         with self.lock:
             self.running[message["task"]] = message["figures"]
 
-    def task_done(self, name: str, summary: Summary | None, piece_bytes: int = 0) -> None:
+    def task_done(
+        self,
+        name: str,
+        task: _Task,
+        summary: Summary | None,
+        pieces: tuple[_PieceResult, ...] = (),
+    ) -> None:
+        """Task `name` ended: with its summary and, for a split object, its pieces' results;
+        `None` when it failed for good (its pieces end with it)."""
+        piece_bytes = sum(piece.summary.bytes for piece in pieces if piece.summary)
+        piece_tasks = len(task.pieces) if isinstance(task, _PiecesTask) else 0
         with self.lock:
             self.running.pop(name, None)
-            self.tasks_done += 1
+            for piece in [task for task in self.running if task.startswith(name + _PIECE)]:
+                del self.running[piece]
+            self.tasks_done += 1 + piece_tasks
             if summary is not None:
                 done = summary.objects + summary.skipped
                 fetched = summary.bytes + piece_bytes
@@ -644,6 +672,8 @@ def _run(
                         start,
                         end,
                         options,
+                        topic,
+                        name,
                         sharing,
                         key=f"parabyte-piece-{job}-{index}-{start}",
                         priority=weight,
@@ -685,11 +715,10 @@ def _run(
             outcome = _outcome(future, task)
             if isinstance(outcome, _TaskResult):
                 results.append((outcome, task))
-                piece_bytes = sum(p.summary.bytes for p in outcome.pieces if p.summary)
-                tally.task_done(name, outcome.summary, piece_bytes)
+                tally.task_done(name, task, outcome.summary, outcome.pieces)
             else:
                 failures.extend(outcome)
-                tally.task_done(name, None)
+                tally.task_done(name, task, None)
             if progress is not None:
                 progress(tally.snapshot())
     finally:

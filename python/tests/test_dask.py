@@ -139,6 +139,7 @@ def test_a_large_object_is_split_across_tasks_and_checked_whole(
     cluster: distributed.Client, store: Store, tmp_path: Path
 ):
     big = len(store.stored("large/big.bin"))
+    seen: list[parabyte.dask.ClusterProgress] = []
     summary = parabyte.dask.copy(
         store.url("large/"),
         str(tmp_path),
@@ -146,8 +147,13 @@ def test_a_large_object_is_split_across_tasks_and_checked_whole(
         task_bytes=3 * MIB,
         split_bytes=4 * MIB,
         part_size="1MiB",
+        progress=seen.append,
         **store.client_options(),
     )
+    # The pieces' bytes count as the object's, once each.
+    assert (seen[-1].objects_done, seen[-1].objects_total) == (1, 1)
+    assert seen[-1].bytes_done == seen[-1].bytes_total == big
+    assert seen[-1].tasks_done == seen[-1].tasks_total == summary.tasks
     # Whole, and no piece or temporary file stays beside it.
     assert os.listdir(tmp_path) == ["big.bin"]
     assert (tmp_path / "big.bin").read_bytes() == store.stored("large/big.bin")

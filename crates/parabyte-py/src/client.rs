@@ -408,7 +408,9 @@ impl Client {
     /// One piece of a large object, bytes `start..end`, fetched into a piece file of its
     /// own beside where `item` lands under `destination`, pinned to the item's ETag: for one
     /// object spread over hosts that share a file system (`parabyte.dask`). The item needs
-    /// its size and ETag. `adopt_pieces` then makes the object of its pieces.
+    /// its size and ETag. `adopt_pieces` then makes the object of its pieces. `progress`
+    /// as for `download` (its bytes; no object).
+    #[pyo3(signature = (item, destination, start, end, *, progress = None))]
     fn download_piece(
         &self,
         py: Python<'_>,
@@ -416,17 +418,21 @@ impl Client {
         destination: PathBuf,
         start: u64,
         end: u64,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
         let item = item.into_core()?;
         let inner = self.inner(py)?;
-        let piece = async move {
-            inner
-                .download_piece(&item, &destination, start..end)
-                .await
-                .map(Summary::from)
-                .map_err(to_py)
-        };
-        wait(py, piece, |_| Ok(()))
+        let piece: Transfer<Summary> = Box::new(move |reporter| {
+            async move {
+                inner
+                    .download_piece(&item, &destination, start..end, reporter)
+                    .await
+                    .map(Summary::from)
+                    .map_err(to_py)
+            }
+            .boxed()
+        });
+        transfer_sync(py, piece, progress)
     }
 
     /// Move the pieces `download_piece` left for `item` (named by their first bytes) into

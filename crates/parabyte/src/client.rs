@@ -201,12 +201,13 @@ impl Client {
     /// into a piece file of its own beside where `item` lands under `destination`, pinned to
     /// the item's ETag (`If-Match`): for a job that spreads one object over several hosts
     /// that share a file system. `adopt_pieces` then makes the object of its pieces. The
-    /// summary counts the bytes and requests, and no object.
+    /// summary counts the bytes and requests, and no object; `reporter` hears of the bytes.
     pub async fn download_piece(
         &self,
         item: &Item,
         destination: &Path,
         range: std::ops::Range<u64>,
+        reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         let started = Instant::now();
         let before = self.counters.snapshot();
@@ -223,8 +224,9 @@ impl Client {
                 )))
             }
         };
+        reporter.size_discovered(span.end + 1 - span.start);
         let bytes = self
-            .engine(Arc::new(Silent))
+            .engine(reporter)
             .fetch_piece(&item.source, &path, &known, &etag, span)
             .await?;
         Ok(Summary::new(

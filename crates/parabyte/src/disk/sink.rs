@@ -965,6 +965,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn pieces_give_the_object_only_what_they_wrote_of_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = FilePath::at(&dir.path().join("big.bin"));
+        let (piece, size) = (SMALL_OBJECT, 3 * SMALL_OBJECT);
+        let write_piece = |start: u64, etag: &'static str, fill: u8| {
+            let path = path.clone();
+            async move {
+                let sink = Sink::open_piece(&path, start, size, etag).await.unwrap();
+                let bytes = Bytes::from(vec![fill; piece as usize]);
+                sink.write_at(bytes, start).await.unwrap();
+                let range = ByteRange {
+                    start,
+                    end: start + piece - 1,
+                };
+                sink.part_done(range).unwrap();
+            }
+        };
+        write_piece(0, "v1", 1).await;
+        // Another version's piece, and a third piece that never ran.
+        write_piece(piece, "v0", 2).await;
+        let moved = adopt_pieces(&path, size, "v1", &[0, piece, 2 * piece]).unwrap();
+        assert_eq!(moved, piece);
+        // The object resumes from exactly that piece; no piece file is left beside it.
+        let object = Sink::open(&Target::File(path.clone()), Some(size), Some("v1"))
+            .await
+            .unwrap();
+        let restored: Vec<_> = object.restored().stretches().collect();
+        assert_eq!(restored, [(0, piece)]);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut first = vec![0; piece as usize];
+        object
+            .read_back(move |read| read(0, &mut first).map(|()| first))
+            .await
+            .unwrap()
+            .map(|first| assert!(first.iter().all(|&byte| byte == 1)))
+            .unwrap();
+    }
+
+    #[tokio::test]
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
