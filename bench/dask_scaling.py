@@ -3,6 +3,7 @@ on a `distributed.LocalCluster` of 1, 2 and 4 worker processes (one thread each)
 versitygw on loopback started by the test kit's `testbed`.
 
     bench/dask_scaling.py [--objects 10000] [--size 1024] [--workers 1,2,4] [--runs 3]
+                          [--large-mib 512] [--pieces 4]
 
 Each cluster is started before its runs and kept (a real cluster outlives a job), and warmed
 by one untimed copy (each worker connects its client on its first task), so a row is what
@@ -10,7 +11,9 @@ one job costs: wall time of the copy, total CPU of the driver and every worker
 process over the copy (and of the driver alone: its listing, packing and Dask's scheduler,
 which a LocalCluster runs in the driver's process), and tasks. The per-task overhead is
 measured on one worker: the same copy cut 100 times finer (`task_objects` 10 instead of
-1000), the extra wall time divided by the extra tasks. Every run writes into a fresh
+1000), the extra wall time divided by the extra tasks. What splitting one large object across
+tasks costs is measured with 2 workers: the object copied whole by one task, and in
+`--pieces` pieces (`split_bytes`), against a local run. Every run writes into a fresh
 directory and is checked: every object, byte for byte the size listed. Prints a Markdown
 table (the rows for docs/dask.md) and, with --json, the raw figures. Loopback only; the
 server stops with this script.
@@ -43,11 +46,13 @@ START_TIMEOUT_S = 600
 FINE_TASK_OBJECTS = 10
 
 
-def start_store(objects: int, size: int, work: Path) -> tuple[subprocess.Popen, dict[str, str]]:
+def start_store(
+    objects: int, size: int, work: Path, large: int = 0
+) -> tuple[subprocess.Popen, dict[str, str]]:
     env_file = work / "env"
     server = subprocess.Popen(
         [str(TESTBED), "up", "--server", "versitygw", "--bucket", BUCKET, "--small", str(objects),
-         "--small-size", str(size), "--large-size", "0", "--env-file", str(env_file),
+         "--small-size", str(size), "--large-size", str(large), "--env-file", str(env_file),
          "--max-seconds", "7200"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=(work / "testbed.log").open("w"),
     )
@@ -112,13 +117,19 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--large-mib", type=int, default=512,
+                        help="the large object's size for the split rows (0: no such rows)")
+    parser.add_argument("--pieces", type=int, default=4)
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="dask-bench-"))
     scratch = Path(tempfile.mkdtemp(prefix="dask-bench-dest-", dir="/dev/shm"))
-    server, env = start_store(args.objects, args.size, work)
+    large = args.large_mib << 20
+    server, env = start_store(args.objects, args.size, work, large)
     options = options_of(env)
     prefix = f"s3://{BUCKET}/small/"
+    large_prefix = f"s3://{BUCKET}/large/"
+    piece = -(-large // max(1, args.pieces))
     rows: dict[str, list[dict[str, float]]] = {}
     try:
         local = parabyte.Client(**options)
@@ -127,6 +138,11 @@ def main() -> int:
                 args.size)
             for _ in range(args.runs)
         ]
+        if large:
+            rows[f"local, one {args.large_mib} MiB object"] = [
+                run(lambda d: local.download(large_prefix, d), [os.getpid()], scratch, 1, large)
+                for _ in range(args.runs)
+            ]
         for workers in [int(n) for n in args.workers.split(",")]:
             with distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -144,6 +160,15 @@ def main() -> int:
                 rows[f"dask, {workers} worker{'s' if workers > 1 else ''}"] = [
                     run(copy, pids, scratch, args.objects, args.size) for _ in range(args.runs)
                 ]
+                if workers == 2 and large:
+                    for name, split in (("whole", {}), (f"in {args.pieces} pieces", {
+                            "task_bytes": piece, "split_bytes": piece})):
+                        def copy_large(d: str, client=client, split=split):
+                            return parabyte.dask.copy(large_prefix, d, client, **split, **options)
+
+                        rows[f"dask, 2 workers, one {args.large_mib} MiB object {name}"] = [
+                            run(copy_large, pids, scratch, 1, large) for _ in range(args.runs)
+                        ]
                 if workers == 1:
                     rows[f"dask, 1 worker, {FINE_TASK_OBJECTS} objects per task"] = [
                         run(lambda d: copy(d, per_task=FINE_TASK_OBJECTS), pids, scratch,
@@ -162,9 +187,14 @@ def main() -> int:
 
 
 def report(rows: dict[str, list[dict[str, float]]], args: argparse.Namespace) -> None:
-    local_wall = statistics.median(r["wall_s"] for r in rows["local"])
-    print(f"{args.objects} x {args.size} B, median of {args.runs} runs, "
-          f"{os.cpu_count()} cores")
+    def local_wall(name: str) -> float:
+        """The local run a row compares with: the large object's for its rows."""
+        large = f"local, one {args.large_mib} MiB object"
+        local = large if "MiB object" in name and large in rows else "local"
+        return statistics.median(r["wall_s"] for r in rows[local])
+
+    print(f"{args.objects} x {args.size} B (and one {args.large_mib} MiB object), median of "
+          f"{args.runs} runs, {os.cpu_count()} cores")
     print("| run | wall (s) | x local | CPU (s) | driver CPU (s) | tasks |")
     print("|---|---|---|---|---|---|")
     medians = {}
@@ -174,7 +204,7 @@ def report(rows: dict[str, list[dict[str, float]]], args: argparse.Namespace) ->
         driver = statistics.median(r["driver_cpu_s"] for r in runs)
         tasks = int(statistics.median(r["tasks"] for r in runs))
         medians[name] = (wall, tasks)
-        print(f"| {name} | {wall:.2f} | {wall / local_wall:.2f} | {cpu:.2f} | {driver:.2f} | "
+        print(f"| {name} | {wall:.2f} | {wall / local_wall(name):.2f} | {cpu:.2f} | {driver:.2f} | "
               f"{tasks or ''} |")
     (coarse, coarse_tasks), (fine, fine_tasks) = (
         medians.get("dask, 1 worker", (0.0, 0)),
