@@ -681,30 +681,21 @@ def _run(
                     for start, end in task.pieces
                 ]
                 pieces.extend(parts)
-                future = dask_client.submit(
-                    _assemble,
-                    task,
-                    destination,
-                    options,
-                    topic,
-                    name,
-                    sharing,
-                    *parts,
-                    key=name,
-                    priority=weight,
-                )
+                run, after = _assemble, parts  # runs once its pieces have
             else:
-                future = dask_client.submit(
-                    _run_task,
-                    task,
-                    destination,
-                    options,
-                    topic,
-                    name,
-                    sharing,
-                    key=name,
-                    priority=weight,
-                )
+                run, after = _run_task, []
+            future = dask_client.submit(
+                run,
+                task,
+                destination,
+                options,
+                topic,
+                name,
+                sharing,
+                *after,
+                key=name,
+                priority=weight,
+            )
             names[future.key] = (name, task)
             futures.append(future)
             tally.submitted(task)
