@@ -469,9 +469,7 @@ def _run_task(
     sharing: dict[str, int],
 ) -> _TaskResult:
     """One task, in a worker's process: one parabyte download with the job's options."""
-    worker = distributed.get_worker()
-    _share_the_cores(worker.address, sharing)
-    client = _client(_hashable(options))
+    worker, client = _worker_client(options, sharing)
     report = _reporter(worker, topic, name)
     cpu = time.process_time()
     if isinstance(task, KeyRange):
@@ -485,6 +483,16 @@ def _run_task(
     else:
         summary = client.download_many(task.items, destination, progress=report)
     return _TaskResult(worker.address, summary, time.process_time() - cpu)
+
+
+def _worker_client(
+    options: dict[str, Any], sharing: dict[str, int]
+) -> tuple[distributed.Worker, Client]:
+    """In a task: this worker, and its process's client for the job's options, its engine
+    given the process's share of the host's cores first."""
+    worker = distributed.get_worker()
+    _share_the_cores(worker.address, sharing)
+    return worker, _client(_hashable(options))
 
 
 def _reporter(worker: distributed.Worker, topic: str, name: str) -> Callable[[Any], None]:
@@ -522,9 +530,7 @@ def _run_piece(
     """One piece of a split object, in a worker's process. A piece that fails is not the
     object's failure: the task that assembles it fetches what the piece did not bring.
     Its progress is reported under `name`, its object's task name and its first byte."""
-    worker = distributed.get_worker()
-    _share_the_cores(worker.address, sharing)
-    client = _client(_hashable(options))
+    worker, client = _worker_client(options, sharing)
     report = _reporter(worker, topic, f"{name}{_PIECE}{start}")
     cpu = time.process_time()
     try:
@@ -549,9 +555,7 @@ def _assemble(
     object's temporary file, then an ordinary download of the object fetches whatever they
     lack (a failed piece, or pieces on another host's disk), checks the whole object by the
     store's checksum and gives it its name."""
-    worker = distributed.get_worker()
-    _share_the_cores(worker.address, sharing)
-    client = _client(_hashable(options))
+    worker, client = _worker_client(options, sharing)
     cpu = time.process_time()
     client.adopt_pieces(task.item, destination, [start for start, _ in task.pieces])
     result = _run_task(

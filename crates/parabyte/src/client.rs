@@ -27,9 +27,8 @@ use crate::source::s3::listing::{list, split_key_space, KeyBounds, ListSpec, Lis
 use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
-use crate::transfer::engine::{Engine, Finished, Job, Known};
+use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::validator::Validator;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -211,8 +210,8 @@ impl Client {
     ) -> Result<Summary> {
         let started = Instant::now();
         let before = self.counters.snapshot();
-        let (path, known, etag) = piece_target(item, destination)?;
-        let span = match range.end.min(known.size).checked_sub(1) {
+        let (path, size, etag) = piece_target(item, destination)?;
+        let span = match range.end.min(size).checked_sub(1) {
             Some(end) if range.start <= end => ByteRange {
                 start: range.start,
                 end,
@@ -220,14 +219,14 @@ impl Client {
             _ => {
                 return Err(Error::InvalidInput(format!(
                     "{}: the piece {}..{} holds no byte of its {} bytes",
-                    item.source, range.start, range.end, known.size
+                    item.source, range.start, range.end, size
                 )))
             }
         };
         reporter.size_discovered(span.end + 1 - span.start);
         let bytes = self
             .engine(reporter)
-            .fetch_piece(&item.source, &path, &known, &etag, span)
+            .fetch_piece(&item.source, &path, size, &etag, span)
             .await?;
         Ok(Summary::new(
             0,
@@ -251,9 +250,9 @@ impl Client {
         destination: &Path,
         starts: &[u64],
     ) -> Result<u64> {
-        let (path, known, etag) = piece_target(item, destination)?;
+        let (path, size, etag) = piece_target(item, destination)?;
         let starts = starts.to_vec();
-        tokio::task::spawn_blocking(move || adopt_pieces(&path, known.size, &etag, &starts))
+        tokio::task::spawn_blocking(move || adopt_pieces(&path, size, &etag, &starts))
             .await
             .map_err(|join| Error::InvalidInput(format!("adopting pieces crashed: {join}")))?
     }
@@ -530,7 +529,7 @@ async fn preview(engine: &Engine<Sources>, job: &Job, reporter: &dyn Reporter) -
 
 /// Where the pieces of `item` go under `destination`, and the version they are of: an item
 /// split into pieces needs its size and ETag (a listing's or a manifest's) and a file.
-fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, Known, String)> {
+fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, u64, String)> {
     let (Some(size), Some(etag)) = (item.size, item.etag.clone()) else {
         return Err(Error::InvalidInput(format!(
             "{}: an object fetched in pieces needs its size and ETag; give both",
@@ -538,15 +537,7 @@ fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, Known, Str
         )));
     };
     match item_target(item, &Destination::Path(destination.to_owned()))? {
-        Target::File(path) => Ok((
-            path,
-            Known {
-                size,
-                validator: Some(Validator::ETag(etag.clone())),
-                modified: None,
-            },
-            etag,
-        )),
+        Target::File(path) => Ok((path, size, etag)),
         _ => Err(Error::InvalidInput(format!(
             "{}: its destination is not a regular file; pieces need one",
             item.source

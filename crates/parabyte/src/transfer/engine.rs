@@ -346,20 +346,20 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         Ok(Finished::Downloaded(fetched))
     }
 
-    /// Fetch the bytes `span` of an object of known size and ETag into the piece file that
-    /// holds them beside `path` (see `Sink::open_piece`), pinned to that version, resuming
-    /// what an earlier attempt left. The piece stays there, with its journal, for
+    /// Fetch the bytes `span` of an object of `size` bytes and ETag `etag` into the piece
+    /// file that holds them beside `path` (see `Sink::open_piece`), pinned to that version,
+    /// resuming what an earlier attempt left. The piece stays there, with its journal, for
     /// `sink::adopt_pieces`; the content is checked once the object is whole. Returns the
     /// bytes fetched now.
     pub(crate) async fn fetch_piece(
         &self,
         source: &ObjectUrl,
         path: &FilePath,
-        known: &Known,
+        size: u64,
         etag: &str,
         span: ByteRange,
     ) -> Result<u64> {
-        let mut sink = Sink::open_piece(path, span.start, known.size, etag).await?;
+        let mut sink = Sink::open_piece(path, span.start, size, etag).await?;
         let restored = sink.restored();
         let parts = if restored.bytes() > 0 {
             let sizes = self.part_sizes();
@@ -377,8 +377,8 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
             source,
             sink: &sink,
             check: &check,
-            pinned: Pinned::new(known.validator.clone()),
-            total: known.size,
+            pinned: Pinned::new(Some(Validator::ETag(etag.to_owned()))),
+            total: size,
             modified: OnceLock::new(),
         };
         let fetched = self.fetch_ranges(&object, parts).await;
