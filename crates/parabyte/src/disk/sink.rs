@@ -1003,6 +1003,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_piece_still_being_written_is_not_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = FilePath::at(&dir.path().join("big.bin"));
+        let size = 2 * SMALL_OBJECT;
+        // Another process's piece task still holds its piece (and its lock).
+        let writing = Sink::open_piece(&path, 0, size, "v1").await.unwrap();
+        writing
+            .write_at(Bytes::from(vec![1; SMALL_OBJECT as usize]), 0)
+            .await
+            .unwrap();
+        let error = adopt_pieces(&path, size, "v1", &[0]).unwrap_err().to_string();
+        assert!(error.contains("another parabyte process is writing"), "{error}");
+        // The piece is left to its writer, and the object's file holds nothing of it.
+        drop(writing);
+        let object = Sink::open(&Target::File(path.clone()), Some(size), Some("v1"))
+            .await
+            .unwrap();
+        assert_eq!(object.restored().bytes(), 0);
+    }
+
+    #[tokio::test]
     async fn a_dropped_sink_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("object.bin");
