@@ -1013,8 +1013,13 @@ mod tests {
             .write_at(Bytes::from(vec![1; SMALL_OBJECT as usize]), 0)
             .await
             .unwrap();
-        let error = adopt_pieces(&path, size, "v1", &[0]).unwrap_err().to_string();
-        assert!(error.contains("another parabyte process is writing"), "{error}");
+        let error = adopt_pieces(&path, size, "v1", &[0])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("another parabyte process is writing"),
+            "{error}"
+        );
         // The piece is left to its writer, and the object's file holds nothing of it.
         drop(writing);
         let object = Sink::open(&Target::File(path.clone()), Some(size), Some("v1"))
