@@ -281,6 +281,21 @@ async fn splits_of_sequential_names_send_no_page_request_that_finds_nothing() {
         pages.len(),
         written.len() / PAGE
     );
+    // No page is asked for twice: a part prefetching while its split was pending asked for
+    // the page after the split's guess, which the new part lists too.
+    let page_queries: Vec<String> = proxy
+        .requests()
+        .into_iter()
+        .filter(|request| request.kind == RequestKind::List)
+        .map(|request| request.query)
+        .filter(|query| query_value(query, "max-keys").as_deref() == Some("100"))
+        .collect();
+    let mut asked = std::collections::HashSet::new();
+    let twice: Vec<&String> = page_queries
+        .iter()
+        .filter(|query| !asked.insert(*query))
+        .collect();
+    assert!(twice.is_empty(), "pages asked for twice: {twice:?}");
     let guesses = lists.iter().filter(|(max_keys, _)| *max_keys == 1).count();
     assert!(
         guesses <= 4 * 3 * PARALLELISM,
@@ -309,4 +324,100 @@ fn query_value(query: &str, name: &str) -> Option<String> {
         }
     }
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// While the consumer has not reached them, parts further on keep listing, up to a room
+/// they share: with room for two pages each, they stopped after two or three pages, and
+/// the listing ran almost in sequence unless it was cut into many short parts (each of
+/// which costs the store a page more). Here the consumer stops reading once the listing
+/// has split; the part behind the one it reads must still bring in most of the pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parts_ahead_of_the_consumer_keep_listing() {
+    const PAGE: usize = 20;
+    const PAGES: usize = 40;
+    let server = shared(ServerKind::Versitygw);
+    let admin = AdminClient::for_server(server);
+    let bucket = unique_bucket_name("ahead");
+    admin.create_bucket(&bucket).await.unwrap();
+    let written: Vec<String> = (0..PAGES * PAGE).map(|i| format!("k/{i:06}")).collect();
+    admin
+        .fill(
+            &bucket,
+            written.iter().map(|key| (key.clone(), b"x".to_vec())),
+        )
+        .await
+        .unwrap();
+    let proxy = CountingProxy::start(&server.endpoint());
+    let store = parabyte::StoreConfig {
+        endpoint_url: Some(proxy.endpoint()),
+        ..store_config(server)
+    };
+    let transfer = TransferConfig {
+        list_parallelism: 2,
+        list_page_size: PAGE,
+        ..TransferConfig::default()
+    };
+    let client = Client::connect(&store, transfer).await.unwrap();
+    let url = S3Url {
+        bucket: bucket.clone(),
+        key: "k/".to_owned(),
+    };
+    let pages = |started_after: bool| {
+        proxy
+            .requests()
+            .iter()
+            .filter(|r| r.kind == RequestKind::List)
+            .filter(|r| query_value(&r.query, "max-keys").as_deref() == Some("20"))
+            .filter(|r| !started_after || query_value(&r.query, "start-after").is_some())
+            .count()
+    };
+    // The consumer reads until a second part has asked for its first page, then holds.
+    let mut listing = Box::pin(client.list(&url, true));
+    let mut all = Vec::new();
+    while pages(true) == 0 {
+        match listing.try_next().await.unwrap() {
+            Some(Listed::Object(object)) => all.push(object.key),
+            other => panic!("the listing ended before it was split: {other:?}"),
+        }
+    }
+    // The second part lists every page above its start (it cannot split again: two
+    // workers); with room for two pages of its own it stopped after three.
+    let split_at = proxy
+        .requests()
+        .iter()
+        .filter(|r| query_value(&r.query, "max-keys").as_deref() == Some("20"))
+        .find_map(|r| query_value(&r.query, "start-after"))
+        .unwrap();
+    let above = written.iter().filter(|key| **key > split_at).count();
+    let wanted = above / PAGE;
+    assert!(
+        wanted >= 8,
+        "split at {split_at}: too few pages above to tell"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Waits on the requests the store saw, bounded in time.
+    // The first page, and those of the second part at least.
+    let wanted = 1 + wanted;
+    while pages(false) < wanted && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        pages(false) >= wanted,
+        "{} page requests while the consumer held its place at key {} (split after {split_at}); wanted {wanted}",
+        pages(false),
+        all.len()
+    );
+    // And the listing is still whole and in order when the consumer goes on.
+    while let Some(entry) = listing.try_next().await.unwrap() {
+        let Listed::Object(object) = entry else {
+            panic!("recursive listings have no prefixes")
+        };
+        all.push(object.key);
+    }
+    assert!(
+        all == written,
+        "{} keys listed of {}",
+        all.len(),
+        written.len()
+    );
 }

@@ -2,8 +2,11 @@
 //! asks for its next page the moment the current page's NextContinuationToken has gone by
 //! (pipelining), and hands the upper part of its range to a new worker whenever a page
 //! shows there is more to list and a worker slot is free (parallel listing). Workers feed
-//! bounded channels that the consumer reads part after part, so the result is exactly the
-//! sequential listing, and a slow consumer stalls the listing instead of filling memory.
+//! channels that the consumer reads part after part, so the result is exactly the
+//! sequential listing. Pages wait for the consumer in room of bounded size: a few pages per
+//! part, and for the parts not yet being read a shared room of [`PAGES_HELD_AHEAD`], so a
+//! part far ahead of the consumer keeps listing while a slow consumer still stalls the
+//! listing instead of filling memory.
 //! A page is parsed as its body arrives and its objects go on in batches, so memory does
 //! not grow with the size of a page either (a store may ignore max-keys).
 //!
@@ -19,7 +22,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::counters::Counters;
@@ -27,8 +30,15 @@ use crate::error::{Error, Result};
 use crate::retry::{with_retries, RetryPolicy};
 use crate::source::s3::{Cursor, HandedOn, ListPage, ListQuery, ObjectEntry, S3Store};
 
-/// Pages a worker may have listed ahead of the consumer.
+/// Pages a part may hold for the consumer on its own.
 const PAGES_AHEAD: usize = 2;
+
+/// Pages the parts not yet being read may hold between them beyond their own
+/// [`PAGES_AHEAD`] (about 200 bytes an entry: ~13 MB of 1000-key pages). With only their own
+/// room, parts behind the one being read stopped after two pages and the listing ran
+/// nearly in sequence unless it was cut into many short parts, each of which costs the
+/// store a page that the next part lists again (docs/PROFILE.md, stop 15).
+const PAGES_HELD_AHEAD: usize = 64;
 
 /// Split guesses look at this many leading characters below the prefix.
 const MAX_PROFILED_CHARS: usize = 64;
@@ -37,6 +47,12 @@ const MAX_PROFILED_CHARS: usize = 64;
 /// round trip per empty guess (9 of them before the first split of `w4/dNNN/kNNNNNN`); a
 /// guess per free slot loaded the store with requests that mostly find nothing.
 const GUESSES_AT_ONCE: usize = 4;
+
+/// Full pages a part lists before it splits again, and before a part made by a split
+/// splits at all (the first part splits after its first page). Each part costs the store
+/// about one page more (its last page runs past its end, into the next part); splitting
+/// after every page cut 100 pages into ~50 parts and cost ~50 pages more.
+const PAGES_BETWEEN_SPLITS: usize = 2;
 
 /// One line of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,14 +141,100 @@ struct Listing {
     /// The lowest guess after which the store listed no key at all: no part's split aims
     /// above it.
     end: Mutex<Option<String>>,
+    /// Room for pages of the parts not yet being read, beyond each part's own.
+    shared_room: Arc<Semaphore>,
+}
+
+impl Listing {
+    fn new(
+        store: Arc<S3Store>,
+        counters: Arc<Counters>,
+        retry: RetryPolicy,
+        spec: ListSpec,
+        workers: usize,
+    ) -> Arc<Listing> {
+        Arc::new(Listing {
+            store,
+            counters,
+            retry,
+            spare_workers: Arc::new(Semaphore::new(workers.saturating_sub(1))),
+            spec,
+            widest: Mutex::new(Vec::new()),
+            end: Mutex::new(None),
+            shared_room: Arc::new(Semaphore::new(PAGES_HELD_AHEAD)),
+        })
+    }
 }
 
 /// What a worker sends its consumer.
 enum Chunk {
-    Page(Vec<Listed>),
-    /// This range is done; the listing continues with the range behind this receiver.
-    Then(mpsc::Receiver<Chunk>),
+    /// Entries, with the room they take until the consumer has them.
+    Page(Vec<Listed>, Option<OwnedSemaphorePermit>),
+    /// This range is done; the listing continues with this part.
+    Then(PartPages),
     Failed(Error),
+}
+
+/// The consumer's end of a part: its pages, and the word that the consumer reads it now.
+struct PartPages {
+    pages: mpsc::UnboundedReceiver<Chunk>,
+    being_read: watch::Sender<bool>,
+}
+
+/// A worker's end of a part.
+struct PartOutput {
+    pages: mpsc::UnboundedSender<Chunk>,
+    being_read: watch::Receiver<bool>,
+    /// The part's own room: [`PAGES_AHEAD`] pages.
+    own_room: Arc<Semaphore>,
+}
+
+impl PartOutput {
+    /// A new part's two ends; `being_read` for the first part, which the consumer reads
+    /// from the start.
+    fn new(being_read: bool) -> (PartOutput, PartPages) {
+        let (sender, pages) = mpsc::unbounded_channel();
+        let (reading, being_read_receiver) = watch::channel(being_read);
+        let output = PartOutput {
+            pages: sender,
+            being_read: being_read_receiver,
+            own_room: Arc::new(Semaphore::new(PAGES_AHEAD)),
+        };
+        (
+            output,
+            PartPages {
+                pages,
+                being_read: reading,
+            },
+        )
+    }
+
+    /// Sends entries once there is room for them: the part's own room, or, while the
+    /// consumer has not reached this part, the shared room. The part being read waits for
+    /// its own room only, so parts ahead that fill the shared room never stall it. False
+    /// when nobody will read them.
+    async fn send(&mut self, entries: Vec<Listed>, shared_room: &Arc<Semaphore>) -> bool {
+        let room = match self.own_room.clone().try_acquire_owned() {
+            Ok(room) => Some(room),
+            Err(_) => loop {
+                if *self.being_read.borrow() {
+                    break self.own_room.clone().acquire_owned().await.ok();
+                }
+                tokio::select! {
+                    room = self.own_room.clone().acquire_owned() => break room.ok(),
+                    room = shared_room.clone().acquire_owned() => break room.ok(),
+                    reader = self.being_read.changed() => if reader.is_err() {
+                        return false;
+                    },
+                }
+            },
+        };
+        self.pages.send(Chunk::Page(entries, room)).is_ok()
+    }
+
+    fn send_last(&self, chunk: Chunk) {
+        let _ = self.pages.send(chunk);
+    }
 }
 
 /// Every entry under the prefix (within `spec.bounds`), page by page, in key order.
@@ -142,16 +244,9 @@ pub(crate) fn list(
     retry: RetryPolicy,
     spec: ListSpec,
 ) -> impl Stream<Item = Result<Vec<Listed>>> + Send {
-    let listing = Arc::new(Listing {
-        store,
-        counters,
-        retry,
-        spare_workers: Arc::new(Semaphore::new(spec.parallelism.saturating_sub(1))),
-        spec,
-        widest: Mutex::new(Vec::new()),
-        end: Mutex::new(None),
-    });
-    let (output, first) = mpsc::channel(PAGES_AHEAD);
+    let workers = spec.parallelism;
+    let listing = Listing::new(store, counters, retry, spec, workers);
+    let (output, first) = PartOutput::new(true);
     tokio::spawn(async move {
         let bounds = listing.spec.bounds.clone();
         // The range ends where the next one starts: at the first key after its boundary.
@@ -167,7 +262,7 @@ pub(crate) fn list(
         let stop = match stop {
             Ok(stop) => stop,
             Err(error) => {
-                let _ = output.send(Chunk::Failed(error)).await;
+                output.send_last(Chunk::Failed(error));
                 return;
             }
         };
@@ -183,11 +278,15 @@ pub(crate) fn list(
         run_worker(listing, whole).await;
     });
     futures::stream::unfold(Some(first), |current| async move {
-        let mut current = current?;
+        let mut current: PartPages = current?;
         loop {
-            match current.recv().await? {
-                Chunk::Page(page) => return Some((Ok(page), Some(current))),
-                Chunk::Then(next) => current = next,
+            match current.pages.recv().await? {
+                // The page's room is free again once the consumer has it.
+                Chunk::Page(page, _room) => return Some((Ok(page), Some(current))),
+                Chunk::Then(next) => {
+                    next.being_read.send_replace(true);
+                    current = next;
+                }
                 Chunk::Failed(error) => return Some((Err(error), None)),
             }
         }
@@ -221,9 +320,9 @@ struct Part {
     /// The first key of the next part, if there is one.
     stop: Option<String>,
     /// Where the part's pages go.
-    output: mpsc::Sender<Chunk>,
+    output: PartOutput,
     /// The next part, handed on when this one reaches it.
-    successor: Option<mpsc::Receiver<Chunk>>,
+    successor: Option<PartPages>,
     /// Set for a part made by a split: where to report its first key.
     report_first: Option<oneshot::Sender<Option<String>>>,
     /// A place among the parallel listing workers, held while the part is listed (the
@@ -250,8 +349,14 @@ impl Drop for Probing {
 
 async fn run_worker(listing: Arc<Listing>, part: Part) {
     let _slot = part.slot;
+    let pages_before_split = if part.report_first.is_some() {
+        PAGES_BETWEEN_SPLITS
+    } else {
+        1
+    };
     let mut worker = Worker {
         listing,
+        pages_before_split,
         stop: part.stop,
         output: part.output,
         successor: part.successor,
@@ -269,7 +374,7 @@ async fn run_worker(listing: Arc<Listing>, part: Part) {
         Err(error) => Some(Chunk::Failed(error)),
     };
     if let Some(chunk) = last {
-        let _ = worker.output.send(chunk).await;
+        worker.output.send_last(chunk);
     }
 }
 
@@ -282,11 +387,13 @@ async fn run_worker(listing: Arc<Listing>, part: Part) {
 /// dropped: nothing is lost and nothing appears twice.
 struct Worker {
     listing: Arc<Listing>,
+    /// Full pages still to list before this part may split.
+    pages_before_split: usize,
     /// The first key of the next part: where this one stops.
     stop: Option<String>,
-    output: mpsc::Sender<Chunk>,
+    output: PartOutput,
     /// The next part, handed to the consumer when this one reaches it.
-    successor: Option<mpsc::Receiver<Chunk>>,
+    successor: Option<PartPages>,
     /// Set for a worker made by a split: where to report its first key.
     report_first: Option<oneshot::Sender<Option<String>>>,
     pending: Option<PendingSplit>,
@@ -316,12 +423,13 @@ impl Worker {
                     biased;
                     // Pipelining: the next request goes out as soon as this page's token is
                     // seen, unless the next part's first key may be in this page (its tail
-                    // would be waste). A split still waiting for its first key is far
-                    // enough: its guess was above every key of the page before.
+                    // would be waste), or a split waits for its first key: this page may
+                    // reach past the split's guess, and the next page would then be the
+                    // new part's to list (a page listed twice per split, docs/PROFILE.md).
                     token = fetch.early_token.recv(), if awaiting_token => {
                         awaiting_token = false;
                         if let Some(token) = token {
-                            if self.stop.is_none() {
+                            if self.stop.is_none() && self.pending.is_none() {
                                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
                             }
                         }
@@ -346,7 +454,9 @@ impl Worker {
                     last_key = Some(entry.key().to_owned());
                     self.last_sent.clone_from(&last_key);
                 }
-                if !entries.is_empty() && self.output.send(Chunk::Page(entries)).await.is_err() {
+                if !entries.is_empty()
+                    && !self.output.send(entries, &self.listing.shared_room).await
+                {
                     return Ok(Ended::Abandoned);
                 }
                 // The page's good keys went out first: every key the store listed is seen.
@@ -363,8 +473,11 @@ impl Worker {
             let Some(token) = more else {
                 return Ok(Ended::AtLastKey);
             };
+            self.pages_before_split = self.pages_before_split.saturating_sub(1);
             if let (Some(first_key), Some(last_key)) = (&first_key, &last_key) {
-                self.maybe_split(first_key, last_key);
+                if self.pages_before_split == 0 {
+                    self.maybe_split(first_key, last_key);
+                }
             }
             if next.is_none() {
                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
@@ -576,8 +689,8 @@ impl Worker {
     fn split_at(&mut self, guess: String, slot: OwnedSemaphorePermit, empty_above: Option<String>) {
         let (report, first_key) = oneshot::channel();
         let previous_stop = self.stop.take();
-        let (output, receiver) = mpsc::channel(PAGES_AHEAD);
-        let successor = self.successor.replace(receiver);
+        let (output, pages) = PartOutput::new(false);
+        let successor = self.successor.replace(pages);
         let upper = Part {
             start_after: Some(guess.clone()),
             stop: previous_stop.clone(),
@@ -588,6 +701,7 @@ impl Worker {
             empty_above,
         };
         tokio::spawn(run_worker(self.listing.clone(), upper));
+        self.pages_before_split = PAGES_BETWEEN_SPLITS;
         self.pending = Some(PendingSplit {
             guess,
             first_key,
@@ -778,15 +892,7 @@ pub(crate) async fn split_key_space(
     parts: usize,
 ) -> Result<Vec<String>> {
     let page_size = spec.page_size;
-    let listing = Arc::new(Listing {
-        store,
-        counters,
-        retry,
-        spare_workers: Arc::new(Semaphore::new(0)),
-        spec,
-        widest: Mutex::new(Vec::new()),
-        end: Mutex::new(None),
-    });
+    let listing = Listing::new(store, counters, retry, spec, 1);
     let prefix = listing.spec.prefix.clone();
     let (first_page, more) = first_keys(&listing, Cursor::Start, page_size).await?;
     let mut widest = Vec::new();
