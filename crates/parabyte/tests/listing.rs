@@ -205,26 +205,20 @@ async fn parallel_equals_sequential_minio() {
     parallel_equals_sequential(ServerKind::Minio).await;
 }
 
-/// Sequential names in "folders" (`dNNN/kNNNNNN`, as the bench's W4): a split is looked for
-/// with guesses of one key each, and a part starts only where a guess found keys. Guessing
-/// one page at a time from an unknown top sent a page request per empty guess (`w4/o`,
-/// `w4/i`, `w4/f`, ... before the first useful split), one after another.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn splits_of_sequential_names_send_no_page_request_that_finds_nothing() {
-    const PAGE: usize = 100;
-    const PARALLELISM: usize = 8;
+/// A bucket of `keys` (one byte each) on versitygw, and a client that lists it through a
+/// proxy counting its requests.
+async fn behind_a_counting_proxy(
+    name: &str,
+    keys: &[String],
+    parallelism: usize,
+    page_size: usize,
+) -> (String, CountingProxy, Client) {
     let server = shared(ServerKind::Versitygw);
     let admin = AdminClient::for_server(server);
-    let bucket = unique_bucket_name("guesses");
+    let bucket = unique_bucket_name(name);
     admin.create_bucket(&bucket).await.unwrap();
-    let written: Vec<String> = (0..30)
-        .flat_map(|dir| (0..PAGE).map(move |k| format!("w4/d{dir:03}/k{:06}", dir * PAGE + k)))
-        .collect();
     admin
-        .fill(
-            &bucket,
-            written.iter().map(|key| (key.clone(), b"x".to_vec())),
-        )
+        .fill(&bucket, keys.iter().map(|key| (key.clone(), b"x".to_vec())))
         .await
         .unwrap();
     let proxy = CountingProxy::start(&server.endpoint());
@@ -233,11 +227,27 @@ async fn splits_of_sequential_names_send_no_page_request_that_finds_nothing() {
         ..store_config(server)
     };
     let transfer = TransferConfig {
-        list_parallelism: PARALLELISM,
-        list_page_size: PAGE,
+        list_parallelism: parallelism,
+        list_page_size: page_size,
         ..TransferConfig::default()
     };
     let client = Client::connect(&store, transfer).await.unwrap();
+    (bucket, proxy, client)
+}
+
+/// Sequential names in "folders" (`dNNN/kNNNNNN`, as the bench's W4): a split is looked for
+/// with guesses of one key each, and a part starts only where a guess found keys. Guessing
+/// one page at a time from an unknown top sent a page request per empty guess (`w4/o`,
+/// `w4/i`, `w4/f`, ... before the first useful split), one after another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn splits_of_sequential_names_send_no_page_request_that_finds_nothing() {
+    const PAGE: usize = 100;
+    const PARALLELISM: usize = 8;
+    let written: Vec<String> = (0..30)
+        .flat_map(|dir| (0..PAGE).map(move |k| format!("w4/d{dir:03}/k{:06}", dir * PAGE + k)))
+        .collect();
+    let (bucket, proxy, client) =
+        behind_a_counting_proxy("guesses", &written, PARALLELISM, PAGE).await;
     assert!(keys(&client, &bucket, "w4/").await == written);
 
     let lists: Vec<(usize, Option<String>)> = proxy
@@ -335,29 +345,8 @@ fn query_value(query: &str, name: &str) -> Option<String> {
 async fn parts_ahead_of_the_consumer_keep_listing() {
     const PAGE: usize = 20;
     const PAGES: usize = 40;
-    let server = shared(ServerKind::Versitygw);
-    let admin = AdminClient::for_server(server);
-    let bucket = unique_bucket_name("ahead");
-    admin.create_bucket(&bucket).await.unwrap();
     let written: Vec<String> = (0..PAGES * PAGE).map(|i| format!("k/{i:06}")).collect();
-    admin
-        .fill(
-            &bucket,
-            written.iter().map(|key| (key.clone(), b"x".to_vec())),
-        )
-        .await
-        .unwrap();
-    let proxy = CountingProxy::start(&server.endpoint());
-    let store = parabyte::StoreConfig {
-        endpoint_url: Some(proxy.endpoint()),
-        ..store_config(server)
-    };
-    let transfer = TransferConfig {
-        list_parallelism: 2,
-        list_page_size: PAGE,
-        ..TransferConfig::default()
-    };
-    let client = Client::connect(&store, transfer).await.unwrap();
+    let (bucket, proxy, client) = behind_a_counting_proxy("ahead", &written, 2, PAGE).await;
     let url = S3Url {
         bucket: bucket.clone(),
         key: "k/".to_owned(),
