@@ -23,7 +23,7 @@ use crate::plan::{
 };
 use crate::ranges::ByteRange;
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary};
-use crate::source::s3::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
+use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
 use crate::source::s3::{BucketEntry, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;

@@ -12,6 +12,15 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
 
+    /// The store cannot do what was asked of it at all (a web server cannot list keys).
+    #[error("{store} cannot {operation}; use a store that can, or leave out what needs it")]
+    Unsupported {
+        /// The store, e.g. `a web server`.
+        store: &'static str,
+        /// What was asked, e.g. `list keys`.
+        operation: String,
+    },
+
     /// The object or key does not exist.
     #[error("{what}: not found ({detail}); check the spelling of the bucket, key, prefix or URL")]
     NotFound {
@@ -226,7 +235,8 @@ impl Error {
             | Error::BadCredentials { .. }
             | Error::NoCredentials(_)
             | Error::UntrustedCertificate { .. }
-            | Error::CannotConnect { .. } => true,
+            | Error::CannotConnect { .. }
+            | Error::Unsupported { .. } => true,
             Error::GaveUp { last, .. } => last.is_fatal(),
             _ => false,
         }

@@ -60,6 +60,6 @@ pub use report::{
 };
 pub use retry::RetryPolicy;
 pub use source::http_client::REQUEST_EVENTS;
-pub use source::s3::listing::{KeyBounds, Listed};
-pub use source::s3::{BucketEntry, ObjectEntry};
+pub use source::listing::{KeyBounds, Listed, ObjectEntry};
+pub use source::s3::BucketEntry;
 pub use timestamp::Timestamp;

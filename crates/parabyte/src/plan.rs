@@ -22,7 +22,7 @@ use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
 use crate::pattern::{excluded_by, has_wildcard, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
-use crate::source::s3::listing::{list, KeyBounds, ListSpec, Listed};
+use crate::source::listing::{list, KeyBounds, ListSpec, Listed};
 use crate::source::s3::S3Store;
 use crate::transfer::engine::{Job, Known};
 use crate::validator::Validator;
@@ -785,7 +785,7 @@ fn single_object_path(destination: &Path, key: &str) -> std::result::Result<Path
 mod tests {
     use super::*;
     use crate::report::Silent;
-    use crate::source::s3::ObjectEntry;
+    use crate::source::listing::ObjectEntry;
 
     fn object(key: &str, size: u64) -> Listed {
         Listed::Object(ObjectEntry {

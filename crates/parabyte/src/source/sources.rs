@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::{Described, Fetched, RangeSource};
+use super::listing::{ListPage, ListQuery, PageSink};
+use super::{Described, Fetched, Store};
 use crate::error::Result;
 use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
@@ -17,18 +18,28 @@ pub(crate) struct Sources {
     pub web: WebSource,
 }
 
-impl RangeSource for Sources {
+impl Store for Sources {
     type Object = ObjectUrl;
 
-    async fn fetch(
+    fn name(&self) -> &'static str {
+        "S3 or a web server"
+    }
+
+
+    /// Only S3 lists: a listing names a bucket.
+    async fn list_page(&self, query: &ListQuery<'_>, sink: PageSink<'_>) -> Result<ListPage> {
+        self.s3.list_page(query, sink).await
+    }
+
+    async fn get(
         &self,
         object: &ObjectUrl,
         range: Option<ByteRange>,
         pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         match object {
-            ObjectUrl::S3(url) => self.s3.fetch(url, range, pinned).await,
-            ObjectUrl::Http(url) => self.web.fetch(url, range, pinned).await,
+            ObjectUrl::S3(url) => self.s3.get(url, range, pinned).await,
+            ObjectUrl::Http(url) => self.web.get(url, range, pinned).await,
         }
     }
 

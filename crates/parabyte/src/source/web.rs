@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl};
 use crate::ranges::ByteRange;
 use crate::source::http_client::{send_following, transport_error, HttpClient, MAX_REDIRECTS};
-use crate::source::{body_of, last_modified, shape_of, Fetched, RangeSource};
+use crate::source::{body_of, last_modified, shape_of, Described, Fetched, Store};
 use crate::validator::Validator;
 
 /// Any web server, reached through the run's pooled client (redirects followed without
@@ -34,10 +34,25 @@ impl WebSource {
     }
 }
 
-impl RangeSource for WebSource {
+impl Store for WebSource {
     type Object = HttpUrl;
 
-    async fn fetch(
+    fn name(&self) -> &'static str {
+        "a web server"
+    }
+
+
+    /// A web server keeps no checksum, so a HEAD could say nothing the GET did not.
+    async fn describe(
+        &self,
+        _object: &HttpUrl,
+        _pinned: &Validator,
+        _part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        Ok(None)
+    }
+
+    async fn get(
         &self,
         object: &HttpUrl,
         range: Option<ByteRange>,

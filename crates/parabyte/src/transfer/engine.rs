@@ -23,7 +23,7 @@ use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::{with_retries, Retries};
-use crate::source::{Described, Fetched, RangeSource, Shape};
+use crate::source::{Described, Fetched, Store, Shape};
 use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
 use crate::transfer::parts::{
     check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM,
@@ -93,7 +93,7 @@ pub(crate) struct Engine<S> {
     part_grid: u64,
 }
 
-impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
+impl<S: Store<Object = ObjectUrl>> Engine<S> {
     /// `request_limit` is shared by every engine of one client, so calls from many threads
     /// stay under one cap and what throttling taught it carries over between calls.
     pub(crate) fn new(
@@ -749,7 +749,7 @@ impl<S: RangeSource<Object = ObjectUrl>> Engine<S> {
         range: Option<ByteRange>,
         pinned: Option<&Validator>,
     ) -> Result<InFlight> {
-        match self.source.fetch(object, range, pinned).await {
+        match self.source.get(object, range, pinned).await {
             Ok(fetched) => {
                 self.request_limit.succeeded();
                 Ok(InFlight {

@@ -1,17 +1,14 @@
 //! Moving one object's bytes: parts planned and fetched in parallel under one request limit,
 //! each streamed to its offset, resumed from the byte where it broke, and checked. Reaches
-//! servers only through [`crate::source::RangeSource`], and writes only through `disk`.
+//! servers only through [`crate::source::Store`], and writes only through `disk`.
 //!
 //! - `engine`: one object's path (probe, parts, resume, restart on a new version, commit);
 //! - `parts`: cutting an object into ranges, the version they are pinned to, and what a
 //!   response must say before its bytes are taken for a range;
 //! - `check`: the content check (CRC pieces, ordered MD5), which keeps its own state;
 //! - `throttle`: requests in flight, cut when the store throttles and grown back;
-//! - `fake` (tests only): a scripted in-memory source the engine is unit-tested through.
 
 mod check;
 pub(crate) mod engine;
-#[cfg(test)]
-mod fake;
 mod parts;
 pub(crate) mod throttle;

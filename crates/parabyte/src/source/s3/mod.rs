@@ -2,7 +2,6 @@
 //! that turns an S3 error response into an [`Error`] kind.
 
 mod endpoint;
-pub(crate) mod listing;
 mod profile;
 mod sign;
 mod xml;
@@ -16,7 +15,6 @@ use aws_config::BehaviorVersion;
 use futures::TryStreamExt;
 use reqwest::header::{HeaderMap, ETAG};
 use reqwest::StatusCode;
-use tokio::sync::mpsc;
 
 use crate::checksum::{Crc, StoreChecksum};
 use crate::config::StoreConfig;
@@ -25,14 +23,14 @@ use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::{describe, send_following, transport_error, HttpClient, Response};
-use crate::source::{body_of, last_modified, shape_of, Described, Fetched, RangeSource, Shape};
+use crate::source::listing::{Cursor, ListPage, ListQuery, PageSink};
+use crate::source::{body_of, last_modified, shape_of, Described, Fetched, Shape, Store};
 use crate::validator::Validator;
 use endpoint::{encode_query_value, Endpoint};
 use sign::Signer;
-pub(crate) use xml::ListPage;
 use xml::{ErrorDocument, ListError, PageParser};
 
-pub use xml::{BucketEntry, ObjectEntry};
+pub use xml::BucketEntry;
 
 /// Error bodies are small; never buffer more than this of one.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -325,183 +323,41 @@ impl S3Store {
             }
         }
     }
+}
 
-    /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
-    /// they are decided (recursive listings), so a page of any size is never held; the
-    /// rest of the page is returned at its end. The moment the NextContinuationToken has
-    /// gone by it is sent on `early_token`, so the caller can ask for the next page while
-    /// this one is still arriving. A retry of a page that broke off skips the objects
-    /// `handed_on` counts, after checking the store lists them the same way again.
-    pub(crate) async fn list_page(
-        &self,
-        query: &ListQuery<'_>,
-        early_token: Option<&mpsc::UnboundedSender<String>>,
-        batches: &mpsc::Sender<Vec<ObjectEntry>>,
-        handed_on: &Mutex<HandedOn>,
-    ) -> Result<ListPage> {
-        let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
-        let response = self
-            .get(&Get {
-                method: &reqwest::Method::GET,
-                kind: RequestKind::List,
-                bucket: query.bucket,
-                key: "",
-                query: &query.to_query_string(),
-                headers: &[],
-                what: &what,
-            })
-            .await?;
-        if !response.status().is_success() {
-            return Err(error_from_response(response, &what, query.bucket, self.anonymous()).await);
-        }
-        let fail = |error: ListError| {
-            match error {
-            ListError::Malformed(detail) => Error::Protocol {
-                what: what.clone(),
-                detail,
-            },
-            ListError::ErrorDocument { code, message } => {
-                classify(200, &code, &message, &what, query.bucket, self.anonymous())
-            }
-            ListError::TooLarge(limit) => Error::BadListing {
-                bucket: query.bucket.to_owned(),
-                prefix: query.prefix.to_owned(),
-                detail: format!(
-                    "more than {limit} bytes of one page (of at most {} keys) would have to be held before its keys could be used; the store ignored max-keys",
-                    query.max_keys
-                ),
-            },
-        }
-        };
-        // Held at once: what a page of max-keys honest entries could take, with room.
-        let hold_limit = query
-            .max_keys
-            .saturating_mul(MAX_LIST_BYTES_PER_KEY)
-            .saturating_add(MAX_LIST_OVERHEAD);
-        let mut parser = PageParser::new(query.delimiter.is_none(), hold_limit);
-        let mut repeat = handed_on.lock().expect("listing progress poisoned").clone();
-        let mut token_sender = early_token;
-        let mut chunks = response.bytes_stream();
-        while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
-            what: what.clone(),
-            detail: describe(&e),
-        })? {
-            let batch = parser.feed(&chunk).map_err(fail)?;
-            if let (Some(sender), Some(token)) = (token_sender, parser.next_token()) {
-                let _ = sender.send(token.to_owned());
-                token_sender = None;
-            }
-            let Some(mut batch) = batch else {
-                continue;
-            };
-            repeat.skip(&mut batch, query)?;
-            let Some(last) = batch.last().map(|object| object.key.clone()) else {
-                continue;
-            };
-            let count = batch.len();
-            if batches.send(batch).await.is_err() {
-                // Nobody reads this page any more.
-                return Ok(ListPage::default());
-            }
-            let mut progress = handed_on.lock().expect("listing progress poisoned");
-            progress.count += count;
-            progress.last_key = Some(last);
-        }
-        let mut rest = parser.finish().map_err(fail)?;
-        repeat.skip(&mut rest.objects, query)?;
-        if repeat.count > 0 {
-            return Err(repeat.differs(query));
-        }
-        Ok(rest)
+/// A ListObjectsV2 request's parameters in the sorted order SigV4 canonicalises them in.
+fn list_query_string(list: &ListQuery<'_>) -> String {
+    let mut query = String::with_capacity(160);
+    if let Cursor::Token(token) = list.cursor {
+        query.push_str("continuation-token=");
+        query.push_str(&encode_query_value(token));
+        query.push('&');
     }
-}
-
-/// The objects of a page already handed on before it broke off.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HandedOn {
-    count: usize,
-    last_key: Option<String>,
-}
-
-impl HandedOn {
-    /// Drops from `objects` those a previous attempt handed on; the last of them must be
-    /// the key it ended with, or the store lists the page differently now.
-    fn skip(&mut self, objects: &mut Vec<ObjectEntry>, query: &ListQuery<'_>) -> Result<()> {
-        let dropped = self.count.min(objects.len());
-        if dropped == 0 {
-            return Ok(());
-        }
-        self.count -= dropped;
-        let last = objects
-            .drain(..dropped)
-            .next_back()
-            .map(|object| object.key);
-        if self.count == 0 && last != self.last_key {
-            return Err(self.differs(query));
-        }
-        Ok(())
+    if let Some(delimiter) = list.delimiter {
+        query.push_str("delimiter=");
+        query.push_str(&encode_query_value(delimiter));
+        query.push('&');
     }
-
-    fn differs(&self, query: &ListQuery<'_>) -> Error {
-        Error::BadListing {
-            bucket: query.bucket.to_owned(),
-            prefix: query.prefix.to_owned(),
-            detail: "a page broke off, and asked again the store listed it differently".to_owned(),
-        }
+    query.push_str("encoding-type=url&list-type=2&max-keys=");
+    query.push_str(&list.max_keys.to_string());
+    query.push_str("&prefix=");
+    query.push_str(&encode_query_value(list.prefix));
+    if let Cursor::After(key) = list.cursor {
+        query.push_str("&start-after=");
+        query.push_str(&encode_query_value(key));
     }
+    query
 }
 
-/// Where a ListObjectsV2 request starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Cursor {
-    /// The first key under the prefix.
-    Start,
-    /// Where a previous page said to continue.
-    Token(String),
-    /// The first key after this one.
-    After(String),
-}
-
-/// One ListObjectsV2 request.
-#[derive(Debug)]
-pub(crate) struct ListQuery<'a> {
-    pub bucket: &'a str,
-    pub prefix: &'a str,
-    pub delimiter: Option<&'a str>,
-    pub cursor: &'a Cursor,
-    pub max_keys: usize,
-}
-
-impl ListQuery<'_> {
-    /// Parameters in the sorted order SigV4 canonicalises them in.
-    fn to_query_string(&self) -> String {
-        let mut query = String::with_capacity(160);
-        if let Cursor::Token(token) = self.cursor {
-            query.push_str("continuation-token=");
-            query.push_str(&encode_query_value(token));
-            query.push('&');
-        }
-        if let Some(delimiter) = self.delimiter {
-            query.push_str("delimiter=");
-            query.push_str(&encode_query_value(delimiter));
-            query.push('&');
-        }
-        query.push_str("encoding-type=url&list-type=2&max-keys=");
-        query.push_str(&self.max_keys.to_string());
-        query.push_str("&prefix=");
-        query.push_str(&encode_query_value(self.prefix));
-        if let Cursor::After(key) = self.cursor {
-            query.push_str("&start-after=");
-            query.push_str(&encode_query_value(key));
-        }
-        query
-    }
-}
-
-impl RangeSource for S3Store {
+impl Store for S3Store {
     type Object = S3Url;
 
-    async fn fetch(
+    fn name(&self) -> &'static str {
+        "S3"
+    }
+
+
+    async fn get(
         &self,
         object: &S3Url,
         range: Option<ByteRange>,
@@ -627,6 +483,77 @@ impl RangeSource for S3Store {
             content_md5: content_md5(validator.as_ref(), response.headers()),
             part,
         }))
+    }
+
+    /// One ListObjectsV2 page, parsed as its body arrives. Objects go out on `batches` as
+    /// they are decided (recursive listings), so a page of any size is never held; the
+    /// rest of the page is returned at its end. The moment the NextContinuationToken has
+    /// gone by it is sent on `early_token`, so the caller can ask for the next page while
+    /// this one is still arriving. A retry of a page that broke off skips the objects
+    /// `handed_on` counts, after checking the store lists them the same way again.
+    async fn list_page(
+        &self,
+        query: &ListQuery<'_>,
+        mut sink: PageSink<'_>,
+    ) -> Result<ListPage> {
+        let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
+        let response = self
+            .get(&Get {
+                method: &reqwest::Method::GET,
+                kind: RequestKind::List,
+                bucket: query.bucket,
+                key: "",
+                query: &list_query_string(query),
+                headers: &[],
+                what: &what,
+            })
+            .await?;
+        if !response.status().is_success() {
+            return Err(error_from_response(response, &what, query.bucket, self.anonymous()).await);
+        }
+        let fail = |error: ListError| {
+            match error {
+            ListError::Malformed(detail) => Error::Protocol {
+                what: what.clone(),
+                detail,
+            },
+            ListError::ErrorDocument { code, message } => {
+                classify(200, &code, &message, &what, query.bucket, self.anonymous())
+            }
+            ListError::TooLarge(limit) => Error::BadListing {
+                bucket: query.bucket.to_owned(),
+                prefix: query.prefix.to_owned(),
+                detail: format!(
+                    "more than {limit} bytes of one page (of at most {} keys) would have to be held before its keys could be used; the store ignored max-keys",
+                    query.max_keys
+                ),
+            },
+        }
+        };
+        // Held at once: what a page of max-keys honest entries could take, with room.
+        let hold_limit = query
+            .max_keys
+            .saturating_mul(MAX_LIST_BYTES_PER_KEY)
+            .saturating_add(MAX_LIST_OVERHEAD);
+        let mut parser = PageParser::new(query.delimiter.is_none(), hold_limit);
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
+            what: what.clone(),
+            detail: describe(&e),
+        })? {
+            let batch = parser.feed(&chunk).map_err(fail)?;
+            if let Some(token) = parser.next_token() {
+                sink.token(token);
+            }
+            if let Some(batch) = batch {
+                if !sink.objects(batch, query).await? {
+                    // Nobody reads this page any more.
+                    return Ok(ListPage::default());
+                }
+            }
+        }
+        let rest = parser.finish().map_err(fail)?;
+        sink.finish(rest, query)
     }
 }
 
@@ -824,42 +751,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_retried_page_skips_what_was_handed_on_if_it_lists_the_same() {
-        let query = ListQuery {
-            bucket: "b",
-            prefix: "p/",
-            delimiter: None,
-            cursor: &Cursor::Start,
-            max_keys: 1000,
-        };
-        let objects = |keys: &[&str]| -> Vec<ObjectEntry> {
-            keys.iter()
-                .map(|key| ObjectEntry {
-                    key: (*key).to_owned(),
-                    size: 1,
-                    etag: None,
-                    last_modified: None,
-                    storage_class: None,
-                })
-                .collect()
-        };
-        let handed_on = HandedOn {
-            count: 3,
-            last_key: Some("p/c".to_owned()),
-        };
-        // Skipping may span batches.
-        let mut repeat = handed_on.clone();
-        let (mut first, mut second) = (objects(&["p/a", "p/b"]), objects(&["p/c", "p/d"]));
-        repeat.skip(&mut first, &query).unwrap();
-        repeat.skip(&mut second, &query).unwrap();
-        assert!(first.is_empty());
-        assert_eq!(second, objects(&["p/d"]));
-        let mut changed = objects(&["p/a", "p/b", "p/x", "p/y"]);
-        let differs = handed_on.clone().skip(&mut changed, &query).unwrap_err();
-        assert!(matches!(differs, Error::BadListing { .. }), "{differs}");
-    }
-
-    #[test]
     fn list_queries_are_in_canonical_order() {
         let after = Cursor::After("k/1".into());
         let query = ListQuery {
@@ -870,7 +761,7 @@ mod tests {
             max_keys: 1000,
         };
         assert_eq!(
-            query.to_query_string(),
+            list_query_string(&query),
             "delimiter=%2F&encoding-type=url&list-type=2&max-keys=1000&prefix=p%2F&start-after=k%2F1"
         );
         let token = Cursor::Token("t+=".into());
@@ -882,7 +773,7 @@ mod tests {
             max_keys: 10,
         };
         assert_eq!(
-            query.to_query_string(),
+            list_query_string(&query),
             "continuation-token=t%2B%3D&encoding-type=url&list-type=2&max-keys=10&prefix="
         );
     }

@@ -6,33 +6,8 @@ use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
+use crate::source::listing::{ListPage, ObjectEntry};
 use crate::timestamp::Timestamp;
-
-/// One object as a listing describes it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ObjectEntry {
-    /// The full key.
-    pub key: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// The ETag with its quotes, as S3 sends it (the MD5 for single-part uploads).
-    pub etag: Option<String>,
-    /// When the object was last written.
-    pub last_modified: Option<Timestamp>,
-    /// Storage class, when the store reports one.
-    pub storage_class: Option<String>,
-}
-
-/// One ListObjectsV2 response.
-#[derive(Debug, Default)]
-pub(crate) struct ListPage {
-    pub objects: Vec<ObjectEntry>,
-    pub common_prefixes: Vec<String>,
-    /// Present when more pages follow.
-    pub next_token: Option<String>,
-    /// The store's `IsTruncated`: more keys follow this page.
-    pub is_truncated: bool,
-}
 
 /// Which element's text we are collecting.
 #[derive(Clone, Copy, PartialEq, Eq)]

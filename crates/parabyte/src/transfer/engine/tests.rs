@@ -12,7 +12,7 @@ use crate::disk::sink::{FilePath, StreamTarget};
 use crate::location::S3Url;
 use crate::report::Silent;
 use crate::retry::RetryPolicy;
-use crate::transfer::fake::{Answer, FakeSource, Seen, When};
+use crate::source::memory::{Answer, MemoryStore, Seen, When};
 
 /// The part size, and the largest object fetched in one request: tiny, so that the tests
 /// run in milliseconds.
@@ -54,12 +54,12 @@ fn config(max_retries: u32) -> TransferConfig {
 }
 
 struct Run {
-    engine: Engine<FakeSource>,
-    source: Arc<FakeSource>,
+    engine: Engine<MemoryStore>,
+    source: Arc<MemoryStore>,
     counters: Arc<Counters>,
 }
 
-fn run_with(source: FakeSource, config: TransferConfig) -> Run {
+fn run_with(source: MemoryStore, config: TransferConfig) -> Run {
     let source = Arc::new(source);
     let counters = Arc::new(Counters::default());
     let single_stream = config.part_size;
@@ -79,6 +79,16 @@ fn run_with(source: FakeSource, config: TransferConfig) -> Run {
         source,
         counters,
     }
+}
+
+/// The one object these tests fetch.
+const OBJECT: &str = "s3://b/k";
+
+/// A store holding just [`OBJECT`].
+fn one_object(data: &[u8], etag: Option<&str>) -> MemoryStore {
+    let store = MemoryStore::new();
+    store.put(OBJECT, data, etag);
+    store
 }
 
 fn job(known: Option<Known>, target: Target) -> Job {
@@ -120,7 +130,7 @@ fn throttled() -> Error {
 #[tokio::test]
 async fn a_first_206_gives_size_and_version_and_the_rest_is_pinned_to_it() {
     let object = data(1, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
@@ -139,7 +149,7 @@ async fn a_first_206_gives_size_and_version_and_the_rest_is_pinned_to_it() {
 #[tokio::test]
 async fn a_first_200_is_the_whole_object_in_one_request() {
     let object = data(2, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     run.source.script(When::nth(1), Answer::default().whole());
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
@@ -150,7 +160,7 @@ async fn a_first_200_is_the_whole_object_in_one_request() {
 #[tokio::test]
 async fn a_first_200_that_breaks_resumes_as_a_range_of_its_length() {
     let object = data(17, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(1));
     run.source
         .script(When::nth(1), Answer::default().whole().break_after(1500));
     let (outcome, bytes) = download(&run, None).await;
@@ -165,7 +175,7 @@ async fn a_first_200_that_breaks_resumes_as_a_range_of_its_length() {
 #[tokio::test]
 async fn a_first_200_without_a_length_is_as_long_as_its_body() {
     let object = data(18, SIZE);
-    let run = run_with(FakeSource::new(&object, None), config(0));
+    let run = run_with(one_object(&object, None), config(0));
     let chunked = Answer::default()
         .whole()
         .shape(Shape::Whole { length: None });
@@ -178,7 +188,7 @@ async fn a_first_200_without_a_length_is_as_long_as_its_body() {
 
 #[tokio::test]
 async fn a_first_416_is_an_empty_object() {
-    let run = run_with(FakeSource::new(b"", Some("\"e0\"")), config(0));
+    let run = run_with(one_object(b"", Some("\"e0\"")), config(0));
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(0));
     assert!(bytes.is_empty());
@@ -188,7 +198,7 @@ async fn a_first_416_is_an_empty_object() {
 #[tokio::test]
 async fn a_broken_body_resumes_at_the_exact_byte_with_the_same_pin() {
     let object = data(3, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(1));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(1));
     run.source
         .script(When::at_nth(PART, 1), Answer::default().break_after(1000));
     let (outcome, bytes) = download(&run, None).await;
@@ -208,7 +218,7 @@ async fn a_broken_body_resumes_at_the_exact_byte_with_the_same_pin() {
 #[tokio::test]
 async fn an_object_changed_between_parts_is_fetched_again_on_its_new_version() {
     let (old, new) = (data(4, SIZE), data(5, SIZE + 7));
-    let run = run_with(FakeSource::new(&old, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&old, Some("\"e1\"")), config(0));
     run.source.script(
         When::at_nth(PART, 1),
         Answer::default().replace(&new, Some("\"e2\"")),
@@ -232,7 +242,7 @@ async fn an_object_changed_between_parts_is_fetched_again_on_its_new_version() {
 #[tokio::test]
 async fn an_object_that_changes_twice_fails() {
     let object = data(6, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     run.source.script(
         When::at_nth(PART, 1),
         Answer::default().replace(&object, Some("\"e2\"")),
@@ -249,7 +259,7 @@ async fn an_object_that_changes_twice_fails() {
 /// A server that ignores If-Match and serves another version of a later part.
 async fn mixed_versions(later_validator: Option<&str>) -> (Run, Result<Finished>, Vec<u8>) {
     let (old, new) = (data(7, SIZE), data(8, SIZE));
-    let run = run_with(FakeSource::new(&old, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&old, Some("\"e1\"")), config(0));
     run.source.script(
         When::at_nth(PART, 1),
         Answer::default()
@@ -277,7 +287,7 @@ async fn a_later_part_with_another_validator_is_another_version() {
 
 #[tokio::test]
 async fn a_first_part_that_is_not_the_range_asked_for_fails() {
-    let run = run_with(FakeSource::new(&data(9, SIZE), Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&data(9, SIZE), Some("\"e1\"")), config(0));
     let shifted = Shape::Partial {
         range: range(5, PART + 4),
         total: SIZE,
@@ -326,7 +336,7 @@ async fn later_parts_must_agree_on_range_total_and_whole_answers() {
         ),
     ];
     for (answer, message) in disagree {
-        let run = run_with(FakeSource::new(&data(10, SIZE), Some("\"e1\"")), config(0));
+        let run = run_with(one_object(&data(10, SIZE), Some("\"e1\"")), config(0));
         run.source.script(When::at(PART), answer.clone());
         let (outcome, _) = download(&run, Some(known.clone())).await;
         let error = outcome.unwrap_err();
@@ -337,10 +347,10 @@ async fn later_parts_must_agree_on_range_total_and_whole_answers() {
 #[tokio::test]
 async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
     let object = data(11, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     run.source.script(When::every(), Answer::default().whole());
     let small = &object[..1000];
-    let run_small = run_with(FakeSource::new(small, Some("\"e1\"")), config(0));
+    let run_small = run_with(one_object(small, Some("\"e1\"")), config(0));
     run_small
         .source
         .script(When::every(), Answer::default().whole());
@@ -378,13 +388,13 @@ async fn a_whole_answer_to_a_request_for_the_whole_object_is_taken() {
 async fn the_content_check_sees_bytes_of_the_same_validator_that_differ() {
     let object = data(12, SIZE);
     let tag = md5_etag(&object);
-    let run = run_with(FakeSource::new(&object, Some(&tag)), config(0));
+    let run = run_with(one_object(&object, Some(&tag)), config(0));
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
     assert_eq!(run.counters.snapshot().verified.md5, 1);
 
-    let run = run_with(FakeSource::new(&object, Some(&tag)), config(0));
+    let run = run_with(one_object(&object, Some(&tag)), config(0));
     run.source.script(
         When::at_nth(2 * PART, 1),
         Answer::default().replace(&data(13, SIZE), Some(&tag)),
@@ -424,7 +434,7 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
         modified: None,
     };
     let target = Target::File(FilePath::at(&path));
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), retry_once);
+    let run = run_with(one_object(&object, Some("\"e1\"")), retry_once);
     run.source
         .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
     let outcome = run
@@ -438,7 +448,7 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
         "the temporary file stays, marked with its version"
     );
 
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let run = run_with(one_object(&object, Some("\"e1\"")), config);
     let outcome = run.engine.download(&job(None, target)).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(size - 2 * FILE_PART));
     assert_eq!(
@@ -458,7 +468,7 @@ async fn a_failure_that_no_later_run_can_get_past_keeps_nothing() {
     let path = dir.path().join("object.bin");
     let (object, config) = large_file_object(15);
     let size = object.len() as u64;
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let run = run_with(one_object(&object, Some("\"e1\"")), config);
     let shifted = Shape::Partial {
         range: range(2 * FILE_PART, 3 * FILE_PART - 1),
         total: size + 1,
@@ -482,7 +492,7 @@ async fn throttling_cuts_the_request_limit_and_successes_grow_it_back() {
         ranges_per_object: 8,
         ..config(0)
     };
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let run = run_with(one_object(&object, Some("\"e1\"")), config);
     run.source
         .script(When::nth(2), Answer::default().fail(throttled));
     let known = Known {
@@ -514,7 +524,7 @@ async fn a_stream_never_waits_behind_the_parts_that_wait_for_it() {
         max_requests: 4,
         ..config(3)
     };
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config);
+    let run = run_with(one_object(&object, Some("\"e1\"")), config);
     run.source
         .script(When::at_nth(0, 1), Answer::default().break_after(100));
     run.source
@@ -548,7 +558,7 @@ async fn a_stream_never_waits_behind_the_parts_that_wait_for_it() {
 #[tokio::test]
 async fn slices_are_ranged_gets_pinned_to_the_first_answers_version() {
     let object = data(20, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     let source = job(None, Target::Discard).source;
     let asked = [
         range(10, 19),
@@ -585,7 +595,7 @@ async fn slices_are_ranged_gets_pinned_to_the_first_answers_version() {
 
 #[tokio::test]
 async fn a_slice_of_another_version_fails_as_changed() {
-    let run = run_with(FakeSource::new(&data(21, SIZE), Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&data(21, SIZE), Some("\"e1\"")), config(0));
     run.source.script(
         When::nth(2),
         Answer::default().ignore_pin().validator(Some("\"e2\"")),
@@ -602,7 +612,7 @@ async fn a_slice_of_another_version_fails_as_changed() {
 #[tokio::test]
 async fn slices_of_a_whole_answer_are_cut_from_it() {
     let object = data(22, SIZE);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     run.source.script(When::every(), Answer::default().whole());
     let source = job(None, Target::Discard).source;
     let slices = run
@@ -630,8 +640,8 @@ fn full(algorithm: Crc, value: u64) -> StoreChecksum {
 async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
     let object = data(20, SIZE);
     // Not an MD5: without the HEAD only the size could be checked.
-    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
-    run.source.keeps(full(Crc::Crc64Nvme, crc64(&object)), SIZE);
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), SIZE);
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
@@ -646,15 +656,15 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
     // Another algorithm than S3's default is known only when the HEAD answers: every CRC
     // was computed until then.
     let crc32 = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32IsoHdlc, &object);
-    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
-    run.source.keeps(full(Crc::Crc32, crc32), SIZE);
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, full(Crc::Crc32, crc32), SIZE);
     let (outcome, _) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert_eq!(run.counters.snapshot().verified.checksum, 1);
 
-    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
     run.source
-        .keeps(full(Crc::Crc64Nvme, crc64(&object) ^ 1), SIZE);
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), SIZE);
     let (outcome, _) = download(&run, None).await;
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
@@ -662,9 +672,9 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
 #[tokio::test]
 async fn an_object_of_one_get_needs_no_head() {
     let object = data(21, PART);
-    let run = run_with(FakeSource::new(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
     run.source
-        .keeps(full(Crc::Crc64Nvme, crc64(&object) ^ 1), PART);
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), PART);
     let (outcome, _) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(PART));
     assert!(run.source.heads().is_empty());
@@ -688,8 +698,8 @@ async fn a_composite_checksum_is_checked_part_by_part() {
         },
         parts: 2,
     };
-    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
-    run.source.keeps(composite(value), upload_part as u64);
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, composite(value), upload_part as u64);
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
@@ -700,8 +710,8 @@ async fn a_composite_checksum_is_checked_part_by_part() {
         "the object, then where part 1 ends"
     );
 
-    let run = run_with(FakeSource::new(&object, Some("\"e1-2\"")), config(0));
-    run.source.keeps(composite(value ^ 1), upload_part as u64);
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, composite(value ^ 1), upload_part as u64);
     let (outcome, _) = download(&run, None).await;
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
@@ -715,8 +725,8 @@ async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
     let checksum = full(Crc::Crc64Nvme, crc64(&object));
     let target = Target::File(FilePath::at(&path));
     let interrupted = || async {
-        let run = run_with(FakeSource::new(&object, Some("\"e1-4\"")), config.clone());
-        run.source.keeps(checksum, size);
+        let run = run_with(one_object(&object, Some("\"e1-4\"")), config.clone());
+        run.source.keep_checksum(OBJECT, checksum, size);
         run.source
             .script(When::at(2 * FILE_PART), Answer::default().fail(throttled));
         // Known, so no probe races the parts: they go one after the other, the first two
@@ -737,8 +747,8 @@ async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
         );
     };
     let resume = || async {
-        let run = run_with(FakeSource::new(&object, Some("\"e1-4\"")), config.clone());
-        run.source.keeps(checksum, size);
+        let run = run_with(one_object(&object, Some("\"e1-4\"")), config.clone());
+        run.source.keep_checksum(OBJECT, checksum, size);
         let outcome = run.engine.download(&job(None, target.clone())).await;
         (outcome, run)
     };
@@ -787,7 +797,7 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
         run.engine.max_part = 8 * PART;
         run
     };
-    let run = sized(FakeSource::new(&object, Some("\"e1\"")));
+    let run = sized(one_object(&object, Some("\"e1\"")));
     let (outcome, bytes) = download(&run, Some(known(size))).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(size));
     assert!(bytes == object);
@@ -810,7 +820,7 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
     );
 
     let small = &object[..2 * PART as usize];
-    let run = sized(FakeSource::new(small, Some("\"e1\"")));
+    let run = sized(one_object(small, Some("\"e1\"")));
     let (outcome, _) = download(&run, Some(known(2 * PART))).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(2 * PART));
     assert_eq!(

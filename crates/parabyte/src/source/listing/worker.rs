@@ -1,0 +1,446 @@
+//! One worker per part of the key space: it lists its part page after page, pipelined, and
+//! hands the upper part of what is left to a new worker whenever a page shows there is
+//! more and a worker slot is free.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+use tokio::task::JoinHandle;
+
+use super::fetch::{first_keys, PageFetch};
+use super::room::{Chunk, PartOutput, PartPages};
+use super::split::{note_widest, split_guesses, split_point};
+use super::{merge_in_key_order, Cursor, ListPage, Listed, Listing, PAGES_BETWEEN_SPLITS};
+use crate::error::{Error, Result};
+use crate::source::store::Store;
+
+/// The upper part of a split, until it reports the first key it got.
+struct PendingSplit {
+    /// The key the new worker started after.
+    guess: String,
+    /// The first key the new worker got, or `None` if it found none.
+    first_key: oneshot::Receiver<Option<String>>,
+    /// This worker's stop key before the split (now the new worker's).
+    previous_stop: Option<String>,
+}
+
+/// How a worker's part ended.
+enum Ended {
+    /// It met the first key of the next part: the listing continues there.
+    AtNextPart,
+    /// The store has no keys after it: this part listed everything up to the end.
+    AtLastKey,
+    /// Nobody is reading any more.
+    Abandoned,
+}
+
+/// One part of the key space, handed to a new worker.
+pub(super) struct Part {
+    /// Where the part starts: after this key, or at the first key.
+    pub(super) start_after: Option<String>,
+    /// The first key of the next part, if there is one.
+    pub(super) stop: Option<String>,
+    /// Where the part's pages go.
+    pub(super) output: PartOutput,
+    /// The next part, handed on when this one reaches it.
+    pub(super) successor: Option<PartPages>,
+    /// Set for a part made by a split: where to report its first key.
+    pub(super) report_first: Option<oneshot::Sender<Option<String>>>,
+    /// A place among the parallel listing workers, held while the part is listed (the
+    /// first part needs none).
+    pub(super) slot: Option<OwnedSemaphorePermit>,
+    /// A guess that found nothing between it and `stop`.
+    pub(super) empty_above: Option<String>,
+}
+
+/// Split guesses being probed, and the worker slot the split will take.
+struct Probing {
+    /// Each guess with the first key the store lists after it (`None`: none at all).
+    found: JoinHandle<Vec<(String, Option<String>)>>,
+    /// Taken by the split; released with the probing otherwise.
+    slot: Option<OwnedSemaphorePermit>,
+}
+
+impl Drop for Probing {
+    fn drop(&mut self) {
+        // A part that ended has no use for the answers.
+        self.found.abort();
+    }
+}
+
+pub(super) async fn run_worker<S: Store>(listing: Arc<Listing<S>>, part: Part) {
+    let _slot = part.slot;
+    let pages_before_split = if part.report_first.is_some() {
+        PAGES_BETWEEN_SPLITS
+    } else {
+        1
+    };
+    let mut worker = Worker {
+        listing,
+        pages_before_split,
+        stop: part.stop,
+        output: part.output,
+        successor: part.successor,
+        report_first: part.report_first,
+        pending: None,
+        probing: None,
+        empty_above: part.empty_above,
+        last_sent: None,
+        tokens_followed: HashSet::new(),
+    };
+    let last = match worker.list_part(part.start_after).await {
+        Ok(Ended::AtNextPart) => worker.successor.take().map(Chunk::Then),
+        // Parts after this one could only repeat what it listed: they are dropped unread.
+        Ok(Ended::AtLastKey | Ended::Abandoned) => None,
+        Err(error) => Some(Chunk::Failed(error)),
+    };
+    if let Some(chunk) = last {
+        worker.output.send_last(chunk);
+    }
+}
+
+/// Lists one part of the key space. A split hands everything after a guessed key to a new
+/// worker, which reports the first key the store gave it; this worker then lists until it
+/// meets that key. Boundaries are keys the store itself returned, met in the store's own
+/// order, so nothing depends on how the store orders keys or how it reads `start-after`
+/// (SeaweedFS walks "directories" and skips some of them after a guessed key). If this
+/// worker never meets the key, it has listed to the end itself and the parts after it are
+/// dropped: nothing is lost and nothing appears twice.
+struct Worker<S> {
+    listing: Arc<Listing<S>>,
+    /// Full pages still to list before this part may split.
+    pages_before_split: usize,
+    /// The first key of the next part: where this one stops.
+    stop: Option<String>,
+    output: PartOutput,
+    /// The next part, handed to the consumer when this one reaches it.
+    successor: Option<PartPages>,
+    /// Set for a worker made by a split: where to report its first key.
+    report_first: Option<oneshot::Sender<Option<String>>>,
+    pending: Option<PendingSplit>,
+    /// Guesses in flight for the next split.
+    probing: Option<Probing>,
+    /// A guess above which a split found nothing: later guesses aim below it.
+    empty_above: Option<String>,
+    /// The last key this part sent on: a split must start above it.
+    last_sent: Option<String>,
+    /// Every continuation token this part was given: one given twice would loop forever.
+    tokens_followed: HashSet<String>,
+}
+
+impl<S: Store> Worker<S> {
+    async fn list_part(&mut self, start_after: Option<String>) -> Result<Ended> {
+        let mut next = Some(PageFetch::start(
+            &self.listing,
+            start_after.map_or(Cursor::Start, Cursor::After),
+        ));
+        while let Some(mut fetch) = next.take() {
+            let mut awaiting_token = true;
+            let mut first_key = None;
+            let mut last_key = None;
+            // A page arrives as batches of objects, then its rest with the token (`last`).
+            let more = loop {
+                let (mut page, last) = tokio::select! {
+                    biased;
+                    // Pipelining: the next request goes out as soon as this page's token is
+                    // seen, unless the next part's first key may be in this page (its tail
+                    // would be waste), or a split waits for its first key: this page may
+                    // reach past the split's guess, and the next page would then be the
+                    // new part's to list (a page listed twice per split, docs/PROFILE.md).
+                    token = fetch.early_token.recv(), if awaiting_token => {
+                        awaiting_token = false;
+                        if let Some(token) = token {
+                            if self.stop.is_none() && self.pending.is_none() {
+                                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+                            }
+                        }
+                        continue;
+                    }
+                    // Guesses answered: split at once, while this page is still arriving.
+                    found = probed(&mut self.probing), if self.probing.is_some() => {
+                        if let Some((found, slot)) = found {
+                            self.split_at_best_guess(found, slot);
+                        }
+                        continue;
+                    }
+                    part = fetch.parts.next_part() => part?,
+                };
+                let broken = self.check(&mut page, last);
+                let more = page.next_token.take();
+                let (entries, reached_stop) = self.entries_before_stop(page).await;
+                if let Some(entry) = entries.first() {
+                    first_key.get_or_insert_with(|| entry.key().to_owned());
+                }
+                if let Some(entry) = entries.last() {
+                    last_key = Some(entry.key().to_owned());
+                    self.last_sent.clone_from(&last_key);
+                }
+                if !entries.is_empty()
+                    && !self.output.send(entries, &self.listing.shared_room).await
+                {
+                    return Ok(Ended::Abandoned);
+                }
+                // The page's good keys went out first: every key the store listed is seen.
+                if let Some(error) = broken {
+                    return Err(error);
+                }
+                if reached_stop {
+                    return Ok(Ended::AtNextPart); // the rest and a prefetched page go unread
+                }
+                if last {
+                    break more;
+                }
+            };
+            let Some(token) = more else {
+                return Ok(Ended::AtLastKey);
+            };
+            self.pages_before_split = self.pages_before_split.saturating_sub(1);
+            if let (Some(first_key), Some(last_key)) = (&first_key, &last_key) {
+                if self.pages_before_split == 0 {
+                    self.maybe_split(first_key, last_key);
+                }
+            }
+            if next.is_none() {
+                next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
+            }
+        }
+        Ok(Ended::AtLastKey)
+    }
+
+    /// Why this page must end the listing, if it must: keys outside the prefix (taken out of
+    /// the page), or (at its `last` part) a page that would lose keys or loop forever.
+    fn check(&mut self, page: &mut ListPage, last: bool) -> Option<Error> {
+        let prefix = self.listing.spec.prefix.as_str();
+        let outside = page
+            .objects
+            .iter()
+            .map(|object| &object.key)
+            .chain(&page.common_prefixes)
+            .find(|key| !key.starts_with(prefix))
+            .cloned();
+        if let Some(key) = outside {
+            page.objects.retain(|object| object.key.starts_with(prefix));
+            page.common_prefixes
+                .retain(|common| common.starts_with(prefix));
+            return Some(self.broken(format!(
+                "the store returned key '{}', which is not under the prefix",
+                key.escape_debug()
+            )));
+        }
+        if !last {
+            return None;
+        }
+        match &page.next_token {
+            None if page.is_truncated => Some(self.broken(
+                "the store says more keys follow (IsTruncated) but sent no continuation token"
+                    .to_owned(),
+            )),
+            Some(token) if !self.tokens_followed.insert(token.clone()) => Some(self.broken(format!(
+                "the store sent continuation token '{}' a second time; following it would list the same keys forever",
+                token.escape_debug()
+            ))),
+            _ => None,
+        }
+    }
+
+    fn broken(&self, detail: String) -> Error {
+        Error::BadListing {
+            bucket: self.listing.spec.bucket.clone(),
+            prefix: self.listing.spec.prefix.clone(),
+            detail,
+        }
+    }
+
+    /// The page's entries up to this part's stop key, merged in key order; true when the
+    /// stop key was in the page.
+    async fn entries_before_stop(&mut self, page: ListPage) -> (Vec<Listed>, bool) {
+        let mut entries = merge_in_key_order(page);
+        self.note_widest_char(&entries);
+        if let Some(report) = self.report_first.take() {
+            // A split's first page: its first key is where the part before this one stops.
+            let first = entries.first().map(|entry| entry.key().to_owned());
+            let empty = first.is_none();
+            let _ = report.send(first);
+            if empty {
+                return (entries, true);
+            }
+        }
+        if let Some(pending) = self.pending.take() {
+            // Nothing past the split may go out before its boundary is known.
+            self.stop = match pending.first_key.await {
+                Ok(Some(first_key)) if Some(&first_key) != pending.previous_stop.as_ref() => {
+                    Some(first_key)
+                }
+                // Nothing between the guess and the old boundary: aim lower next time.
+                _ => {
+                    self.empty_above = Some(pending.guess);
+                    pending.previous_stop
+                }
+            };
+        }
+        let Some(stop) = self.stop.as_deref() else {
+            return (entries, false);
+        };
+        match entries.iter().position(|entry| entry.key() == stop) {
+            Some(at) => {
+                entries.truncate(at);
+                (entries, true)
+            }
+            None => (entries, false),
+        }
+    }
+
+    fn note_widest_char(&self, entries: &[Listed]) {
+        let mut widest = self.listing.widest.lock().expect("widest poisoned");
+        note_widest(
+            &mut widest,
+            &self.listing.spec.prefix,
+            entries.iter().map(Listed::key),
+        );
+    }
+
+    /// After a full page, if a worker slot is free, probe guesses for handing part of what
+    /// is left to a new worker, one key each, while this worker keeps listing; the split
+    /// goes where a guess found keys (see `split_at_best_guess`), so no worker starts on a
+    /// stretch with nothing in it (such a start still costs the store the next page). Below
+    /// a known next part (`stop`, a real key) the guess is the middle of the stretch; the
+    /// last part has no known top, and gets a few guesses at once ([`split_guesses`]).
+    fn maybe_split(&mut self, page_first: &str, last_key: &str) {
+        if self.listing.spec.delimiter.is_some() || self.pending.is_some() || self.probing.is_some()
+        {
+            return;
+        }
+        let Ok(slot) = self.listing.spare_workers.clone().try_acquire_owned() else {
+            return;
+        };
+        let prefix = &self.listing.spec.prefix;
+        let widest = self.listing.widest.lock().expect("widest poisoned").clone();
+        let guesses = match &self.stop {
+            Some(stop) => {
+                let ceiling = self
+                    .empty_above
+                    .as_ref()
+                    .map_or(stop, |empty| empty.min(stop));
+                split_point(prefix, last_key, Some(ceiling), &widest)
+                    .into_iter()
+                    .collect()
+            }
+            None => {
+                let end = self.listing.end.lock().expect("end poisoned").clone();
+                let ceiling = [self.empty_above.as_deref(), end.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                split_guesses(prefix, page_first, last_key, ceiling, &widest)
+            }
+        };
+        if guesses.is_empty() {
+            return;
+        }
+        let listing = self.listing.clone();
+        let found = tokio::spawn(async move {
+            let probes = guesses.into_iter().map(|guess| {
+                let listing = listing.clone();
+                async move {
+                    // A failed probe only means no split there: the listing itself goes on
+                    // and reports the store's errors.
+                    let first = first_keys(&listing, Cursor::After(guess.clone()), 1)
+                        .await
+                        .ok()
+                        .and_then(|(keys, _)| keys.into_iter().next());
+                    (guess, first)
+                }
+            });
+            futures::future::join_all(probes).await
+        });
+        self.probing = Some(Probing {
+            found,
+            slot: Some(slot),
+        });
+    }
+
+    /// Hand everything after the highest guess that found a key inside this part (above
+    /// what it sent on, below its stop) to a new worker, which reports the first key the
+    /// store gave it. Guesses that found nothing become ceilings for later guesses.
+    fn split_at_best_guess(
+        &mut self,
+        found: Vec<(String, Option<String>)>,
+        slot: OwnedSemaphorePermit,
+    ) {
+        let end = found
+            .iter()
+            .filter(|(_, first)| first.is_none())
+            .map(|(guess, _)| guess)
+            .min();
+        if let Some(end) = end {
+            let mut known = self.listing.end.lock().expect("end poisoned");
+            if known.as_ref().is_none_or(|known| end < known) {
+                *known = Some(end.clone());
+            }
+        }
+        let inside = |first: &Option<String>| {
+            first.as_deref().is_some_and(|first| {
+                self.last_sent.as_deref().is_none_or(|sent| first > sent)
+                    && self.stop.as_deref().is_none_or(|stop| first < stop)
+            })
+        };
+        let best = found
+            .iter()
+            .filter(|(_, first)| inside(first))
+            .map(|(guess, _)| guess)
+            .max()
+            .cloned();
+        // The lowest guess above the split (or anywhere, without one) with nothing inside.
+        let empty_above = found
+            .iter()
+            .filter(|(guess, first)| {
+                !inside(first) && best.as_ref().is_none_or(|best| guess > best)
+            })
+            .map(|(guess, _)| guess)
+            .min()
+            .cloned();
+        match best {
+            Some(guess) => self.split_at(guess, slot, empty_above),
+            None => self.empty_above = empty_above,
+        }
+    }
+
+    /// Hand everything after `guess` to a new worker, which reports the first key the
+    /// store gave it; `empty_above` is a guess that found nothing in that part.
+    fn split_at(&mut self, guess: String, slot: OwnedSemaphorePermit, empty_above: Option<String>) {
+        let (report, first_key) = oneshot::channel();
+        let previous_stop = self.stop.take();
+        let (output, pages) = PartOutput::new(false);
+        let successor = self.successor.replace(pages);
+        let upper = Part {
+            start_after: Some(guess.clone()),
+            stop: previous_stop.clone(),
+            output,
+            successor,
+            report_first: Some(report),
+            slot: Some(slot),
+            empty_above,
+        };
+        tokio::spawn(run_worker(self.listing.clone(), upper));
+        self.pages_before_split = PAGES_BETWEEN_SPLITS;
+        self.pending = Some(PendingSplit {
+            guess,
+            first_key,
+            previous_stop,
+        });
+    }
+}
+
+/// The answers to a worker's split guesses, with the slot they hold (`None` if the probing
+/// task failed); the probing is over either way.
+async fn probed(
+    probing: &mut Option<Probing>,
+) -> Option<(Vec<(String, Option<String>)>, OwnedSemaphorePermit)> {
+    let Some(running) = probing.as_mut() else {
+        return std::future::pending().await;
+    };
+    let found = (&mut running.found).await.ok();
+    let mut done = probing.take()?;
+    Some((found?, done.slot.take()?))
+}

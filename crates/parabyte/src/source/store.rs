@@ -1,0 +1,135 @@
+//! The seam between "talk to a store" and "move bytes": [`Store`], the operations of an
+//! object store as parabyte uses them. The engine, the listing workers and the planners see
+//! a store only through it, so each runs against S3, a web server or the in-memory fake
+//! alike. Writes (put with conditions, multipart, server-side copy, batch delete) join the
+//! trait with their first caller; a store that lacks an operation answers it with
+//! [`Error::Unsupported`], never a panic.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures::Stream;
+
+use crate::checksum::StoreChecksum;
+use crate::location::ObjectUrl;
+use crate::error::{Error, Result};
+use crate::ranges::ByteRange;
+use crate::source::listing::{ListPage, ListQuery, PageSink};
+use crate::validator::Validator;
+
+/// An operation a store may lack, as [`Error::Unsupported`] names it. Every store reads
+/// objects; the others are the trait's default methods, which answer with that error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    /// One page of the keys under a prefix (ListObjectsV2).
+    List,
+    /// What the store keeps about one version of an object (a HEAD).
+    Describe,
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operation::List => "list keys",
+            Operation::Describe => "describe objects",
+        })
+    }
+}
+
+/// A response body, chunk by chunk.
+pub(crate) type Body = Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>;
+
+/// What a GET answered about the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// 206, or a 200 whose Content-Range names a part (`rclone serve s3` answers so): this
+    /// range of an object of `total` bytes.
+    Partial { range: ByteRange, total: u64 },
+    /// 200 without a Content-Range, or with one that names the whole object: the whole
+    /// object (the server ignored Range, or none was sent). No length when it is chunked.
+    Whole { length: Option<u64> },
+    /// 416 to a range starting at 0: the object is empty.
+    Empty,
+}
+
+/// A response whose headers have arrived; the body is still on the wire.
+pub(crate) struct Fetched {
+    pub shape: Shape,
+    /// The version this response is of. Later ranges are pinned to it.
+    pub validator: Option<Validator>,
+    /// The object answered from another address (a redirect): later ranges go there.
+    pub moved_to: Option<ObjectUrl>,
+    /// The object's checksum, when the store sent one with this response (S3 does with a GET
+    /// of the whole object).
+    pub checksum: Option<StoreChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
+    /// Its Last-Modified date: the downloaded file's modification time.
+    pub modified: Option<SystemTime>,
+    pub body: Body,
+}
+
+/// What a HEAD said about one version of an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Described {
+    /// The checksum the store keeps for the object, whole or composite.
+    pub checksum: Option<StoreChecksum>,
+    /// The MD5 of the whole object, when the ETag is one.
+    pub content_md5: Option<[u8; 16]>,
+    /// For a HEAD of one upload part: where that part lies in the object.
+    pub part: Option<ByteRange>,
+}
+
+
+
+/// Something that holds objects: S3, a web server, the in-memory fake.
+pub(crate) trait Store: Send + Sync + 'static {
+    /// How this store names an object.
+    type Object: Sync;
+
+    /// What the store is, for messages: "S3", "a web server".
+    fn name(&self) -> &'static str;
+
+    /// The error for an operation this store lacks.
+    fn unsupported(&self, operation: Operation) -> Error {
+        Error::Unsupported {
+            store: self.name(),
+            operation: operation.to_string(),
+        }
+    }
+
+    /// GET `range` of `object` (the whole object when `None`), pinned to the version
+    /// `pinned` names (with its [`Validator::precondition`]) when given.
+    fn get(
+        &self,
+        object: &Self::Object,
+        range: Option<ByteRange>,
+        pinned: Option<&Validator>,
+    ) -> impl Future<Output = Result<Fetched>> + Send;
+
+    /// What the store keeps about `object` (or one part of its multipart upload,
+    /// `part_number` from 1) pinned to `pinned`: the checksum a ranged GET never carries.
+    /// `None` when the store keeps nothing a GET did not already say, as web servers do,
+    /// which costs no request.
+    fn describe(
+        &self,
+        _object: &Self::Object,
+        _pinned: &Validator,
+        _part_number: Option<u32>,
+    ) -> impl Future<Output = Result<Option<Described>>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Describe)))
+    }
+
+    /// One page of the keys `query` asks for, streamed through `sink` as it arrives; the
+    /// rest of the page (prefixes, the token, objects not yet handed on) is returned.
+    fn list_page(
+        &self,
+        _query: &ListQuery<'_>,
+        _sink: PageSink<'_>,
+    ) -> impl Future<Output = Result<ListPage>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::List)))
+    }
+}
