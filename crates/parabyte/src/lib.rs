@@ -34,6 +34,7 @@ mod client;
 mod config;
 mod counters;
 mod disk;
+mod driver;
 mod error;
 mod location;
 mod manifest;

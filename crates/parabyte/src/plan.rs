@@ -23,7 +23,7 @@ use crate::manifest::{Item, Manifest};
 use crate::pattern::{excluded_by, has_wildcard, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
 use crate::source::listing::{list, KeyBounds, ListSpec, Listed};
-use crate::source::s3::S3Store;
+use crate::source::Store;
 use crate::transfer::engine::{Job, Known};
 use crate::validator::Validator;
 
@@ -315,8 +315,8 @@ pub(crate) fn list_prefix(request: &StoreCopy) -> String {
 }
 
 /// The planner of a copy request: one object, or a listing's worth.
-pub(crate) fn plan(
-    store: Arc<S3Store>,
+pub(crate) fn plan<S: Store>(
+    store: Arc<S>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
     request: StoreCopy,
@@ -326,8 +326,8 @@ pub(crate) fn plan(
 }
 
 /// Turn the request into jobs on the queue: one object, or a listing's worth.
-async fn plan_request(
-    store: Arc<S3Store>,
+async fn plan_request<S: Store>(
+    store: Arc<S>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
     request: StoreCopy,

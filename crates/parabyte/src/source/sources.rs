@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use super::listing::{ListPage, ListQuery, PageSink};
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::listing::{ListPage, ListQuery, PageSink};
 use super::{Described, Fetched, Store};
 use crate::error::Result;
 use crate::location::ObjectUrl;
@@ -24,7 +24,6 @@ impl Store for Sources {
     fn name(&self) -> &'static str {
         "S3 or a web server"
     }
-
 
     /// Only S3 lists: a listing names a bucket.
     async fn list_page(&self, query: &ListQuery<'_>, sink: PageSink<'_>) -> Result<ListPage> {

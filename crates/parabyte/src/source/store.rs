@@ -14,10 +14,10 @@ use bytes::Bytes;
 use futures::Stream;
 
 use crate::checksum::StoreChecksum;
-use crate::location::ObjectUrl;
 use crate::error::{Error, Result};
+use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
-use crate::source::listing::{ListPage, ListQuery, PageSink};
+use crate::source::listing::page::{ListPage, ListQuery, PageSink};
 use crate::validator::Validator;
 
 /// An operation a store may lack, as [`Error::Unsupported`] names it. Every store reads
@@ -82,8 +82,6 @@ pub(crate) struct Described {
     /// For a HEAD of one upload part: where that part lies in the object.
     pub part: Option<ByteRange>,
 }
-
-
 
 /// Something that holds objects: S3, a web server, the in-memory fake.
 pub(crate) trait Store: Send + Sync + 'static {

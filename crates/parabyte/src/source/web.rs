@@ -41,7 +41,6 @@ impl Store for WebSource {
         "a web server"
     }
 
-
     /// A web server keeps no checksum, so a HEAD could say nothing the GET did not.
     async fn describe(
         &self,

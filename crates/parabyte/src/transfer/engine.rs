@@ -23,7 +23,7 @@ use crate::location::ObjectUrl;
 use crate::ranges::ByteRange;
 use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::{with_retries, Retries};
-use crate::source::{Described, Fetched, Store, Shape};
+use crate::source::{Described, Fetched, Shape, Store};
 use crate::transfer::check::{ContentCheck, UNKNOWN_PART_GRID};
 use crate::transfer::parts::{
     check_part, PartSizes, Pinned, MAX_PART, ONE_REQUEST_PARTS, SINGLE_STREAM,

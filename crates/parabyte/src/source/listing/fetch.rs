@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::page::{Cursor, HandedOn, ListPage, ListQuery, ObjectEntry, PageSink};
-use super::Listing;
+use super::spec::Listing;
 use crate::error::{Error, Result};
 use crate::retry::with_retries;
 use crate::source::store::Store;

@@ -190,7 +190,10 @@ mod tests {
         });
         let mut same = PageSink::new(None, &batches, &handed_on);
         assert!(same.objects(objects(&["k/1"]), &query).await.unwrap());
-        assert!(same.objects(objects(&["k/2", "k/3"]), &query).await.unwrap());
+        assert!(same
+            .objects(objects(&["k/2", "k/3"]), &query)
+            .await
+            .unwrap());
         let rest = same.finish(ListPage::default(), &query).unwrap();
         assert!(rest.objects.is_empty());
         let sent = received.recv().await.unwrap();
@@ -206,7 +209,10 @@ mod tests {
             .objects(objects(&["k/1", "k/9"]), &query)
             .await
             .unwrap_err();
-        assert!(error.to_string().contains("listed it differently"), "{error}");
+        assert!(
+            error.to_string().contains("listed it differently"),
+            "{error}"
+        );
         let short = PageSink::new(None, &batches, &handed_on);
         let page = ListPage {
             objects: objects(&["k/1"]),

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 
-use super::{Listed, PAGES_AHEAD};
+use super::spec::Listed;
+
+/// Pages a part may hold for the consumer on its own.
+const PAGES_AHEAD: usize = 2;
 use crate::error::Error;
 
 /// What a worker sends its consumer.
@@ -55,7 +58,11 @@ impl PartOutput {
     /// consumer has not reached this part, the shared room. The part being read waits for
     /// its own room only, so parts ahead that fill the shared room never stall it. False
     /// when nobody will read them.
-    pub(super) async fn send(&mut self, entries: Vec<Listed>, shared_room: &Arc<Semaphore>) -> bool {
+    pub(super) async fn send(
+        &mut self,
+        entries: Vec<Listed>,
+        shared_room: &Arc<Semaphore>,
+    ) -> bool {
         let room = match self.own_room.clone().try_acquire_owned() {
             Ok(room) => Some(room),
             Err(_) => loop {

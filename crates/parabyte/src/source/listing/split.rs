@@ -5,14 +5,27 @@
 use std::sync::Arc;
 
 use super::fetch::first_keys;
-use super::{Cursor, ListSpec, Listing, GUESSES_AT_ONCE, MAX_PROFILED_CHARS};
+use super::page::Cursor;
+use super::spec::{ListSpec, Listing};
 use crate::counters::Counters;
 use crate::error::Result;
 use crate::retry::RetryPolicy;
+
+/// Split guesses look at this many leading characters below the prefix.
+const MAX_PROFILED_CHARS: usize = 64;
+
+/// Split guesses probed at once, each a request for one key. One guess at a time cost a
+/// round trip per empty guess (9 of them before the first split of `w4/dNNN/kNNNNNN`); a
+/// guess per free slot loaded the store with requests that mostly find nothing.
+const GUESSES_AT_ONCE: usize = 4;
 use crate::source::store::Store;
 
 /// Raise `widest` to the highest character each key has at each position below the prefix.
-pub(super) fn note_widest<'a>(widest: &mut Vec<char>, prefix: &str, keys: impl Iterator<Item = &'a str>) {
+pub(super) fn note_widest<'a>(
+    widest: &mut Vec<char>,
+    prefix: &str,
+    keys: impl Iterator<Item = &'a str>,
+) {
     for key in keys {
         let rest = key.get(prefix.len()..).unwrap_or_default();
         for (position, character) in rest.chars().take(MAX_PROFILED_CHARS).enumerate() {
@@ -169,7 +182,12 @@ fn char_after(c: char) -> Option<char> {
 /// of the prefix's key space, guessed as just past the widest character seen), near the
 /// middle character-wise, or `None` when there is no useful one. Correctness never depends
 /// on the guess: the two ranges meet exactly at the returned key.
-pub(super) fn split_point(prefix: &str, low: &str, high: Option<&str>, widest: &[char]) -> Option<String> {
+pub(super) fn split_point(
+    prefix: &str,
+    low: &str,
+    high: Option<&str>,
+    widest: &[char],
+) -> Option<String> {
     // Just past the widest character seen at a position (printable ASCII when unknown),
     // or past the end of the character's class: having seen only "000" and "001" says
     // little about how far the digits go.

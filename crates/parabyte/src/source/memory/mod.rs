@@ -217,9 +217,7 @@ impl MemoryStore {
         };
         Ok(Fetched {
             shape: answer.shape.unwrap_or(shape),
-            validator: answer
-                .validator
-                .unwrap_or_else(|| object.validator.clone()),
+            validator: answer.validator.unwrap_or_else(|| object.validator.clone()),
             moved_to: None,
             checksum: None,
             content_md5: object.validator.as_ref().and_then(Validator::md5),
@@ -373,7 +371,6 @@ impl Store for MemoryStore {
     fn name(&self) -> &'static str {
         "the in-memory store"
     }
-
 
     async fn get(
         &self,

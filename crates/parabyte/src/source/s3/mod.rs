@@ -356,7 +356,6 @@ impl Store for S3Store {
         "S3"
     }
 
-
     async fn get(
         &self,
         object: &S3Url,
@@ -491,11 +490,7 @@ impl Store for S3Store {
     /// gone by it is sent on `early_token`, so the caller can ask for the next page while
     /// this one is still arriving. A retry of a page that broke off skips the objects
     /// `handed_on` counts, after checking the store lists them the same way again.
-    async fn list_page(
-        &self,
-        query: &ListQuery<'_>,
-        mut sink: PageSink<'_>,
-    ) -> Result<ListPage> {
+    async fn list_page(&self, query: &ListQuery<'_>, mut sink: PageSink<'_>) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
             .get(&Get {

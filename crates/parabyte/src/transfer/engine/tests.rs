@@ -12,7 +12,7 @@ use crate::disk::sink::{FilePath, StreamTarget};
 use crate::location::S3Url;
 use crate::report::Silent;
 use crate::retry::RetryPolicy;
-use crate::source::memory::{Answer, MemoryStore, Seen, When};
+use crate::source::{Answer, MemoryStore, Seen, When};
 
 /// The part size, and the largest object fetched in one request: tiny, so that the tests
 /// run in milliseconds.
@@ -641,7 +641,8 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
     let object = data(20, SIZE);
     // Not an MD5: without the HEAD only the size could be checked.
     let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
-    run.source.keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), SIZE);
+    run.source
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), SIZE);
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
@@ -657,7 +658,8 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
     // was computed until then.
     let crc32 = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32IsoHdlc, &object);
     let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
-    run.source.keep_checksum(OBJECT, full(Crc::Crc32, crc32), SIZE);
+    run.source
+        .keep_checksum(OBJECT, full(Crc::Crc32, crc32), SIZE);
     let (outcome, _) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert_eq!(run.counters.snapshot().verified.checksum, 1);
@@ -665,6 +667,30 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
     let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
     run.source
         .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), SIZE);
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn what_the_head_tells_decides_the_check() {
+    let object = data(22, SIZE);
+    let tag = md5_etag(&object);
+    // The HEAD tells of no CRC: the MD5 of the ETag decides.
+    let run = run_with(one_object(&object, Some(&tag)), config(0));
+    run.source
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), SIZE);
+    run.source
+        .script(When::head(), Answer::default().described(None, None));
+    let (outcome, _) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    let counted = run.counters.snapshot().verified;
+    assert_eq!((counted.checksum, counted.md5), (0, 1));
+
+    // A CRC the bytes do not have fails the object, whatever the MD5 says.
+    let run = run_with(one_object(&object, Some(&tag)), config(0));
+    let wrong = full(Crc::Crc64Nvme, crc64(&object) ^ 1);
+    run.source
+        .script(When::head(), Answer::default().described(Some(wrong), None));
     let (outcome, _) = download(&run, None).await;
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
@@ -699,7 +725,8 @@ async fn a_composite_checksum_is_checked_part_by_part() {
         parts: 2,
     };
     let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
-    run.source.keep_checksum(OBJECT, composite(value), upload_part as u64);
+    run.source
+        .keep_checksum(OBJECT, composite(value), upload_part as u64);
     let (outcome, bytes) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
     assert!(bytes == object);
@@ -711,7 +738,8 @@ async fn a_composite_checksum_is_checked_part_by_part() {
     );
 
     let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
-    run.source.keep_checksum(OBJECT, composite(value ^ 1), upload_part as u64);
+    run.source
+        .keep_checksum(OBJECT, composite(value ^ 1), upload_part as u64);
     let (outcome, _) = download(&run, None).await;
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }

@@ -1,0 +1,340 @@
+//! The one driver of every copy: a [`CopyRequest`] is decided, planned into jobs on a
+//! bounded queue, and the jobs run `workers` at a time through the engine, each ending in
+//! one [`ObjectReport`]; the [`Summary`] adds them up. Generic over the store, so the CLI,
+//! Python and Dask run it against S3 and the web, and the unit tests against the in-memory
+//! store. Listing feeds downloads through the queue, so the first object starts with the
+//! first page and memory stays flat however many keys there are.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::config::TransferConfig;
+use crate::counters::Counters;
+use crate::disk::local::{copy_local, Selection};
+use crate::disk::sink::Target;
+use crate::error::{Error, Result};
+use crate::location::{ObjectUrl, S3Url};
+use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
+use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
+use crate::source::listing::{list, KeyBounds, ListSpec};
+use crate::source::Store;
+use crate::transfer::engine::{Engine, Finished, Job};
+use crate::transfer::throttle::RequestLimit;
+
+/// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
+const QUEUE_DEPTH: usize = 4096;
+
+/// A store with transfer settings, and what every call on it shares: one limit on requests
+/// in flight, one on local-copy chunks in flight, and the counters.
+#[derive(Debug)]
+pub(crate) struct Driver<S> {
+    pub(crate) store: Arc<S>,
+    pub(crate) transfer: TransferConfig,
+    /// Requests in flight across every call, from any thread.
+    request_limit: Arc<RequestLimit>,
+    /// Chunks of local copies in flight across every call.
+    local_chunk_slots: Arc<Semaphore>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+impl<S: Store<Object = ObjectUrl>> Driver<S> {
+    pub(crate) fn new(
+        store: Arc<S>,
+        transfer: TransferConfig,
+        counters: Arc<Counters>,
+    ) -> Driver<S> {
+        Driver {
+            store,
+            request_limit: RequestLimit::new(transfer.max_requests),
+            local_chunk_slots: Arc::new(Semaphore::new(transfer.max_requests)),
+            transfer,
+            counters,
+        }
+    }
+
+    /// Copy what `request` names: an S3 object or prefix, a URL, a batch, a manifest or a
+    /// local tree. Per-object failures are in the summary; an `Err` means nothing more
+    /// could be done (bad bucket, bad credentials, unusable request).
+    pub(crate) async fn copy(
+        &self,
+        request: &CopyRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let dry_run = request.options.dry_run;
+        match decide(request).await? {
+            Work::Store(copy) => {
+                let listed = format!("s3://{}/{}", copy.source.bucket, list_prefix(&copy));
+                let one_key = (!copy.lists()).then(|| copy.source.clone());
+                let planner = plan(
+                    self.store.clone(),
+                    self.counters.clone(),
+                    self.transfer.clone(),
+                    copy,
+                    reporter.clone(),
+                );
+                let mut summary = self.run(planner, listed, dry_run, reporter).await?;
+                if let Some(url) = one_key {
+                    self.name_the_prefix(&url, &mut summary).await;
+                }
+                Ok(summary)
+            }
+            Work::Items {
+                items,
+                destination,
+                refused,
+            } => {
+                let planner_reporter = reporter.clone();
+                let planner = move |queue: mpsc::Sender<Planned>| async move {
+                    for failure in refused {
+                        if queue.send(Planned::Refused(failure)).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    plan_items(items, destination, queue, planner_reporter).await
+                };
+                self.run(planner, String::new(), dry_run, reporter).await
+            }
+            Work::Local {
+                source,
+                destination,
+                pattern,
+            } => {
+                let slots = self.local_chunk_slots.clone();
+                let selection = Selection {
+                    pattern,
+                    filters: request.options.filters.clone(),
+                    dry_run,
+                };
+                let transfer = &self.transfer;
+                copy_local(&source, &destination, transfer, &selection, slots, reporter).await
+            }
+        }
+    }
+
+    /// `cp s3://b/imgs DEST` found no object `imgs`: when `imgs/` is a prefix with objects
+    /// under it, the user meant it (one LIST of one key, on this failure path only).
+    async fn name_the_prefix(&self, url: &S3Url, summary: &mut Summary) {
+        let [failure] = summary.failures.as_mut_slice() else {
+            return;
+        };
+        if !matches!(failure.error, Error::NotFound { .. }) || url.key.is_empty() {
+            return;
+        }
+        let spec = ListSpec {
+            bucket: url.bucket.clone(),
+            prefix: format!("{}/", url.key),
+            delimiter: None,
+            parallelism: 1,
+            page_size: 1,
+            bounds: KeyBounds::default(),
+        };
+        let mut pages = std::pin::pin!(list(
+            self.store.clone(),
+            self.counters.clone(),
+            self.transfer.retry.clone(),
+            spec,
+        ));
+        if let Some(Ok(page)) = pages.try_next().await.transpose() {
+            if !page.is_empty() {
+                failure.error = Error::IsPrefix {
+                    url: url.to_string(),
+                };
+            }
+        }
+    }
+
+    pub(crate) fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<S> {
+        Engine::new(
+            self.store.clone(),
+            self.transfer.clone(),
+            self.request_limit.clone(),
+            self.counters.clone(),
+            reporter,
+        )
+    }
+
+    /// Run a planner that fills the job queue against the engine that drains it, and sum
+    /// up. `listed` names what the planner lists, for the failure it leaves if it stops.
+    async fn run<P, F>(
+        &self,
+        planner: P,
+        listed: String,
+        dry_run: bool,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary>
+    where
+        P: FnOnce(mpsc::Sender<Planned>) -> F,
+        F: Future<Output = Result<()>> + Send + 'static,
+    {
+        let started = Instant::now();
+        let before = self.counters.snapshot();
+        let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
+        let planner = tokio::spawn(planner(queue));
+        let engine = Arc::new(self.engine(reporter.clone()));
+        let workers = self.transfer.workers;
+        let driven = drive(engine, jobs, workers, dry_run, reporter.clone(), started).await;
+        // The planner ends once the queue is drained or dropped; it only fails on listing.
+        let listing = planner
+            .await
+            .unwrap_or_else(|join| Err(Error::InvalidInput(format!("planner crashed: {join}"))));
+        let mut outcome = driven?;
+        if let Err(error) = listing {
+            // A listing the store broke is a failure of the keys it did not list (exit 1),
+            // even when it broke before any key: nothing about the request itself was wrong.
+            let nothing_done = outcome.objects + outcome.failures.len() as u64 == 0;
+            let store_broke_it = matches!(error, Error::BadListing { .. });
+            if error.is_fatal() || (nothing_done && !store_broke_it) {
+                return Err(error);
+            }
+            let source = format!("{listed} (listing stopped, later keys were not downloaded)");
+            report_failure(reporter.as_ref(), &source, None, &error);
+            outcome.failures.push(Failure { source, error });
+        }
+        Ok(Summary::new(
+            outcome.objects,
+            outcome.skipped,
+            outcome.bytes,
+            started.elapsed(),
+            outcome.first_started,
+            self.counters.snapshot().since(&before),
+            outcome.failures,
+        ))
+    }
+}
+
+/// Every failure the summary lists is reported as it happens too.
+fn report_failure(
+    reporter: &dyn Reporter,
+    source: &str,
+    destination: Option<&Path>,
+    error: &Error,
+) {
+    reporter.object_reported(&ObjectReport {
+        source,
+        destination,
+        bytes: 0,
+        status: Status::Failed,
+        verification: None,
+        error: Some(error),
+    });
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    first_started: Option<Duration>,
+    objects: u64,
+    skipped: u64,
+    bytes: u64,
+    failures: Vec<Failure>,
+}
+
+/// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
+async fn drive<S: Store<Object = ObjectUrl>>(
+    engine: Arc<Engine<S>>,
+    mut jobs: mpsc::Receiver<Planned>,
+    workers: usize,
+    dry_run: bool,
+    reporter: Arc<dyn Reporter>,
+    started: Instant,
+) -> Result<Outcome> {
+    let object_slots = Arc::new(Semaphore::new(workers));
+    let mut running = JoinSet::new();
+    let mut outcome = Outcome::default();
+    let record = |outcome: &mut Outcome,
+                  (source, target, result): (String, Target, Result<Finished>)| {
+        match result {
+            Ok(Finished::Downloaded(bytes)) => {
+                reporter.object_finished(&source, Ok(bytes));
+                outcome.objects += 1;
+                outcome.bytes += bytes;
+                Ok(())
+            }
+            Ok(Finished::AlreadyThere(bytes)) => {
+                reporter.object_finished(&source, Ok(bytes));
+                outcome.skipped += 1;
+                Ok(())
+            }
+            Err(error) if error.is_fatal() => Err(error),
+            Err(error) => {
+                reporter.object_finished(&source, Err(&error));
+                report_failure(reporter.as_ref(), &source, target.path(), &error);
+                outcome.failures.push(Failure { source, error });
+                Ok(())
+            }
+        }
+    };
+    while let Some(planned) = jobs.recv().await {
+        let job = match planned {
+            Planned::Job(job) => job,
+            Planned::Refused(failure) => {
+                report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
+                outcome.failures.push(failure);
+                continue;
+            }
+        };
+        let slot = object_slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("object slots are never closed");
+        outcome
+            .first_started
+            .get_or_insert_with(|| started.elapsed());
+        let (engine, job_reporter) = (engine.clone(), reporter.clone());
+        running.spawn(async move {
+            let result = if dry_run {
+                Ok(preview(&engine, &job, &*job_reporter).await)
+            } else {
+                engine.download(&job).await
+            };
+            drop(slot);
+            (job.source.to_string(), job.target, result)
+        });
+        while let Some(done) = running.try_join_next() {
+            record(&mut outcome, done.expect("download task panicked"))?;
+        }
+    }
+    while let Some(done) = running.join_next().await {
+        record(&mut outcome, done.expect("download task panicked"))?;
+    }
+    Ok(outcome)
+}
+
+/// A dry run's verdict on one job, without a request: left alone when an earlier run left
+/// the listed version in place (the engine's own test), else copied.
+async fn preview<S: Store<Object = ObjectUrl>>(
+    engine: &Engine<S>,
+    job: &Job,
+    reporter: &dyn Reporter,
+) -> Finished {
+    let source = job.source.to_string();
+    let destination = match &job.target {
+        Target::File(path) => path.to_path_buf().display().to_string(),
+        Target::Stream(stream) => stream.name().display().to_string(),
+        Target::Discard => "(discarded)".to_owned(),
+        Target::Memory(_) => "(memory)".to_owned(),
+    };
+    if let Some(known) = &job.known {
+        if engine.already_complete(&job.target, known).is_some() {
+            reporter.previewed(Preview::Unchanged {
+                source: &source,
+                destination: &destination,
+            });
+            return Finished::AlreadyThere(known.size);
+        }
+    }
+    reporter.previewed(Preview::Copy {
+        source: &source,
+        destination: &destination,
+    });
+    Finished::Downloaded(0)
+}
+
+#[cfg(test)]
+mod tests;

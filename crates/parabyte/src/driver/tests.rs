@@ -1,0 +1,373 @@
+//! The driver through the in-memory store: what a copy of many objects fetches, writes,
+//! skips, previews and reports, decided by the same code the CLI and Python run.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use super::*;
+use crate::pattern::Filter;
+use crate::plan::{CopyOptions, Destination};
+use crate::retry::RetryPolicy;
+use crate::source::memory::{Answer, MemoryStore, When};
+
+/// Everything a copy reported, as plain strings.
+#[derive(Debug, Default)]
+struct Recorded {
+    previews: Mutex<Vec<String>>,
+    reports: Mutex<Vec<(String, Status)>>,
+}
+
+impl Reporter for Recorded {
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        let entry = (report.source.to_owned(), report.status);
+        self.reports.lock().unwrap().push(entry);
+    }
+
+    fn previewed(&self, preview: Preview<'_>) {
+        let line = match preview {
+            Preview::Copy { source, .. } => format!("copy {source}"),
+            Preview::Unchanged { source, .. } => format!("unchanged {source}"),
+            Preview::Excluded { source, .. } => format!("excluded {source}"),
+        };
+        self.previews.lock().unwrap().push(line);
+    }
+}
+
+fn transfer() -> TransferConfig {
+    TransferConfig {
+        part_size: 1024,
+        list_page_size: 7,
+        list_parallelism: 4,
+        retry: RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::ZERO,
+            max_delay: Duration::ZERO,
+            max_elapsed: None,
+        },
+        ..TransferConfig::default()
+    }
+}
+
+fn content(key: &str, size: usize) -> Vec<u8> {
+    key.bytes().cycle().take(size).collect()
+}
+
+/// A store holding `keys` under bucket `b`, each of a size from 0 up to a few parts.
+fn store_with(keys: &[&str]) -> Arc<MemoryStore> {
+    let store = Arc::new(MemoryStore::new());
+    let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    for (i, key) in keys.iter().enumerate() {
+        let url = format!("s3://b/{key}");
+        let size = (i * 397) % 3000;
+        store.put(&url, &content(key, size), Some(&format!("\"e{i}\"")));
+        store.set_modified(&url, modified);
+    }
+    store
+}
+
+struct Copy {
+    summary: Result<Summary>,
+    recorded: Arc<Recorded>,
+}
+
+async fn copy(
+    store: &Arc<MemoryStore>,
+    source: &str,
+    destination: &Path,
+    options: CopyOptions,
+) -> Copy {
+    copy_with(store, source, destination, options, transfer()).await
+}
+
+async fn copy_with(
+    store: &Arc<MemoryStore>,
+    source: &str,
+    destination: &Path,
+    options: CopyOptions,
+    transfer: TransferConfig,
+) -> Copy {
+    let driver = Driver::new(store.clone(), transfer, Arc::new(Counters::default()));
+    let mut request =
+        CopyRequest::parse(source, Destination::Path(destination.to_owned()), false).unwrap();
+    request.options = options;
+    let recorded = Arc::new(Recorded::default());
+    let summary = driver.copy(&request, recorded.clone()).await;
+    Copy { summary, recorded }
+}
+
+/// Every file under `root`, relative, sorted.
+fn files(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(root).unwrap().to_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+const KEYS: [&str; 12] = [
+    "p/a.json",
+    "p/b.bin",
+    "p/empty",
+    "p/x/c.json",
+    "p/x/d.bin",
+    "p/x/y/e.bin",
+    "p/f.json",
+    "p/g.bin",
+    "p/h.bin",
+    "p/i.bin",
+    "p/j.json",
+    "p/k.bin",
+];
+
+#[tokio::test]
+async fn a_prefix_lands_whole_with_no_request_beyond_its_bytes() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    assert_eq!(summary.objects, KEYS.len() as u64);
+    for (i, key) in KEYS.iter().enumerate() {
+        let written = std::fs::read(dir.path().join(key.strip_prefix("p/").unwrap())).unwrap();
+        assert_eq!(written, content(key, (i * 397) % 3000), "{key}");
+    }
+    // Sizes come from the listing: no probe, and an empty object needs no GET at all.
+    let parts: usize = KEYS
+        .iter()
+        .enumerate()
+        .map(|(i, _)| ((i * 397) % 3000).div_ceil(1024))
+        .sum();
+    assert!(
+        store.seen().len() <= parts,
+        "{} GETs for {parts} parts",
+        store.seen().len()
+    );
+    assert!(
+        !store.got().contains(&"s3://b/p/a.json".to_owned()),
+        "a.json is empty"
+    );
+    assert!(
+        store.seen().iter().all(|seen| seen.pinned.is_some()),
+        "every GET pinned"
+    );
+}
+
+#[tokio::test]
+async fn a_second_run_skips_every_object_without_a_request() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    copy(&store, "s3://b/p/", dir.path(), CopyOptions::default())
+        .await
+        .summary
+        .unwrap();
+    let gets = store.seen().len();
+    let again = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = again.summary.unwrap();
+    assert_eq!(summary.skipped, KEYS.len() as u64);
+    assert_eq!(summary.objects, 0);
+    assert_eq!(store.seen().len(), gets, "no GET on the second run");
+}
+
+#[tokio::test]
+async fn a_dry_run_fetches_nothing_and_previews_each_object() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let options = CopyOptions {
+        dry_run: true,
+        ..CopyOptions::default()
+    };
+    let done = copy(&store, "s3://b/p/", dir.path(), options).await;
+    done.summary.unwrap();
+    assert!(store.seen().is_empty());
+    assert!(files(dir.path()).is_empty(), "a dry run writes nothing");
+    let previews = done.recorded.previews.lock().unwrap().clone();
+    assert_eq!(previews.len(), KEYS.len());
+    assert!(previews
+        .iter()
+        .all(|line| line.starts_with("copy s3://b/p/")));
+}
+
+#[tokio::test]
+async fn the_last_matching_filter_decides_and_a_dry_run_names_the_excluded() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let filters = vec![
+        Filter::exclude("*").unwrap(),
+        Filter::include("*.json").unwrap(),
+        Filter::exclude("x/*").unwrap(),
+    ];
+    let options = CopyOptions {
+        filters: filters.clone(),
+        ..CopyOptions::default()
+    };
+    copy(&store, "s3://b/p/", dir.path(), options)
+        .await
+        .summary
+        .unwrap();
+    let expected: Vec<PathBuf> = ["a.json", "f.json", "j.json"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(files(dir.path()), expected);
+    let preview = CopyOptions {
+        filters,
+        dry_run: true,
+        ..CopyOptions::default()
+    };
+    let done = copy(&store, "s3://b/p/", dir.path(), preview).await;
+    let previews = done.recorded.previews.lock().unwrap().clone();
+    let excluded = previews
+        .iter()
+        .filter(|line| line.starts_with("excluded"))
+        .count();
+    assert_eq!(excluded, KEYS.len() - 3, "{previews:?}");
+}
+
+#[tokio::test]
+async fn a_wildcard_keeps_what_it_matches_below_its_literal_directory() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &store,
+        "s3://b/p/x/*.bin",
+        dir.path(),
+        CopyOptions::default(),
+    )
+    .await
+    .summary
+    .unwrap();
+    let expected: Vec<PathBuf> = ["d.bin", "y/e.bin"].iter().map(PathBuf::from).collect();
+    assert_eq!(files(dir.path()), expected);
+    let listed: Vec<String> = store.lists().into_iter().map(|seen| seen.prefix).collect();
+    assert!(listed.iter().all(|prefix| prefix == "p/x/"), "{listed:?}");
+}
+
+#[tokio::test]
+async fn a_failed_object_is_reported_by_name_and_the_others_land() {
+    let store = store_with(&KEYS);
+    store.script(
+        When::every().key("s3://b/p/g.bin"),
+        Answer::default().fail(|| Error::PermissionDenied {
+            what: "GET s3://b/p/g.bin".into(),
+            detail: "403".into(),
+            anonymous: false,
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.objects, KEYS.len() as u64 - 1);
+    assert_eq!(summary.failures.len(), 1);
+    assert_eq!(summary.failures[0].source, "s3://b/p/g.bin");
+    assert!(!dir.path().join("g.bin").exists());
+    let reports = done.recorded.reports.lock().unwrap();
+    assert_eq!(reports.len(), KEYS.len(), "every object reported once");
+    let failed: Vec<&String> = reports
+        .iter()
+        .filter(|(_, status)| *status == Status::Failed)
+        .map(|(source, _)| source)
+        .collect();
+    assert_eq!(failed, ["s3://b/p/g.bin"]);
+}
+
+#[tokio::test]
+async fn a_listing_that_breaks_keeps_what_it_listed_and_names_the_rest() {
+    let store = store_with(&KEYS);
+    let server_error = || Error::Http {
+        what: "LIST".into(),
+        status: 500,
+        detail: "InternalError".into(),
+    };
+    // The second page and its one retry fail.
+    store.script(When::list_nth(2), Answer::default().fail(server_error));
+    store.script(When::list_nth(3), Answer::default().fail(server_error));
+    let sequential = TransferConfig {
+        list_parallelism: 1,
+        ..transfer()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy_with(
+        &store,
+        "s3://b/p/",
+        dir.path(),
+        CopyOptions::default(),
+        sequential,
+    )
+    .await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.objects, 7, "the first page's keys");
+    assert_eq!(files(dir.path()).len(), 7);
+    let [failure] = summary.failures.as_slice() else {
+        panic!("{:?}", summary.failures);
+    };
+    assert!(
+        failure.source.starts_with("s3://b/p/ (listing stopped"),
+        "{}",
+        failure.source
+    );
+    assert!(
+        matches!(failure.error, Error::GaveUp { .. }),
+        "{}",
+        failure.error
+    );
+}
+
+#[tokio::test]
+async fn nothing_matched_is_one_failure_naming_the_source() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/*.iso", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.failures.len(), 1);
+    assert!(
+        matches!(summary.failures[0].error, Error::NothingMatched { .. }),
+        "{:?}",
+        summary.failures
+    );
+    assert!(store.seen().is_empty());
+}
+
+#[tokio::test]
+async fn a_key_shaped_like_a_temporary_file_is_refused_and_the_rest_land() {
+    let store = store_with(&["p/.parabyte-0123.tmp", "p/ok.bin", "p/../up.bin"]);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.objects, 1);
+    let refused: Vec<&str> = summary.failures.iter().map(|f| f.source.as_str()).collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(summary
+        .failures
+        .iter()
+        .all(|failure| matches!(failure.error, Error::UnsafeKey { .. })));
+    assert_eq!(files(dir.path()), [PathBuf::from("ok.bin")]);
+    assert_eq!(
+        store.got(),
+        ["s3://b/p/ok.bin"],
+        "nothing fetched for a refused key"
+    );
+}
+
+#[tokio::test]
+async fn a_single_key_that_is_a_prefix_says_so() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/x", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.failures.len(), 1);
+    assert!(
+        matches!(summary.failures[0].error, Error::IsPrefix { .. }),
+        "{}",
+        summary.failures[0].error
+    );
+}

@@ -1,0 +1,147 @@
+//! What a listing is asked for (`ListSpec`, `KeyBounds`), what it gives (`Listed`), and what
+//! the workers of one listing share (`Listing`).
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Semaphore;
+
+use super::page::{ListPage, ObjectEntry};
+use crate::counters::Counters;
+use crate::error::{Error, Result};
+use crate::retry::RetryPolicy;
+use crate::source::store::Store;
+
+/// Pages the parts not yet being read may hold between them beyond their own
+/// [`PAGES_AHEAD`] (about 200 bytes an entry: ~13 MB of 1000-key pages). With only their own
+/// room, parts behind the one being read stopped after two pages and the listing ran
+/// nearly in sequence unless it was cut into many short parts, each of which costs the
+/// store a page that the next part lists again (docs/PROFILE.md, stop 15).
+const PAGES_HELD_AHEAD: usize = 64;
+
+/// One line of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// An object under the prefix.
+    Object(ObjectEntry),
+    /// A "folder": keys continue below it (only when listing with a delimiter).
+    Prefix(String),
+}
+
+impl Listed {
+    pub(super) fn key(&self) -> &str {
+        match self {
+            Listed::Object(object) => &object.key,
+            Listed::Prefix(prefix) => prefix,
+        }
+    }
+}
+
+/// What to list and how hard to push.
+#[derive(Debug, Clone)]
+pub(crate) struct ListSpec {
+    pub bucket: String,
+    pub prefix: String,
+    /// `Some("/")` lists one level, with "folders"; such listings stay sequential.
+    pub delimiter: Option<String>,
+    /// Ranges listed at the same time; 1 is pipelined but sequential.
+    pub parallelism: usize,
+    /// Keys per page (ListObjectsV2 max-keys).
+    pub page_size: usize,
+    /// The range of the key space to list (all of it by default).
+    pub bounds: KeyBounds,
+}
+
+/// One range of a prefix's key space: the keys the store lists after `after` (from the
+/// first key when `None`), up to but not including the first key it lists after
+/// `until_after` (to the end when `None`). A boundary is a guess, not a key: both ranges
+/// it separates resolve it against the store the same way (`start-after=<guess>`), so they
+/// meet exactly, in the store's own order, even if keys come and go at the boundary before
+/// the listings start. [`split_key_space`] gives the boundaries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyBounds {
+    /// The boundary below the range: it lists the keys the store gives after this.
+    pub after: Option<String>,
+    /// The boundary above the range: it stops at the first key the store gives after this.
+    pub until_after: Option<String>,
+}
+
+impl KeyBounds {
+    /// Both boundaries must be under the prefix, the lower below the upper.
+    pub(super) fn check(&self, bucket: &str, prefix: &str) -> Result<()> {
+        let outside = [&self.after, &self.until_after]
+            .into_iter()
+            .flatten()
+            .find(|bound| !bound.starts_with(prefix));
+        if let Some(bound) = outside {
+            return Err(Error::InvalidInput(format!(
+                "the key range boundary '{}' is not under s3://{bucket}/{prefix}; boundaries come from splitting that prefix",
+                bound.escape_debug()
+            )));
+        }
+        if let (Some(after), Some(until)) = (&self.after, &self.until_after) {
+            if after >= until {
+                return Err(Error::InvalidInput(format!(
+                    "the key range after '{}' until after '{}' is empty or reversed; give the lower boundary first",
+                    after.escape_debug(),
+                    until.escape_debug()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything the workers of one listing share.
+pub(super) struct Listing<S> {
+    pub(super) store: Arc<S>,
+    pub(super) counters: Arc<Counters>,
+    pub(super) retry: RetryPolicy,
+    pub(super) spec: ListSpec,
+    /// Slots for workers beyond the first.
+    pub(super) spare_workers: Arc<Semaphore>,
+    /// The highest character seen at each position below the prefix: where split points
+    /// aim when a part has no upper bound.
+    pub(super) widest: Mutex<Vec<char>>,
+    /// The lowest guess after which the store listed no key at all: no part's split aims
+    /// above it.
+    pub(super) end: Mutex<Option<String>>,
+    /// Room for pages of the parts not yet being read, beyond each part's own.
+    pub(super) shared_room: Arc<Semaphore>,
+}
+
+impl<S: Store> Listing<S> {
+    pub(super) fn new(
+        store: Arc<S>,
+        counters: Arc<Counters>,
+        retry: RetryPolicy,
+        spec: ListSpec,
+        workers: usize,
+    ) -> Arc<Listing<S>> {
+        Arc::new(Listing {
+            store,
+            counters,
+            retry,
+            spare_workers: Arc::new(Semaphore::new(workers.saturating_sub(1))),
+            spec,
+            widest: Mutex::new(Vec::new()),
+            end: Mutex::new(None),
+            shared_room: Arc::new(Semaphore::new(PAGES_HELD_AHEAD)),
+        })
+    }
+}
+
+/// Objects and common prefixes of one page, merged into key order.
+pub(super) fn merge_in_key_order(page: ListPage) -> Vec<Listed> {
+    let mut merged = Vec::with_capacity(page.objects.len() + page.common_prefixes.len());
+    let mut prefixes = page.common_prefixes.into_iter().peekable();
+    for object in page.objects {
+        while prefixes
+            .next_if(|prefix| prefix.as_str() < object.key.as_str())
+            .map(|prefix| merged.push(Listed::Prefix(prefix)))
+            .is_some()
+        {}
+        merged.push(Listed::Object(object));
+    }
+    merged.extend(prefixes.map(Listed::Prefix));
+    merged
+}

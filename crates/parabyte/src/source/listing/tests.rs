@@ -1,0 +1,298 @@
+//! The listing workers through the in-memory store: every key once and in order however
+//! the key space is split, pages that break, stores that lie about tokens, and the parts a
+//! range listing and `split_key_space` cut.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+
+use super::spec::{merge_in_key_order, KeyBounds};
+use super::*;
+use crate::error::Error;
+use crate::source::memory::{Answer, MemoryStore, When};
+use crate::source::web::WebSource;
+
+fn retry(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        base_delay: Duration::ZERO,
+        max_delay: Duration::ZERO,
+        max_elapsed: None,
+    }
+}
+
+/// `count` keys under `prefix`, as sequential names in folders of 100.
+fn fill(store: &MemoryStore, prefix: &str, count: usize) -> Vec<String> {
+    let keys: Vec<String> = (0..count)
+        .map(|i| format!("{prefix}d{:03}/k{i:06}", i / 100))
+        .collect();
+    for key in &keys {
+        store.put(&format!("s3://b/{key}"), key.as_bytes(), Some("\"e\""));
+    }
+    keys
+}
+
+fn spec(prefix: &str, parallelism: usize, page_size: usize) -> ListSpec {
+    ListSpec {
+        bucket: "b".into(),
+        prefix: prefix.into(),
+        delimiter: None,
+        parallelism,
+        page_size,
+        bounds: KeyBounds::default(),
+    }
+}
+
+/// Every entry the listing gave, and the error it ended with, if any.
+async fn listed(
+    store: &Arc<MemoryStore>,
+    spec: ListSpec,
+    retries: u32,
+) -> (Vec<String>, Option<Error>) {
+    let pages = list(
+        store.clone(),
+        Arc::new(Counters::default()),
+        retry(retries),
+        spec,
+    );
+    let mut pages = std::pin::pin!(pages);
+    let mut keys = Vec::new();
+    loop {
+        match pages.try_next().await {
+            Ok(Some(page)) => keys.extend(page.iter().map(|entry| entry.key().to_owned())),
+            Ok(None) => return (keys, None),
+            Err(error) => return (keys, Some(error)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_split_listing_gives_every_key_once_in_order() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 2_000);
+    let (got, error) = listed(&store, spec("p/", 8, 50), 0).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, keys);
+    let started_after = store
+        .lists()
+        .iter()
+        .filter(|seen| matches!(seen.cursor, Cursor::After(_)) && seen.max_keys > 1)
+        .count();
+    assert!(
+        started_after > 0,
+        "the listing never split: {:?}",
+        store.lists().len()
+    );
+}
+
+#[tokio::test]
+async fn a_sequential_listing_asks_for_each_page_once() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 95);
+    let (got, error) = listed(&store, spec("p/", 1, 10), 0).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, keys);
+    let cursors: Vec<Cursor> = store.lists().into_iter().map(|seen| seen.cursor).collect();
+    assert_eq!(cursors.len(), 10, "{cursors:?}");
+    let distinct: BTreeSet<String> = cursors.iter().map(|c| format!("{c:?}")).collect();
+    assert_eq!(
+        distinct.len(),
+        cursors.len(),
+        "a page asked for twice: {cursors:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_page_that_breaks_off_is_asked_again_and_nothing_repeats() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 60);
+    store.script(When::list_nth(2), Answer::default().break_after(7));
+    let (got, error) = listed(&store, spec("p/", 1, 20), 2).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, keys, "every key once, in order");
+    assert_eq!(store.lists().len(), 4, "three pages and one retry");
+}
+
+#[tokio::test]
+async fn a_page_that_keeps_breaking_fails_after_its_good_keys() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 60);
+    store.script(
+        When {
+            nth: None,
+            ..When::list_nth(1)
+        },
+        Answer::default().fail(|| Error::Network {
+            what: "LIST".into(),
+            detail: "reset".into(),
+        }),
+    );
+    let (got, error) = listed(&store, spec("p/", 1, 20), 1).await;
+    assert!(got.is_empty());
+    assert!(matches!(error, Some(Error::GaveUp { .. })), "{error:?}");
+    drop(keys);
+}
+
+#[tokio::test]
+async fn keys_a_store_sends_out_of_order_are_each_listed_once() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 600);
+    store.script(When::list_nth(3), Answer::default().reversed());
+    let (got, error) = listed(&store, spec("p/", 8, 20), 0).await;
+    assert!(error.is_none(), "{error:?}");
+    let unique: BTreeSet<&String> = got.iter().collect();
+    assert_eq!(unique.len(), got.len(), "a key listed twice");
+    assert_eq!(unique.into_iter().cloned().collect::<Vec<_>>(), keys);
+}
+
+#[tokio::test]
+async fn a_token_given_twice_ends_the_listing_after_its_page() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 100);
+    store.script(When::list_nth(3), Answer::default().same_token());
+    let (got, error) = listed(&store, spec("p/", 1, 10), 0).await;
+    let Some(Error::BadListing { detail, .. }) = error else {
+        panic!("{error:?}");
+    };
+    assert!(detail.contains("a second time"), "{detail}");
+    assert_eq!(
+        got,
+        keys[..30],
+        "the pages before it and its own keys went on"
+    );
+}
+
+#[tokio::test]
+async fn a_truncated_page_without_a_token_is_a_bad_listing() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 100);
+    store.script(When::list_nth(2), Answer::default().no_token());
+    let (got, error) = listed(&store, spec("p/", 1, 10), 0).await;
+    assert!(matches!(error, Some(Error::BadListing { .. })), "{error:?}");
+    assert_eq!(got, keys[..20]);
+}
+
+#[tokio::test]
+async fn one_level_gives_folders_in_key_order_and_never_splits() {
+    let store = Arc::new(MemoryStore::new());
+    for key in ["p/a/1", "p/a/2", "p/b", "p/c/x/y", "p/d"] {
+        store.put(&format!("s3://b/{key}"), b"x", Some("\"e\""));
+    }
+    let mut one_level = spec("p/", 8, 2);
+    one_level.delimiter = Some("/".into());
+    let (got, error) = listed(&store, one_level, 0).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, ["p/a/", "p/b", "p/c/", "p/d"]);
+    assert!(store
+        .lists()
+        .iter()
+        .all(|seen| !matches!(seen.cursor, Cursor::After(_))));
+}
+
+#[tokio::test]
+async fn ranges_from_split_key_space_list_everything_once() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 3_000);
+    let counters = Arc::new(Counters::default());
+    let boundaries = split_key_space(store.clone(), counters, retry(0), spec("p/", 1, 100), 4)
+        .await
+        .unwrap();
+    assert!(
+        !boundaries.is_empty() && boundaries.len() <= 3,
+        "{boundaries:?}"
+    );
+    let probes = store.lists().len();
+    assert!(
+        probes <= 20,
+        "{probes} requests to find {} boundaries",
+        boundaries.len()
+    );
+    let mut edges: Vec<Option<String>> = vec![None];
+    edges.extend(boundaries.into_iter().map(Some));
+    edges.push(None);
+    let mut all = Vec::new();
+    for pair in edges.windows(2) {
+        let mut part = spec("p/", 4, 100);
+        part.bounds = KeyBounds {
+            after: pair[0].clone(),
+            until_after: pair[1].clone(),
+        };
+        let (got, error) = listed(&store, part, 0).await;
+        assert!(error.is_none(), "{error:?}");
+        assert!(!got.is_empty(), "a range with no key: {pair:?}");
+        all.extend(got);
+    }
+    assert_eq!(all, keys);
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_list_says_so() {
+    let web = WebSource::new(
+        &crate::config::StoreConfig::default(),
+        Arc::new(Counters::default()),
+    )
+    .unwrap();
+    let pages = list(
+        Arc::new(web),
+        Arc::new(Counters::default()),
+        retry(0),
+        spec("p/", 1, 10),
+    );
+    let error = std::pin::pin!(pages).try_next().await.unwrap_err();
+    assert!(matches!(error, Error::Unsupported { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "a web server cannot list keys; use a store that can, or leave out what needs it"
+    );
+}
+
+#[test]
+fn key_bounds_must_be_under_the_prefix_and_in_order() {
+    let bounds = |after: Option<&str>, until: Option<&str>| KeyBounds {
+        after: after.map(str::to_owned),
+        until_after: until.map(str::to_owned),
+    };
+    for fine in [
+        bounds(None, None),
+        bounds(Some("p/a"), None),
+        bounds(None, Some("p/a")),
+        bounds(Some("p/a"), Some("p/b")),
+    ] {
+        assert!(fine.check("b", "p/").is_ok(), "{fine:?}");
+    }
+    let outside = bounds(Some("q/a"), None).check("b", "p/").unwrap_err();
+    assert!(
+        outside.to_string().contains("not under s3://b/p/"),
+        "{outside}"
+    );
+    for reversed in [
+        bounds(Some("p/b"), Some("p/a")),
+        bounds(Some("p/a"), Some("p/a")),
+    ] {
+        let error = reversed.check("b", "p/").unwrap_err();
+        assert!(error.to_string().contains("empty or reversed"), "{error}");
+    }
+}
+
+#[test]
+fn pages_merge_objects_and_prefixes_in_order() {
+    let object = |key: &str| ObjectEntry {
+        key: key.into(),
+        size: 0,
+        etag: None,
+        last_modified: None,
+        storage_class: None,
+    };
+    let page = ListPage {
+        objects: vec![object("a"), object("c"), object("e")],
+        common_prefixes: vec!["b/".into(), "d/".into(), "f/".into()],
+        next_token: None,
+        is_truncated: false,
+    };
+    let keys: Vec<String> = merge_in_key_order(page)
+        .iter()
+        .map(|e| e.key().to_owned())
+        .collect();
+    assert_eq!(keys, vec!["a", "b/", "c", "d/", "e", "f/"]);
+}
