@@ -1,0 +1,226 @@
+//! How the store says no: a failed response's body read (bounded) and classified, the one
+//! function (`classify`) where an HTTP status and S3 error code become an [`Error`] kind, and
+//! the answers that say a bucket lives in another region.
+//!
+//! [`Error`]: crate::error::Error
+
+use futures::TryStreamExt;
+use reqwest::StatusCode;
+
+use super::xml::{self, ErrorDocument};
+use crate::error::{Error, Result};
+use crate::source::http_client::Response;
+
+/// Error bodies are small; never buffer more than this of one.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// What the first answer to a request says about the region it was signed for.
+pub(super) enum RegionCheck {
+    /// Nothing about the region: the caller reads the answer.
+    Answer(Box<Response>),
+    /// The bucket lives in this other region: sign for it and ask again.
+    Elsewhere(String),
+}
+
+/// Read a failed response's body (bounded) and classify it.
+pub(super) async fn error_from_response(
+    response: Response,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
+    let status = response.status().as_u16();
+    let error = read_error(response).await;
+    classify(status, &error.code, &error.message, what, bucket, anonymous)
+}
+
+/// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
+pub(super) async fn read_error(response: Response) -> ErrorDocument {
+    xml::parse_error(&read_error_body(response).await).unwrap_or_default()
+}
+
+/// The body of a failed response, up to [`MAX_ERROR_BODY`] bytes.
+pub(super) async fn read_error_body(response: Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Ok(Some(chunk)) = stream.try_next().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    body
+}
+
+/// What Go's HTTP server (MinIO's) answers a plain HTTP request on its TLS port.
+const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
+
+/// Whether an answer says the bucket lives in another region than `signed_for`, as S3
+/// (301 PermanentRedirect, 400 AuthorizationHeaderMalformed, both with the
+/// `x-amz-bucket-region` header), MinIO (400 with the header and `<Region>`) and versitygw
+/// (400 with `<Region>`) say it. Another failure whose body had to be read is classified
+/// here.
+pub(super) async fn region_check(
+    response: Response,
+    signed_for: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Result<RegionCheck> {
+    let endpoint = format!(
+        "{}://{}",
+        response.url().scheme(),
+        response.url().authority()
+    );
+    let status = response.status().as_u16();
+    if !matches!(status, 301 | 307 | 400) {
+        return Ok(RegionCheck::Answer(Box::new(response)));
+    }
+    let header = response
+        .headers()
+        .get("x-amz-bucket-region")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let body = read_error_body(response).await;
+    if status == 400 && body.starts_with(HTTP_TO_HTTPS) {
+        return Err(Error::CannotConnect {
+            what: what.to_owned(),
+            detail: format!(
+                "the server at {endpoint} speaks HTTPS: use {}",
+                endpoint.replacen("http://", "https://", 1)
+            ),
+        });
+    }
+    let error = xml::parse_error(&body).unwrap_or_default();
+    let about_region = matches!(
+        error.code.as_str(),
+        "AuthorizationHeaderMalformed" | "PermanentRedirect"
+    ) || (status != 400 && error.code.is_empty());
+    let named = header.or(error.region.clone());
+    match named {
+        Some(region) if about_region && region != signed_for && is_region_name(&region) => {
+            Ok(RegionCheck::Elsewhere(region))
+        }
+        _ => Err(classify(
+            status,
+            &error.code,
+            &error.message,
+            what,
+            bucket,
+            anonymous,
+        )),
+    }
+}
+
+/// A plausible region name (`eu-west-1`, a MinIO site's own name): nothing that could
+/// change a host name or a header when signed or sent.
+pub(super) fn is_region_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+}
+
+/// The one place an HTTP status and S3 error code become an [`Error`] kind.
+/// `anonymous`: the request was sent unsigned (`--no-sign-request`), which a refusal's
+/// hint must not suggest again.
+pub(super) fn classify(
+    status: u16,
+    code: &str,
+    message: &str,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
+    let reason = StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let detail = match (code.is_empty(), message.is_empty()) {
+        (true, _) => format!("{status} {reason}"),
+        (false, true) => format!("{status} {code}"),
+        (false, false) => format!("{status} {code}: {message}"),
+    };
+    let what = what.to_owned();
+    match (status, code) {
+        (_, "NoSuchBucket") => Error::NoSuchBucket {
+            bucket: bucket.to_owned(),
+            detail,
+        },
+        // versitygw answers an unknown access key with 404 XAdminUserNotFound.
+        (
+            _,
+            "InvalidAccessKeyId"
+            | "SignatureDoesNotMatch"
+            | "ExpiredToken"
+            | "InvalidToken"
+            | "TokenRefreshRequired"
+            | "XAdminUserNotFound",
+        ) => Error::BadCredentials { what, detail },
+        // How S3, MinIO and versitygw refuse a signature made for another region: every request
+        // would be refused alike, so it stops the run like any other wrong option.
+        // Only when the answer did not say which region (else the request was signed again).
+        (_, "AuthorizationHeaderMalformed" | "PermanentRedirect") | (301, "") => {
+            Error::InvalidInput(format!(
+                "{what}: the store is in another region ({detail}); set its region with --region or AWS_REGION"
+            ))
+        }
+        (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
+        (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {
+            Error::Throttled { what, detail }
+        }
+        (404, _) | (_, "NoSuchKey") => Error::NotFound { what, detail },
+        (401 | 403, _) => Error::PermissionDenied {
+            what,
+            detail,
+            anonymous,
+        },
+        _ => Error::Http {
+            what,
+            status,
+            detail,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_and_codes_become_kinds() {
+        let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b", false);
+        assert!(matches!(
+            kind(404, "NoSuchBucket"),
+            Error::NoSuchBucket { .. }
+        ));
+        assert!(matches!(kind(404, "NoSuchKey"), Error::NotFound { .. }));
+        assert!(matches!(
+            kind(403, "SignatureDoesNotMatch"),
+            Error::BadCredentials { .. }
+        ));
+        assert!(matches!(
+            kind(403, "AccessDenied"),
+            Error::PermissionDenied { .. }
+        ));
+        let wrong_region = kind(400, "AuthorizationHeaderMalformed");
+        assert!(wrong_region.is_fatal());
+        assert!(
+            wrong_region.to_string().contains("--region"),
+            "{wrong_region}"
+        );
+        assert!(matches!(kind(412, ""), Error::Changed { .. }));
+        assert!(matches!(kind(503, "SlowDown"), Error::Throttled { .. }));
+        assert!(matches!(
+            kind(500, "InternalError"),
+            Error::Http { status: 500, .. }
+        ));
+        assert!(kind(500, "").is_retryable());
+        assert!(!kind(403, "AccessDenied").is_retryable());
+        let message = kind(404, "NoSuchKey").to_string();
+        assert!(
+            message.starts_with("GET s3://b/k: not found (404 NoSuchKey: m)"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! HeadObject: the checksum the store keeps for one version of an object, which no ranged
+//! GET carries, and by part number where that upload part lies.
+
+use reqwest::header::ETAG;
+
+use super::checksum_headers::{content_md5, store_checksum};
+use super::errors::classify;
+use super::{Get, S3Store};
+use crate::counters::RequestKind;
+use crate::error::{Error, Result};
+use crate::location::S3Url;
+use crate::ranges::ByteRange;
+use crate::source::{shape_of, Described, Shape};
+use crate::validator::Validator;
+
+impl S3Store {
+    /// HEAD with `x-amz-checksum-mode: ENABLED`: the store's checksum, which no ranged GET
+    /// carries. By part number, where that upload part lies (its Content-Range).
+    pub(super) async fn head_object(
+        &self,
+        object: &S3Url,
+        pinned: &Validator,
+        part_number: Option<u32>,
+    ) -> Result<Option<Described>> {
+        let query = part_number.map_or_else(String::new, |part| format!("partNumber={part}"));
+        let what = match part_number {
+            Some(part) => format!("HEAD {object} part {part}"),
+            None => format!("HEAD {object}"),
+        };
+        let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
+        let precondition = pinned.precondition();
+        if let Some(precondition) = &precondition {
+            headers.push((precondition.name, &precondition.value));
+        }
+        let response = self
+            .request(&Get {
+                method: &reqwest::Method::HEAD,
+                kind: RequestKind::Head,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: &query,
+                headers: &headers,
+                what: &what,
+            })
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            // A HEAD's answer has no body: its status is all there is to classify.
+            return Err(classify(
+                status.as_u16(),
+                "",
+                "",
+                &what,
+                &object.bucket,
+                self.anonymous(),
+            ));
+        }
+        let validator = response
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(|etag| Validator::ETag(etag.to_owned()));
+        if !validator.as_ref().is_some_and(|got| pinned.matches(got)) {
+            return Err(Error::Changed {
+                what,
+                detail: format!("{pinned} became {validator:?}"),
+            });
+        }
+        let part = match part_number {
+            None => None,
+            Some(_) => {
+                shape_of(status, response.headers(), None, &what)?.and_then(|shape| match shape {
+                    Shape::Partial { range, .. } => Some(range),
+                    Shape::Whole {
+                        length: Some(length),
+                    } if length > 0 => Some(ByteRange {
+                        start: 0,
+                        end: length - 1,
+                    }),
+                    _ => None,
+                })
+            }
+        };
+        Ok(Some(Described {
+            checksum: store_checksum(response.headers()),
+            content_md5: content_md5(validator.as_ref(), response.headers()),
+            part,
+        }))
+    }
+}
