@@ -44,6 +44,9 @@ mod ranges;
 mod report;
 mod retry;
 mod source;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing;
 mod timestamp;
 mod transfer;
 mod validator;

@@ -2,6 +2,8 @@
 //! reaches a store only through it, and each store lives in a file or folder of its own.
 
 mod answer;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod conformance;
 pub(crate) mod http_client;
 pub(crate) mod listing;
 #[cfg(test)]
