@@ -4,18 +4,17 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::{Stream, TryStreamExt};
 
 use crate::config::{StoreConfig, TransferConfig};
 use crate::counters::Counters;
-use crate::disk::sink::{adopt_pieces, FilePath, Target};
+use crate::disk::sink::Target;
 use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
-use crate::plan::{item_target, CopyRequest, Destination};
+use crate::plan::CopyRequest;
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
@@ -110,36 +109,9 @@ impl Client {
         range: std::ops::Range<u64>,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
-        let started = Instant::now();
-        let before = self.driver.counters.snapshot();
-        let (path, size, etag) = piece_target(item, destination)?;
-        let span = match range.end.min(size).checked_sub(1) {
-            Some(end) if range.start <= end => ByteRange {
-                start: range.start,
-                end,
-            },
-            _ => {
-                return Err(Error::InvalidInput(format!(
-                    "{}: the piece {}..{} holds no byte of its {} bytes",
-                    item.source, range.start, range.end, size
-                )))
-            }
-        };
-        reporter.size_discovered(span.end + 1 - span.start);
-        let bytes = self
-            .driver
-            .engine(reporter)
-            .fetch_piece(&item.source, &path, size, &etag, span)
-            .await?;
-        Ok(Summary::new(
-            0,
-            0,
-            bytes,
-            started.elapsed(),
-            None,
-            self.driver.counters.snapshot().since(&before),
-            Vec::new(),
-        ))
+        self.driver
+            .download_piece(item, destination, range, reporter)
+            .await
     }
 
     /// Move the pieces `download_piece` left for `item` (named by their first bytes,
@@ -153,11 +125,7 @@ impl Client {
         destination: &Path,
         starts: &[u64],
     ) -> Result<u64> {
-        let (path, size, etag) = piece_target(item, destination)?;
-        let starts = starts.to_vec();
-        tokio::task::spawn_blocking(move || adopt_pieces(&path, size, &etag, &starts))
-            .await
-            .map_err(|join| Error::InvalidInput(format!("adopting pieces crashed: {join}")))?
+        self.driver.adopt_pieces(item, destination, starts).await
     }
 
     /// Every bucket the credentials can see, with its creation date (ListBuckets).
@@ -246,22 +214,4 @@ fn one_at_a_time(
     pages
         .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
         .try_flatten()
-}
-
-/// Where the pieces of `item` go under `destination`, and the version they are of: an item
-/// split into pieces needs its size and ETag (a listing's or a manifest's) and a file.
-fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, u64, String)> {
-    let (Some(size), Some(etag)) = (item.size, item.etag.clone()) else {
-        return Err(Error::InvalidInput(format!(
-            "{}: an object fetched in pieces needs its size and ETag; give both",
-            item.source
-        )));
-    };
-    match item_target(item, &Destination::Path(destination.to_owned()))? {
-        Target::File(path) => Ok((path, size, etag)),
-        _ => Err(Error::InvalidInput(format!(
-            "{}: its destination is not a regular file; pieces need one",
-            item.source
-        ))),
-    }
 }

@@ -336,5 +336,6 @@ async fn preview<S: Store<Object = ObjectUrl>>(
     Finished::Downloaded(0)
 }
 
+mod pieces;
 #[cfg(test)]
 mod tests;
