@@ -50,7 +50,7 @@ fn transfer() -> TransferConfig {
 }
 
 fn content(key: &str, size: usize) -> Vec<u8> {
-    key.bytes().cycle().take(size).collect()
+    key.bytes().chain([b'#']).cycle().take(size).collect()
 }
 
 /// A store holding `keys` under bucket `b`, each of a size from 0 up to a few parts.
@@ -370,4 +370,67 @@ async fn a_single_key_that_is_a_prefix_says_so() {
         "{}",
         summary.failures[0].error
     );
+}
+
+mod properties {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Whatever the keys (folders and files of one name, `..`, empty segments, names of
+        /// temporary files) and sizes: every listed key is either a file below the
+        /// destination with exactly its bytes, or one reported failure (a "folder" marker
+        /// neither); nothing else is written, and nothing lands outside.
+        #[test]
+        fn every_key_lands_exactly_or_is_reported(
+            objects in prop::collection::btree_map(
+                "(a|b|\\.\\.|\\.parabyte-x|)(/(a|b|c|\\.\\.|))?(/(a|b))?",
+                0usize..3000,
+                0..24,
+            ),
+        ) {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            let dir = outside.path().join("dest");
+            std::fs::create_dir(&dir).unwrap();
+            let objects: BTreeMap<String, usize> = objects;
+            let summary = runtime.block_on(async {
+                let store = Arc::new(MemoryStore::new());
+                for (i, (key, size)) in objects.iter().enumerate() {
+                    let url = format!("s3://b/p/{key}");
+                    store.put(&url, &content(key, *size), Some(&format!("\"e{i}\"")));
+                }
+                copy(&store, "s3://b/p/", &dir, CopyOptions::default()).await.summary
+            });
+            let summary = summary.unwrap();
+            let failed: Vec<&str> = summary.failures.iter().map(|f| f.source.as_str()).collect();
+            let mut landed = 0;
+            for (key, size) in &objects {
+                let url = format!("s3://b/p/{key}");
+                let reported = failed.iter().filter(|source| **source == url).count();
+                let file = dir.join(key);
+                let exact = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file())
+                    && std::fs::read(&file).unwrap() == content(key, *size);
+                // A zero-byte key ending in '/' is a console's "folder": nothing to write.
+                let marker = url.ends_with('/') && *size == 0;
+                prop_assert!(
+                    (exact && reported == 0) || (!exact && reported == usize::from(!marker)),
+                    "{key}: exact {exact}, reported {reported} times: {failed:?}"
+                );
+                landed += usize::from(exact);
+            }
+            prop_assert_eq!(landed as u64, summary.objects);
+            prop_assert_eq!(files(&dir).len(), landed, "only the keys' files: {:?}", files(&dir));
+            prop_assert_eq!(files(outside.path()).len(), landed, "nothing outside");
+        }
+    }
 }

@@ -296,3 +296,52 @@ fn pages_merge_objects_and_prefixes_in_order() {
         .collect();
     assert_eq!(keys, vec!["a", "b/", "c", "d/", "e", "f/"]);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn listed_blocking(
+        keys: &BTreeSet<String>,
+        page_size: usize,
+        parallelism: usize,
+        broken: Option<(usize, usize)>,
+    ) -> (Vec<String>, Option<Error>) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = Arc::new(MemoryStore::new());
+            for key in keys {
+                store.put(&format!("s3://b/p/{key}"), b"x", Some("\"e\""));
+            }
+            if let Some((page, after)) = broken {
+                store.script(When::list_nth(page), Answer::default().break_after(after));
+            }
+            listed(&store, spec("p/", parallelism, page_size), 2).await
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// However the key space is cut among workers, however small the pages, and
+        /// wherever a page breaks off and is asked again, the listing is every key once,
+        /// in the store's order.
+        #[test]
+        fn every_key_once_in_order(
+            keys in prop::collection::btree_set("[a-c0-9/~é]{1,7}", 0..400),
+            page_size in 1usize..12,
+            parallelism in 1usize..9,
+            broken in prop::option::of((1usize..30, 0usize..12)),
+        ) {
+            let (got, error) = listed_blocking(&keys, page_size, parallelism, broken);
+            prop_assert!(error.is_none(), "{:?}", error);
+            let expected: Vec<String> = keys.iter().map(|key| format!("p/{key}")).collect();
+            prop_assert_eq!(got, expected);
+        }
+    }
+}
