@@ -372,6 +372,283 @@ async fn a_single_key_that_is_a_prefix_says_so() {
     );
 }
 
+fn items(store: &Arc<MemoryStore>, keys: &[&str], known: bool) -> Vec<crate::manifest::Item> {
+    keys.iter()
+        .map(|key| {
+            let url = format!("s3://b/{key}");
+            let size = store.size_of(&url);
+            crate::manifest::Item {
+                source: ObjectUrl::S3(S3Url::parse(&url).unwrap()),
+                destination: None,
+                size: known.then_some(size),
+                etag: known.then(|| store.etag_of(&url)),
+            }
+        })
+        .collect()
+}
+
+async fn copy_items(
+    store: &Arc<MemoryStore>,
+    items: Vec<crate::manifest::Item>,
+    destination: Destination,
+) -> Result<Summary> {
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let request = CopyRequest {
+        source: crate::plan::Source::Items(items),
+        destination,
+        recursive: false,
+        options: CopyOptions::default(),
+    };
+    driver.copy(&request, Arc::new(Recorded::default())).await
+}
+
+#[tokio::test]
+async fn known_sizes_cost_one_get_per_part_and_no_probe() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let keys = ["p/b.bin", "p/empty", "p/g.bin"];
+    let summary = copy_items(
+        &store,
+        items(&store, &keys, true),
+        Destination::Path(dir.path().to_owned()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(summary.objects, 3);
+    let parts: u64 = keys
+        .iter()
+        .map(|key| store.size_of(&format!("s3://b/{key}")).div_ceil(1024))
+        .sum();
+    let gets = store.seen().len() as u64;
+    assert!(gets <= parts, "{gets} GETs for {parts} parts");
+    assert!(
+        store.seen().iter().all(|seen| seen.pinned.is_some()),
+        "no probe"
+    );
+    // Unknown sizes: the first ranged GET of each is the probe, and carries no pin.
+    let unknown = tempfile::tempdir().unwrap();
+    let before = store.seen().len();
+    copy_items(
+        &store,
+        items(&store, &keys, false),
+        Destination::Path(unknown.path().to_owned()),
+    )
+    .await
+    .unwrap();
+    let unpinned = store.seen()[before..]
+        .iter()
+        .filter(|seen| seen.pinned.is_none())
+        .count();
+    assert_eq!(unpinned, keys.len());
+}
+
+#[tokio::test]
+async fn two_items_for_one_path_are_refused_and_many_cannot_go_to_stdout() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let twice = items(&store, &["p/b.bin", "p/b.bin"], true);
+    let summary = copy_items(&store, twice, Destination::Path(dir.path().to_owned()))
+        .await
+        .unwrap();
+    assert_eq!((summary.objects, summary.failures.len()), (1, 1));
+    assert!(summary.failures[0]
+        .error
+        .to_string()
+        .contains("same destination"));
+    let many = items(&store, &["p/b.bin", "p/g.bin"], true);
+    let error = copy_items(&store, many, Destination::Stdout)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+}
+
+#[tokio::test]
+async fn discarded_objects_are_fetched_and_nothing_is_written() {
+    let store = store_with(&KEYS);
+    let summary = copy_items(&store, items(&store, &KEYS, true), Destination::Discard)
+        .await
+        .unwrap();
+    assert_eq!(summary.objects, KEYS.len() as u64);
+    let bytes: u64 = KEYS
+        .iter()
+        .map(|key| store.size_of(&format!("s3://b/{key}")))
+        .sum();
+    assert_eq!(summary.bytes, bytes);
+}
+
+#[tokio::test]
+async fn an_interrupted_object_keeps_its_finished_parts_for_the_next_run() {
+    let big: Vec<u8> = (0..600_000u32).map(|i| (i % 253) as u8).collect();
+    let once = TransferConfig {
+        part_size: 64 * 1024,
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..transfer().retry
+        },
+        ..transfer()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The first part arrives; every other part's body breaks off.
+    let breaking = Arc::new(MemoryStore::new());
+    breaking.put("s3://b/p/big", &big, Some("\"v1\""));
+    breaking.script(When::at(0), Answer::default());
+    breaking.script(
+        When {
+            nth: None,
+            ..When::every()
+        },
+        Answer::default().break_after(1000),
+    );
+    let broken = copy_with(
+        &breaking,
+        "s3://b/p/",
+        dir.path(),
+        CopyOptions::default(),
+        once.clone(),
+    )
+    .await;
+    assert_eq!(broken.summary.unwrap().failures.len(), 1);
+    assert!(
+        !dir.path().join("big").exists(),
+        "no partial file under the final name"
+    );
+    // The next run, from an honest store, fetches only what no finished part holds.
+    let honest = Arc::new(MemoryStore::new());
+    honest.put("s3://b/p/big", &big, Some("\"v1\""));
+    let again = copy_with(
+        &honest,
+        "s3://b/p/",
+        dir.path(),
+        CopyOptions::default(),
+        once,
+    )
+    .await;
+    assert_eq!(again.summary.unwrap().objects, 1);
+    assert_eq!(std::fs::read(dir.path().join("big")).unwrap(), big);
+    let fetched: u64 = honest
+        .seen()
+        .iter()
+        .map(|seen| seen.range.map_or(600_000, |r| r.end - r.start + 1))
+        .sum();
+    assert_eq!(
+        fetched,
+        600_000 - 64 * 1024,
+        "only what the first run did not finish"
+    );
+}
+
+#[tokio::test]
+async fn an_object_that_changes_between_parts_lands_whole_as_its_new_version() {
+    let store = Arc::new(MemoryStore::new());
+    let old: Vec<u8> = vec![1; 5000];
+    let new: Vec<u8> = vec![2; 6000];
+    store.put("s3://b/p/obj", &old, Some("\"v1\""));
+    store.script(
+        When::nth(2),
+        Answer::default().replace(&new, Some("\"v2\"")),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    assert_eq!(done.summary.unwrap().objects, 1);
+    assert_eq!(std::fs::read(dir.path().join("obj")).unwrap(), new);
+}
+
+#[tokio::test]
+async fn a_single_object_lands_at_the_path_named_and_a_missing_one_is_reported() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("named");
+    let done = copy(&store, "s3://b/p/x/d.bin", &file, CopyOptions::default()).await;
+    assert_eq!(done.summary.unwrap().objects, 1);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        content("p/x/d.bin", 4 * 397 % 3000)
+    );
+    let missing = copy(
+        &store,
+        "s3://b/p/none.bin",
+        &dir.path().join("none"),
+        CopyOptions::default(),
+    )
+    .await;
+    let summary = missing.summary.unwrap();
+    assert_eq!(summary.failures.len(), 1);
+    assert!(
+        summary.failures[0].error.is_not_found(),
+        "{}",
+        summary.failures[0].error
+    );
+}
+
+#[tokio::test]
+async fn a_dry_run_says_unchanged_for_what_an_earlier_run_left() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    copy(&store, "s3://b/p/", dir.path(), CopyOptions::default())
+        .await
+        .summary
+        .unwrap();
+    let gets = store.seen().len();
+    let options = CopyOptions {
+        dry_run: true,
+        ..CopyOptions::default()
+    };
+    let done = copy(&store, "s3://b/p/", dir.path(), options).await;
+    done.summary.unwrap();
+    let previews = done.recorded.previews.lock().unwrap().clone();
+    assert_eq!(previews.len(), KEYS.len());
+    assert!(
+        previews.iter().all(|line| line.starts_with("unchanged")),
+        "{previews:?}"
+    );
+    assert_eq!(store.seen().len(), gets);
+}
+
+#[tokio::test]
+async fn a_wildcard_that_matches_nothing_but_names_a_key_says_to_add_raw() {
+    let store = store_with(&["p/a[1].bin"]);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(
+        &store,
+        "s3://b/p/a[1].bin",
+        dir.path(),
+        CopyOptions::default(),
+    )
+    .await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.failures.len(), 1);
+    assert!(
+        summary.failures[0].error.to_string().contains("--raw"),
+        "{}",
+        summary.failures[0].error
+    );
+    let raw = CopyOptions {
+        raw: true,
+        ..CopyOptions::default()
+    };
+    let done = copy(&store, "s3://b/p/a[1].bin", &dir.path().join("a"), raw).await;
+    assert_eq!(done.summary.unwrap().objects, 1);
+}
+
+#[tokio::test]
+async fn a_store_error_that_ends_everything_ends_the_run() {
+    let store = store_with(&KEYS);
+    store.script(
+        When::list_nth(1),
+        Answer::default().fail(|| Error::NoSuchBucket {
+            bucket: "b".into(),
+            detail: "404 NoSuchBucket".into(),
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let error = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default())
+        .await
+        .summary
+        .unwrap_err();
+    assert!(matches!(error, Error::NoSuchBucket { .. }), "{error}");
+    assert!(store.seen().is_empty());
+}
+
 mod properties {
     use std::collections::BTreeMap;
 

@@ -297,6 +297,111 @@ fn pages_merge_objects_and_prefixes_in_order() {
     assert_eq!(keys, vec!["a", "b/", "c", "d/", "e", "f/"]);
 }
 
+#[tokio::test]
+async fn a_key_outside_the_prefix_ends_the_listing_after_the_good_keys() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 30);
+    store.script(
+        When::list_nth(2),
+        Answer::default().stray_key("q/elsewhere"),
+    );
+    let (got, error) = listed(&store, spec("p/", 1, 10), 0).await;
+    let Some(Error::BadListing { detail, .. }) = error else {
+        panic!("{error:?}");
+    };
+    assert!(detail.contains("q/elsewhere"), "{detail}");
+    assert_eq!(
+        got,
+        keys[..20],
+        "the good keys of both pages, nothing outside"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_consumer_holds_the_listing_back() {
+    let store = Arc::new(MemoryStore::new());
+    fill(&store, "p/", 1_000);
+    let pages = list(
+        store.clone(),
+        Arc::new(Counters::default()),
+        retry(0),
+        spec("p/", 1, 10),
+    );
+    let mut pages = std::pin::pin!(pages);
+    let mut read = pages.try_next().await.unwrap().unwrap().len();
+    // The worker runs ahead of the reader by the room it has, then waits for it.
+    for _ in 0..2_000 {
+        tokio::task::yield_now().await;
+    }
+    let asked = store.lists().len();
+    assert!(
+        (2..=4).contains(&asked),
+        "{asked} pages asked for while one was read"
+    );
+    while let Some(entries) = pages.try_next().await.unwrap() {
+        read += entries.len();
+    }
+    assert_eq!((read, store.lists().len()), (1_000, 100));
+}
+
+#[tokio::test]
+async fn a_key_range_lists_exactly_the_keys_between_its_boundaries() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 500);
+    let mut part = spec("p/", 4, 10);
+    part.bounds = KeyBounds {
+        after: Some("p/d001/k000150".into()),
+        until_after: Some("p/d003/k000399x".into()),
+    };
+    let (got, error) = listed(&store, part, 0).await;
+    assert!(error.is_none(), "{error:?}");
+    let expected: Vec<String> = keys
+        .iter()
+        .filter(|key| key.as_str() > "p/d001/k000150" && key.as_str() <= "p/d003/k000399")
+        .cloned()
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[tokio::test]
+async fn folders_across_pages_come_once_each_in_order() {
+    let store = Arc::new(MemoryStore::new());
+    let folders: Vec<String> = (0..30).map(|i| format!("p/f{i:02}/")).collect();
+    for folder in &folders {
+        for file in ["a", "b", "c"] {
+            store.put(&format!("s3://b/{folder}{file}"), b"x", Some("\"e\""));
+        }
+    }
+    let mut one_level = spec("p/", 4, 4);
+    one_level.delimiter = Some("/".into());
+    let (got, error) = listed(&store, one_level, 0).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, folders);
+    assert_eq!(store.lists().len(), 8, "30 folders, 4 a page");
+}
+
+#[tokio::test]
+async fn split_key_space_leaves_a_small_prefix_whole() {
+    let store = Arc::new(MemoryStore::new());
+    fill(&store, "p/", 50);
+    let counters = Arc::new(Counters::default());
+    let boundaries = split_key_space(
+        store.clone(),
+        counters.clone(),
+        retry(0),
+        spec("p/", 1, 100),
+        8,
+    )
+    .await
+    .unwrap();
+    assert!(boundaries.is_empty(), "{boundaries:?}");
+    assert_eq!(store.lists().len(), 1, "one page showed it fits");
+    let one = split_key_space(store.clone(), counters, retry(0), spec("p/", 1, 10), 1)
+        .await
+        .unwrap();
+    assert!(one.is_empty(), "one part needs no boundary");
+}
+
 mod properties {
     use proptest::prelude::*;
 

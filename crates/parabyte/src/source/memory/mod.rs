@@ -118,6 +118,27 @@ impl MemoryStore {
         });
     }
 
+    /// The size of the object at `url` (0 when there is none).
+    pub(crate) fn size_of(&self, url: &str) -> u64 {
+        self.lock()
+            .objects
+            .get(url)
+            .map_or(0, |object| object.data.len() as u64)
+    }
+
+    /// The ETag of the object at `url`.
+    pub(crate) fn etag_of(&self, url: &str) -> String {
+        match self
+            .lock()
+            .objects
+            .get(url)
+            .and_then(|o| o.validator.clone())
+        {
+            Some(Validator::ETag(tag)) => tag,
+            _ => String::new(),
+        }
+    }
+
     /// Every GET so far, in the order received.
     pub(crate) fn seen(&self) -> Vec<Seen> {
         self.lock().gets.clone()
@@ -409,6 +430,15 @@ impl Store for MemoryStore {
             page.is_truncated = true;
             page.next_token = None;
         }
+        if let Some(key) = &answer.stray_key {
+            page.objects.push(ObjectEntry {
+                key: key.clone(),
+                size: 1,
+                etag: None,
+                last_modified: None,
+                storage_class: None,
+            });
+        }
         if let Some(token) = &page.next_token {
             sink.token(token);
         }
@@ -433,3 +463,6 @@ impl Store for MemoryStore {
         sink.finish(page, query)
     }
 }
+
+#[cfg(test)]
+mod tests;

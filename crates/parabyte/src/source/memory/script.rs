@@ -44,6 +44,8 @@ pub(crate) struct Answer {
     pub(super) same_token: bool,
     /// A listing page says more keys follow but gives no token.
     pub(super) no_token: bool,
+    /// A listing page carries this key too, wherever it belongs.
+    pub(super) stray_key: Option<String>,
 }
 
 impl Answer {
@@ -104,6 +106,11 @@ impl Answer {
 
     pub(crate) fn no_token(mut self) -> Answer {
         self.no_token = true;
+        self
+    }
+
+    pub(crate) fn stray_key(mut self, key: &str) -> Answer {
+        self.stray_key = Some(key.to_owned());
         self
     }
 }
