@@ -24,10 +24,11 @@ import builtins
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterable
+from typing import Any, Unpack, overload
 
 from . import _native
+from ._keywords import DOWNLOAD_KEYWORDS, DownloadOptions
 from ._native import (
     Buffer,
     Failure,
@@ -57,6 +58,7 @@ __all__ = [
     "Buffer",
     "Client",
     "CredentialsError",
+    "DownloadOptions",
     "Error",
     "Failure",
     "InvalidInputError",
@@ -103,24 +105,11 @@ class Client(_native.Client):
         self,
         source: str,
         destination: Destination,
-        *,
-        recursive: bool = False,
-        exclude: Sequence[str] = (),
-        include: Sequence[str] = (),
-        raw: bool = False,
-        progress: ProgressCallback | None = None,
+        **options: Unpack[DownloadOptions],
     ) -> Summary:
-        """`download` as a coroutine; cancelling it cancels the transfer. The progress
-        callback runs on a parabyte thread."""
-        return await super().download_async(
-            source,
-            destination,
-            recursive=recursive,
-            exclude=[*exclude],
-            include=[*include],
-            raw=raw,
-            progress=progress,
-        )
+        """`download` as a coroutine, with the same keywords (`DownloadOptions`); cancelling
+        it cancels the transfer. The progress callback runs on a parabyte thread."""
+        return await super().download_async(source, destination, **options)
 
     async def download_many_async(
         self,
@@ -187,57 +176,28 @@ def _client(options: dict[str, Any]) -> Client:
     return client
 
 
-def download(
-    source: str,
-    destination: Destination,
-    *,
-    recursive: bool = False,
-    exclude: Sequence[str] = (),
-    include: Sequence[str] = (),
-    raw: bool = False,
-    progress: ProgressCallback | None = None,
-    **options: Any,
-) -> Summary:
+def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A module-level call's keywords: those of the download, and the `Client` options."""
+    keywords = {name: options.pop(name) for name in DOWNLOAD_KEYWORDS if name in options}
+    return keywords, options
+
+
+def download(source: str, destination: Destination, **options: Any) -> Summary:
     """Download an object to a file, or everything under a prefix (or matching a wildcard
     pattern such as `s3://bucket/imgs/*.jpg`) into a directory.
 
-    `exclude` / `include` are patterns matched against each object's path below the source;
-    every exclude applies before every include (`exclude=["*"], include=["*.jpg"]`). `raw`
-    takes `*`, `?` and `[` in the source literally. `options` are `Client` keywords
+    The download's keywords are `DownloadOptions` (`recursive`, `exclude`, `include`, `raw`,
+    `progress`, `after`, `until_after`); every other keyword is a `Client` option
     (endpoint_url, workers, part_size, ...).
     """
-    return _client(options).download(
-        source,
-        destination,
-        recursive=recursive,
-        exclude=[*exclude],
-        include=[*include],
-        raw=raw,
-        progress=progress,
-    )
+    keywords, client_options = _split(options)
+    return _client(client_options).download(source, destination, **keywords)
 
 
-async def download_async(
-    source: str,
-    destination: Destination,
-    *,
-    recursive: bool = False,
-    exclude: Sequence[str] = (),
-    include: Sequence[str] = (),
-    raw: bool = False,
-    progress: ProgressCallback | None = None,
-    **options: Any,
-) -> Summary:
-    """`download` as a coroutine."""
-    return await _client(options).download_async(
-        source,
-        destination,
-        recursive=recursive,
-        exclude=exclude,
-        include=include,
-        raw=raw,
-        progress=progress,
-    )
+async def download_async(source: str, destination: Destination, **options: Any) -> Summary:
+    """`download` as a coroutine, with the same keywords."""
+    keywords, client_options = _split(options)
+    return await _client(client_options).download_async(source, destination, **keywords)
 
 
 def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:

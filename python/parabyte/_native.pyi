@@ -3,10 +3,13 @@
 import datetime
 import os
 import pathlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeAlias, overload
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from typing import Any, TypeAlias, Unpack, overload
+
+from ._keywords import DownloadOptions
 
 __version__: str
+DOWNLOAD_KEYWORDS: tuple[str, ...]
 
 class Client:
     """A connection pool and options, reused across calls and threads. `parabyte.Client`
@@ -76,14 +79,7 @@ class Client:
         self,
         source: str,
         destination: _Path | None,
-        *,
-        recursive: bool = False,
-        exclude: Sequence[str] = (),
-        include: Sequence[str] = (),
-        raw: bool = False,
-        progress: _Progress | None = None,
-        after: str | None = None,
-        until_after: str | None = None,
+        **options: Unpack[DownloadOptions],
     ) -> Summary:
         """Download `s3://bucket/key` or `https://host/path` to a file (or into a directory
         that exists or ends in "/"), or everything under `s3://bucket/prefix/` (or any S3
@@ -102,23 +98,21 @@ class Client:
         The GIL is released while bytes move; Ctrl-C cancels and raises KeyboardInterrupt,
         leaving no partial file.
 
-        `after`/`until_after` copy one range of a prefix's key space (boundaries from
-        `split_key_space`), each key at the path a copy of the whole prefix gives it.
+        The keywords are `DownloadOptions`: `recursive`, `exclude`, `include`, `raw`,
+        `progress`, and `after`/`until_after`, which copy one range of a prefix's key space
+        (boundaries from `split_key_space`), each key at the path a copy of the whole
+        prefix gives it. A mistyped keyword raises TypeError naming the nearest one.
         """
 
     def download_async(
         self,
         source: str,
         destination: _Path | None,
-        *,
-        recursive: bool = False,
-        exclude: Sequence[str] = (),
-        include: Sequence[str] = (),
-        raw: bool = False,
-        progress: _Progress | None = None,
+        **options: Unpack[DownloadOptions],
     ) -> Awaitable[Summary]:
-        """`download` as an asyncio future (`parabyte.Client` makes it a coroutine);
-        cancelling it cancels the transfer. The progress callback runs on a parabyte thread."""
+        """`download` as an asyncio future (`parabyte.Client` makes it a coroutine), with the
+        same keywords; cancelling it cancels the transfer. The progress callback runs on a
+        parabyte thread."""
 
     def download_many(
         self,

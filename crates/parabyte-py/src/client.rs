@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyOptions, CopyRequest, Destination, Filter, KeyBounds, Location, ObjectUrl, S3Url, Source,
-    StoreConfig, TransferConfig,
+    CopyRequest, Destination, KeyBounds, Location, ObjectUrl, S3Url, Source, StoreConfig,
+    TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -17,6 +17,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
+use crate::download_keywords::DownloadKeywords;
 use crate::errors::{to_py, InvalidInputError};
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Size, StoreOptions, TransferOptions};
@@ -247,68 +248,34 @@ impl Client {
     }
 
     /// Download an object or a URL to a file, or everything under a prefix (or matching a
-    /// wildcard pattern) into a directory. `after`/`until_after` copy one range of a
-    /// prefix's key space (`split_key_space`).
-    #[pyo3(signature = (
-        source, destination, *, recursive = false, exclude = Vec::new(), include = Vec::new(),
-        raw = false, progress = None, after = None, until_after = None
-    ))]
-    #[allow(clippy::too_many_arguments)] // Python keywords, one each
+    /// wildcard pattern) into a directory. The keywords (`DOWNLOAD_KEYWORDS`) are parsed
+    /// in one place for this and `download_async`; `after`/`until_after` copy one range of
+    /// a prefix's key space (`split_key_space`).
+    #[pyo3(signature = (source, destination, **keywords))]
     fn download(
         &self,
         py: Python<'_>,
         source: &str,
         destination: Option<PathBuf>,
-        recursive: bool,
-        exclude: Vec<String>,
-        include: Vec<String>,
-        raw: bool,
-        progress: Option<Py<PyAny>>,
-        after: Option<String>,
-        until_after: Option<String>,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Summary> {
-        let selection = Selection {
-            exclude,
-            include,
-            raw,
-        };
-        let mut request = selection
-            .request(source, destination_of(destination), recursive)
-            .map_err(to_py)?;
-        if after.is_some() || until_after.is_some() {
-            request.source = Source::KeyRange {
-                prefix: S3Url::parse(source).map_err(to_py)?,
-                bounds: KeyBounds { after, until_after },
-            };
-            request.recursive = true;
-        }
-        transfer_sync(py, self.copy(py, request)?, progress)
+        let mut keywords = DownloadKeywords::parse("download", keywords)?;
+        let request = keywords.request(source, destination_of(destination))?;
+        transfer_sync(py, self.copy(py, request)?, keywords.progress.take())
     }
 
-    /// `download` as an awaitable.
-    #[pyo3(signature = (
-        source, destination, *, recursive = false, exclude = Vec::new(), include = Vec::new(),
-        raw = false, progress = None
-    ))]
-    #[allow(clippy::too_many_arguments)] // Python keywords, one each
+    /// `download` as an awaitable, with the same keywords.
+    #[pyo3(signature = (source, destination, **keywords))]
     fn download_async<'py>(
         &self,
         py: Python<'py>,
         source: &str,
         destination: Option<PathBuf>,
-        recursive: bool,
-        exclude: Vec<String>,
-        include: Vec<String>,
-        raw: bool,
-        progress: Option<Py<PyAny>>,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let selection = Selection {
-            exclude,
-            include,
-            raw,
-        };
-        let request = selection.request(source, destination_of(destination), recursive);
-        transfer_async(py, self.copy(py, request.map_err(to_py)?)?, progress)
+        let mut keywords = DownloadKeywords::parse("download_async", keywords)?;
+        let request = keywords.request(source, destination_of(destination))?;
+        transfer_async(py, self.copy(py, request)?, keywords.progress.take())
     }
 
     /// Download many objects into `destination`; items with a known size cost no probe.
@@ -610,32 +577,5 @@ fn object_url(text: &str) -> PyResult<ObjectUrl> {
         Location::Local(_) => Err(InvalidInputError::new_err(format!(
             "'{text}' is not a URL; write s3://bucket/key, s3://bucket/prefix/ or https://host/path"
         ))),
-    }
-}
-
-/// `download`'s keywords that choose objects. Every exclude comes before every include, so
-/// `exclude=["*"], include=["*.jpg"]` keeps the JPEGs, as the same CLI flags in that order.
-struct Selection {
-    exclude: Vec<String>,
-    include: Vec<String>,
-    raw: bool,
-}
-
-impl Selection {
-    fn request(
-        self,
-        source: &str,
-        destination: Destination,
-        recursive: bool,
-    ) -> parabyte::Result<CopyRequest> {
-        let excludes = self.exclude.iter().map(|pattern| Filter::exclude(pattern));
-        let includes = self.include.iter().map(|pattern| Filter::include(pattern));
-        let mut request = CopyRequest::parse(source, destination, recursive)?;
-        request.options = CopyOptions {
-            filters: excludes.chain(includes).collect::<parabyte::Result<_>>()?,
-            raw: self.raw,
-            dry_run: false,
-        };
-        Ok(request)
     }
 }

@@ -18,6 +18,7 @@
 mod awaitable;
 mod buffer;
 mod client;
+mod download_keywords;
 mod errors;
 mod listing;
 mod options;
@@ -89,6 +90,7 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add("DOWNLOAD_KEYWORDS", download_keywords::DOWNLOAD_KEYWORDS)?;
     module.add_class::<buffer::Buffer>()?;
     module.add_class::<client::Client>()?;
     module.add_class::<client::Item>()?;
