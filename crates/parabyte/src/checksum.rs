@@ -80,6 +80,10 @@ impl Crc {
     }
 }
 
+/// Parts a multipart upload may have (S3's limit): a composite checksum that claims more is
+/// no checksum, and nothing is ever sized by the claim.
+pub(crate) const MAX_UPLOAD_PARTS: u32 = 10_000;
+
 /// The checksum a store keeps for an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StoreChecksum {
@@ -87,24 +91,34 @@ pub(crate) enum StoreChecksum {
     Full(FullChecksum),
     /// A multipart upload's `VALUE-PARTS`: the CRC of its parts' CRCs, concatenated.
     Composite { crc: FullChecksum, parts: u32 },
+    /// The store declares a checksum of this algorithm, but its value is none (not the
+    /// base64 of the algorithm's width, a part count out of range, a COMPOSITE type with no
+    /// part count). Declared is declared: the object cannot pass on its size alone.
+    Malformed(Crc),
 }
 
 impl StoreChecksum {
     pub(crate) fn algorithm(self) -> Crc {
         match self {
             StoreChecksum::Full(crc) | StoreChecksum::Composite { crc, .. } => crc.algorithm,
+            StoreChecksum::Malformed(algorithm) => algorithm,
         }
     }
 
-    /// Parse a header value: base64 of the big-endian CRC, with `-N` when composite.
-    pub(crate) fn parse(algorithm: Crc, header: &str) -> Option<StoreChecksum> {
-        match header.trim().split_once('-') {
+    /// Parse a header value: base64 of the big-endian CRC, with `-N` when composite. A
+    /// value that is none is [`StoreChecksum::Malformed`], never `None`: the store did
+    /// declare a checksum.
+    pub(crate) fn parse(algorithm: Crc, header: &str) -> StoreChecksum {
+        let parsed = match header.trim().split_once('-') {
             None => FullChecksum::parse(algorithm, header).map(StoreChecksum::Full),
-            Some((value, parts)) => Some(StoreChecksum::Composite {
-                crc: FullChecksum::parse(algorithm, value)?,
-                parts: parts.parse().ok().filter(|&parts| parts > 0)?,
+            Some((value, parts)) => FullChecksum::parse(algorithm, value).and_then(|crc| {
+                let parts = parts.parse().ok()?;
+                (1..=MAX_UPLOAD_PARTS)
+                    .contains(&parts)
+                    .then_some(StoreChecksum::Composite { crc, parts })
             }),
-        }
+        };
+        parsed.unwrap_or(StoreChecksum::Malformed(algorithm))
     }
 }
 
@@ -162,17 +176,20 @@ impl Piece {
     }
 }
 
-/// The CRC of `start..end` combined from `pieces` (sorted by start), or `None` when they do
-/// not tile it exactly or lack that algorithm.
-fn combine(pieces: &[Piece], algorithm: Crc, start: u64, end: u64) -> Option<u64> {
+/// The CRC of `start..end` combined from `pieces` (sorted by start), read from `*next` on
+/// and left past the last piece used, or `None` when they do not tile it exactly or lack
+/// that algorithm. Walking a cursor keeps a whole check linear in the pieces and parts.
+fn combine(
+    pieces: &[Piece],
+    next: &mut usize,
+    algorithm: Crc,
+    start: u64,
+    end: u64,
+) -> Option<u64> {
     let mut covered = start;
     // The CRC of nothing is zero for all three.
     let mut crc = 0;
-    for piece in pieces
-        .iter()
-        .skip_while(|piece| piece.start + piece.length <= start)
-        .take_while(|piece| piece.start < end)
-    {
+    while let Some(piece) = pieces.get(*next).filter(|piece| piece.start < end) {
         if piece.start != covered || piece.start + piece.length > end {
             return None;
         }
@@ -183,14 +200,16 @@ fn combine(pieces: &[Piece], algorithm: Crc, start: u64, end: u64) -> Option<u64
             crc_fast::checksum_combine(algorithm.algorithm(), crc, value, piece.length)
         };
         covered += piece.length;
+        *next += 1;
     }
     (covered == end).then_some(crc)
 }
 
 /// Combine the pieces' CRCs as the store's checksum is made and compare. Pieces must tile
 /// `0..total` exactly, and for a composite checksum break at every upload part's end (parts
-/// of `part_size`, the last one shorter); anything else means the CRC cannot speak for the
-/// whole object.
+/// of `part_size`, the last one shorter): pieces that do not is [`Check::Untiled`], for the
+/// caller to read the bytes back by parts. A checksum that cannot be laid over the object
+/// at all fails it as [`Check::Uncheckable`], never passing on the size alone.
 pub(crate) fn check_crc(
     expected: StoreChecksum,
     part_size: Option<u64>,
@@ -199,23 +218,31 @@ pub(crate) fn check_crc(
 ) -> Check {
     pieces.sort_by_key(|piece| piece.start);
     let algorithm = expected.algorithm();
+    let mut next = 0;
     let (got, want) = match expected {
-        StoreChecksum::Full(want) => match combine(pieces, algorithm, 0, total) {
+        StoreChecksum::Malformed(_) => {
+            return Check::Uncheckable(format!(
+                "the store declares a {} checksum whose value is none (not the base64 of {} bytes, or a part count not from 1 to {MAX_UPLOAD_PARTS})",
+                algorithm.name(),
+                algorithm.width()
+            ))
+        }
+        StoreChecksum::Full(want) => match combine(pieces, &mut next, algorithm, 0, total) {
             Some(value) => (FullChecksum { algorithm, value }, want),
-            None => return Check::Unchecked,
+            None => return Check::Untiled,
         },
         StoreChecksum::Composite { crc: want, parts } => {
-            let Some(part_size) =
-                part_size.filter(|&size| size > 0 && total.div_ceil(size) == u64::from(parts))
-            else {
-                // Parts of unequal sizes (or unknown ones): no way to know where they end.
-                return Check::Unchecked;
+            let Some(part_size) = part_size.filter(|&size| fits(size, parts, total)) else {
+                return Check::Uncheckable(format!(
+                    "the store's COMPOSITE {} checksum is of {parts} upload parts, and no part size it gave lays {parts} parts over the object's {total} bytes",
+                    algorithm.name()
+                ));
             };
             let mut concatenated = Vec::with_capacity(parts as usize * algorithm.width());
             for start in (0..total).step_by(part_size as usize) {
                 let end = (start + part_size).min(total);
-                let Some(value) = combine(pieces, algorithm, start, end) else {
-                    return Check::Unchecked;
+                let Some(value) = combine(pieces, &mut next, algorithm, start, end) else {
+                    return Check::Untiled;
                 };
                 concatenated.extend(FullChecksum { algorithm, value }.be_bytes());
             }
@@ -233,6 +260,11 @@ pub(crate) fn check_crc(
             want.render()
         ))
     }
+}
+
+/// Whether `parts` upload parts of `part_size` (the last one shorter) make `total` bytes.
+pub(crate) fn fits(part_size: u64, parts: u32, total: u64) -> bool {
+    part_size > 0 && total.div_ceil(part_size) == u64::from(parts)
 }
 
 /// Compare a computed MD5 with the one the ETag stands for.
@@ -262,6 +294,12 @@ pub(crate) enum Check {
     /// The store gave no means (or checking was turned off): the size alone was checked.
     Unchecked,
     Failed(String),
+    /// The store declared a checksum that cannot be laid over the bytes: the object fails,
+    /// and the message says why and that `--no-verify` accepts the size alone.
+    Uncheckable(String),
+    /// The pieces CRC'd as the bytes streamed do not break where the checksum's parts do:
+    /// the bytes must be read back by parts to check them.
+    Untiled,
 }
 
 /// How the objects of a run were checked, for the summary.
@@ -402,7 +440,7 @@ mod tests {
                 Check::Passed(Method::Crc)
             );
             let mut gap = vec![piece(0, 1), piece(2, 100_000)];
-            assert_eq!(check_crc(whole, None, &mut gap, 100_000), Check::Unchecked);
+            assert_eq!(check_crc(whole, None, &mut gap, 100_000), Check::Untiled);
             let mut wrong = vec![piece(0, 99_999), piece(0, 1)];
             wrong[1].start = 99_999;
             assert!(matches!(
@@ -429,7 +467,7 @@ mod tests {
             }
             .render()
         );
-        let composite = StoreChecksum::parse(Crc::Crc32, &header).unwrap();
+        let composite = StoreChecksum::parse(Crc::Crc32, &header);
         assert!(matches!(
             composite,
             StoreChecksum::Composite { parts: 3, .. }
@@ -445,11 +483,16 @@ mod tests {
         let check =
             |pieces: &mut [Piece], part_size| check_crc(composite, part_size, pieces, 12_000);
         assert_eq!(check(&mut pieces, Some(5_000)), Check::Passed(Method::Crc));
-        // Another part size would make another number of parts, or other boundaries.
-        assert_eq!(check(&mut pieces, Some(4_000)), Check::Unchecked);
-        assert_eq!(check(&mut pieces, None), Check::Unchecked);
+        // Another part size would make another number of parts: the layout is a lie, and
+        // the object fails; a size that fits but pieces that break elsewhere need a read-back.
+        assert!(matches!(
+            check(&mut pieces, Some(3_000)),
+            Check::Uncheckable(_)
+        ));
+        assert!(matches!(check(&mut pieces, None), Check::Uncheckable(_)));
+        assert_eq!(check(&mut pieces, Some(4_000)), Check::Untiled);
         let mut straddling = vec![piece(0, 6_000), piece(6_000, 12_000)];
-        assert_eq!(check(&mut straddling, Some(5_000)), Check::Unchecked);
+        assert_eq!(check(&mut straddling, Some(5_000)), Check::Untiled);
         let mut flipped = data.clone();
         flipped[7_000] ^= 1;
         let mut wrong = vec![
@@ -458,6 +501,30 @@ mod tests {
             piece(10_000, 12_000),
         ];
         assert!(matches!(check(&mut wrong, Some(5_000)), Check::Failed(_)));
+    }
+
+    #[test]
+    fn a_composite_of_the_most_parts_is_checked_in_one_pass() {
+        // 10,000 parts of 7 bytes, each its own piece: a cursor walks them once.
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i % 241) as u8).collect();
+        let mut pieces: Vec<Piece> = (0..10_000)
+            .map(|part| piece(Crc::Crc32c, &data, part * 7, part * 7 + 7))
+            .collect();
+        let mut concatenated = Vec::new();
+        for part in data.chunks(7) {
+            let crc = crc_fast::checksum(Crc::Crc32c.algorithm(), part) as u32;
+            concatenated.extend(crc.to_be_bytes());
+        }
+        let value = crc_fast::checksum(Crc::Crc32c.algorithm(), &concatenated);
+        let crc = FullChecksum {
+            algorithm: Crc::Crc32c,
+            value,
+        };
+        let composite = StoreChecksum::Composite { crc, parts: 10_000 };
+        assert_eq!(
+            check_crc(composite, Some(7), &mut pieces, 70_000),
+            Check::Passed(Method::Crc)
+        );
     }
 
     #[test]
@@ -470,8 +537,27 @@ mod tests {
             0x0d4a_1185
         );
         assert_eq!(FullChecksum::parse(Crc::Crc32, "DUoRhQ==-3"), None);
-        assert_eq!(StoreChecksum::parse(Crc::Crc32, "DUoRhQ==-0"), None);
         assert_eq!(FullChecksum::parse(Crc::Crc64Nvme, "DUoRhQ=="), None);
+        // Declared but none: never "no checksum", which would let the size alone decide.
+        for none in [
+            "DUoRhQ==-0",
+            "DUoRhQ==-10001",
+            "DUoRhQ==-x",
+            "not base64!",
+            "DUoR",
+        ] {
+            assert_eq!(
+                StoreChecksum::parse(Crc::Crc32, none),
+                StoreChecksum::Malformed(Crc::Crc32),
+                "{none}"
+            );
+        }
+        let malformed = StoreChecksum::Malformed(Crc::Crc64Nvme);
+        let verdict = check_crc(malformed, None, &mut [], 10);
+        assert!(
+            matches!(verdict, Check::Uncheckable(ref why) if why.contains("CRC64NVME")),
+            "{verdict:?}"
+        );
     }
 
     #[test]

@@ -103,6 +103,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// The store declares a checksum that cannot be laid over the bytes received (its value
+    /// is none, or its parts do not add up to the object): the bytes cannot be vouched for.
+    #[error("{what}: the store declares a checksum it cannot be checked by: {detail}; nothing was saved. Tell the store's operator; --no-verify accepts the size alone")]
+    Uncheckable {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What is wrong with the checksum.
+        detail: String,
+    },
+
     /// The store asked us to slow down.
     #[error("{what}: the store is throttling requests ({detail})")]
     Throttled {

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::checksum::{check_crc, check_md5, Check, Crc, OrderedMd5, Piece, StoreChecksum};
+use crate::checksum::{check_crc, check_md5, fits, Check, Crc, OrderedMd5, Piece, StoreChecksum};
 use crate::disk::sink::Sink;
 use crate::error::Result;
 use crate::ranges::Coverage;
@@ -107,9 +107,16 @@ impl ContentCheck {
         }
     }
 
-    /// Where a composite checksum's upload parts end (from a HEAD of part 1).
-    pub(super) fn parts_of(&self, part_size: u64) {
-        let _ = self.part_size.set(part_size);
+    /// Where a composite checksum's upload parts end (from a HEAD of part 1), if parts of
+    /// that size make the declared count over `total` bytes. Any other size is a lie about
+    /// the layout: it is not taken, so no piece is ever cut by it (a claim of one byte would
+    /// cut a piece per byte), and the check then fails the object, naming the layout.
+    pub(super) fn parts_of(&self, part_size: u64, total: u64) {
+        if let Some(Expectation::Crc(StoreChecksum::Composite { parts, .. })) = self.plan.get() {
+            if fits(part_size, *parts, total) {
+                let _ = self.part_size.set(part_size);
+            }
+        }
     }
 
     /// The store's checksum is composite, of more than one part, and where its parts end is
@@ -201,6 +208,36 @@ impl ContentCheck {
             .unwrap_or(Ok(()))
     }
 
+    /// The CRC pieces did not break where the parts do (parts of a size the grid did not
+    /// know, or resumed bytes): read the bytes back, cut by parts, and check them again.
+    async fn check_read_back(
+        &self,
+        sink: &Sink,
+        expected: StoreChecksum,
+        part_size: Option<u64>,
+        total: u64,
+    ) -> Result<Check> {
+        let algorithm = expected.algorithm();
+        let mut whole = Coverage::default();
+        whole.add(0, total);
+        let read = sink
+            .read_back(move |read| crc_of(&whole, algorithm, part_size, read))
+            .await;
+        Ok(match read {
+            // Discarded bytes: their count was all there was to check.
+            None => Check::Unchecked,
+            Some(Ok(mut pieces)) => match check_crc(expected, part_size, &mut pieces, total) {
+                Check::Untiled => Check::Uncheckable(
+                    "the bytes read back do not break where the checksum's parts do".into(),
+                ),
+                verdict => verdict,
+            },
+            Some(Err(error)) => Check::Uncheckable(format!(
+                "checking by parts needs the bytes read back, and they cannot be ({error})"
+            )),
+        })
+    }
+
     /// The verdict on the `total` bytes written.
     pub(super) async fn finish(&self, sink: &Sink, total: u64) -> Result<Check> {
         Ok(match self.plan.get() {
@@ -224,7 +261,13 @@ impl ContentCheck {
                     StoreChecksum::Composite { parts: 1, .. } => Some(total),
                     _ => self.part_size.get().copied(),
                 };
-                check_crc(*expected, part_size, &mut pieces, total)
+                match check_crc(*expected, part_size, &mut pieces, total) {
+                    Check::Untiled => {
+                        self.check_read_back(sink, *expected, part_size, total)
+                            .await?
+                    }
+                    verdict => verdict,
+                }
             }
             // A stream's bytes that went out before the store said it keeps no CRC were not
             // hashed, and cannot be read back: only their count was checked.

@@ -445,7 +445,9 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         match self.head(object, validator, Some(1)).await {
             Ok(Some(Described {
                 part: Some(part), ..
-            })) => object.check.parts_of(part.end - part.start + 1),
+            })) => object
+                .check
+                .parts_of(part.end - part.start + 1, object.total),
             Err(error @ Error::Changed { .. }) => return Err(error),
             _ => {}
         }
@@ -520,6 +522,16 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                     detail,
                 });
             }
+            // A checksum the store declared but that cannot be laid over the bytes never
+            // becomes a size check: the object fails, and says how to accept the size alone.
+            Check::Uncheckable(detail) => {
+                sink.abandon();
+                return Err(Error::Uncheckable {
+                    what: format!("GET {}", job.source),
+                    detail,
+                });
+            }
+            Check::Untiled => unreachable!("the content check reads back untiled pieces"),
         };
         sink.commit(modified).await?;
         // Counted once the file has its name: an object that failed to arrive is not verified.

@@ -7,16 +7,53 @@ use crate::checksum::{Crc, StoreChecksum};
 use crate::validator::Validator;
 
 /// The store's checksum among a response's headers: whole-object, or composite (`-N`) when
-/// `x-amz-checksum-type` says so or the value carries a part count.
+/// `x-amz-checksum-type` says so or the value carries a part count. A checksum header whose
+/// value is none (not text, not base64 of the right width, a COMPOSITE type with no part
+/// count) is [`StoreChecksum::Malformed`]: declared, so never a reason to check less.
 pub(super) fn store_checksum(headers: &HeaderMap) -> Option<StoreChecksum> {
     let composite = headers
         .get("x-amz-checksum-type")
         .is_some_and(|kind| kind.as_bytes().eq_ignore_ascii_case(b"COMPOSITE"));
     Crc::HEADERS.iter().find_map(|(name, algorithm)| {
-        let checksum = StoreChecksum::parse(*algorithm, headers.get(*name)?.to_str().ok()?)?;
-        // A composite type with no part count is no value we can rebuild.
-        (!composite || matches!(checksum, StoreChecksum::Composite { .. })).then_some(checksum)
+        let value = headers.get(*name)?;
+        let checksum = match value.to_str() {
+            Ok(text) => StoreChecksum::parse(*algorithm, text),
+            Err(_) => StoreChecksum::Malformed(*algorithm),
+        };
+        Some(match checksum {
+            StoreChecksum::Full(_) if composite => StoreChecksum::Malformed(*algorithm),
+            checksum => checksum,
+        })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &[u8])]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_bytes(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn a_declared_checksum_that_is_none_is_malformed_not_absent() {
+        let crc32 = "x-amz-checksum-crc32";
+        assert_eq!(store_checksum(&headers(&[])), None);
+        let malformed = Some(StoreChecksum::Malformed(Crc::Crc32));
+        assert_eq!(store_checksum(&headers(&[(crc32, b"!!")])), malformed);
+        assert_eq!(store_checksum(&headers(&[(crc32, b"\xff\xfe")])), malformed);
+        let composite_without_parts =
+            headers(&[(crc32, b"DUoRhQ=="), ("x-amz-checksum-type", b"COMPOSITE")]);
+        assert_eq!(store_checksum(&composite_without_parts), malformed);
+        let whole = store_checksum(&headers(&[(crc32, b"DUoRhQ==")]));
+        assert!(matches!(whole, Some(StoreChecksum::Full(_))), "{whole:?}");
+    }
 }
 
 /// The MD5 an ETag stands for, unless the object is encrypted by a key.

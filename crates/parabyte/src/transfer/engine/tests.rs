@@ -706,6 +706,85 @@ async fn an_object_of_one_get_needs_no_head() {
     assert!(run.source.heads().is_empty());
 }
 
+/// The CRC32C composite checksum of `object` uploaded in parts of `part_size`.
+fn composite_of(object: &[u8], part_size: usize) -> StoreChecksum {
+    let mut concatenated = Vec::new();
+    for part in object.chunks(part_size) {
+        let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, part) as u32;
+        concatenated.extend(crc.to_be_bytes());
+    }
+    StoreChecksum::Composite {
+        crc: FullChecksum {
+            algorithm: Crc::Crc32c,
+            value: crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, &concatenated),
+        },
+        parts: object.len().div_ceil(part_size) as u32,
+    }
+}
+
+#[tokio::test]
+async fn a_declared_checksum_that_is_none_fails_the_object_never_a_size_check() {
+    let object = data(30, SIZE);
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source
+        .keep_checksum(OBJECT, StoreChecksum::Malformed(Crc::Crc64Nvme), SIZE);
+    let (outcome, _) = download(&run, None).await;
+    let Err(Error::Uncheckable { detail, .. }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(detail.contains("CRC64NVME"), "{detail}");
+    assert_eq!(run.counters.snapshot().verified.size_only, 0);
+    // Asked for explicitly, the size alone is accepted.
+    let unchecked = TransferConfig {
+        verify_content: false,
+        ..config(0)
+    };
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), unchecked);
+    run.source
+        .keep_checksum(OBJECT, StoreChecksum::Malformed(Crc::Crc64Nvme), SIZE);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+}
+
+#[tokio::test]
+async fn a_part_layout_that_does_not_add_up_fails_the_object() {
+    let object = data(31, SIZE);
+    let composite = composite_of(&object, 2 * PART as usize);
+    // The HEAD of part 1 says it is one byte long: 3077 parts, not 2.
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, composite, 2 * PART);
+    run.source.script(
+        When::head(),
+        Answer::default().described(Some(composite), Some(range(0, 0))),
+    );
+    let (outcome, _) = download(&run, None).await;
+    let Err(Error::Uncheckable { detail, .. }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(detail.contains("2 upload parts"), "{detail}");
+}
+
+#[tokio::test]
+async fn parts_that_do_not_break_on_the_grid_are_checked_by_reading_back() {
+    // Parts of 1000 bytes: the pieces CRC'd as they streamed break every 1024.
+    let object = data(32, SIZE);
+    let composite = composite_of(&object, 1000);
+    let run = run_with(one_object(&object, Some("\"e1-4\"")), config(0));
+    run.source.keep_checksum(OBJECT, composite, 1000);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+
+    let mut flipped = object.clone();
+    flipped[1500] ^= 1;
+    let run = run_with(one_object(&flipped, Some("\"e1-4\"")), config(0));
+    run.source.keep_checksum(OBJECT, composite, 1000);
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
 #[tokio::test]
 async fn a_composite_checksum_is_checked_part_by_part() {
     // Uploaded in parts of two of ours: 2 KiB, then 1029 bytes.
