@@ -116,9 +116,9 @@ impl Reporter for ProgressBarReporter {
                 return;
             }
             let source = crate::escape::printable(report.source);
-            let line = crate::failure_line(&source, &error.to_string());
+            let line = crate::summary::failure_line(&source, &error.to_string());
             self.bar
-                .suspend(|| crate::tell(format_args!("error: {line}")));
+                .suspend(|| crate::status::tell(format_args!("error: {line}")));
             self.failures_shown.fetch_add(1, Relaxed);
         }
     }
@@ -145,7 +145,7 @@ impl Reporter for JsonLines {
         if let Err(error) = written {
             self.gone.store(true, Relaxed);
             if error.kind() != std::io::ErrorKind::BrokenPipe {
-                crate::tell(format_args!(
+                crate::status::tell(format_args!(
                     "warning: --json-lines stopped, stdout cannot be written: {error}"
                 ));
             }

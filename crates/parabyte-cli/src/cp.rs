@@ -1,0 +1,150 @@
+//! `parabyte cp`: the library's request from the flags, the reporters that show the run,
+//! and the exit status from its summary.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parabyte::{
+    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Reporter, Silent,
+    Source, Summary,
+};
+
+use crate::args::CpArgs;
+use crate::dryrun;
+use crate::progress::{JsonLines, ProgressBarReporter, Tee};
+use crate::status::{tell, SOME_FAILED, SUCCESS};
+use crate::summary::{print_json, print_summary, Failures};
+
+/// The library's request for one `cp`: which argument is the source and which the
+/// destination. What the source is, the library decides.
+fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
+    let destination_arg = match &args.manifest {
+        // `cp --manifest FILE DEST`: the one positional argument is the destination.
+        Some(_) if args.destination.is_some() => return Err(Error::InvalidInput(
+            "with --manifest give only the destination directory: parabyte cp --manifest FILE DEST"
+                .into(),
+        )),
+        Some(_) => args.source.as_ref().map(PathBuf::from),
+        None => args.destination.clone(),
+    };
+    let destination = match (destination_arg, args.discard) {
+        (Some(path), false) if path.as_os_str() == "-" => Destination::Stdout,
+        (Some(path), false) => Destination::Path(path),
+        _ => Destination::Discard,
+    };
+    if (args.output.json || args.output.json_lines) && destination == Destination::Stdout {
+        return Err(Error::InvalidInput(
+            "--json and --json-lines print to stdout, which '-' uses for the object's bytes; drop one"
+                .into(),
+        ));
+    }
+    let selection = &args.selection;
+    let filters = selection
+        .filters
+        .iter()
+        .map(|filter| match filter.include {
+            true => Filter::include(&filter.pattern),
+            false => Filter::exclude(&filter.pattern),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = CopyOptions {
+        filters,
+        raw: selection.raw,
+        dry_run: selection.dryrun,
+    };
+    let mut request = match &args.manifest {
+        Some(path) => CopyRequest {
+            source: Source::Manifest(path.clone()),
+            destination,
+            recursive: args.recursive,
+            options: CopyOptions::default(),
+        },
+        None => CopyRequest::parse(
+            args.source.as_deref().unwrap_or_default(),
+            destination,
+            args.recursive,
+        )?,
+    };
+    request.options = options;
+    Ok(request)
+}
+
+/// Failures that say a source matched nothing: shown as warnings that name the source
+/// (the exit status is still 1), not as failed objects.
+fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
+    let (unmatched, failures) = std::mem::take(&mut summary.failures)
+        .into_iter()
+        .partition(|failure| matches!(failure.error, Error::NothingMatched { .. }));
+    summary.failures = failures;
+    summary.failed = summary.failures.len() as u64;
+    unmatched
+}
+
+pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
+    if let Some(scheduler) = &args.dask_scheduler {
+        return Err(Error::InvalidInput(format!(
+            "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
+             cluster, which this parabyte cannot: pip install 'parabyte[dask]' and run the \
+             `parabyte` command it installs, or unset PARABYTE_DASK_SCHEDULER to copy here"
+        )));
+    }
+    let request = copy_request(&args)?;
+    let transfer = args.transfer.to_config(&args.listing);
+    // The bar and request lines would garble each other: -v is a log, not a display. A dry
+    // run prints its own lines instead.
+    let dry_run = args.selection.dryrun;
+    let show_progress =
+        !args.output.quiet && !verbose && !dry_run && std::io::stderr().is_terminal();
+    let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
+    let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();
+    if let Some(bar) = &progress {
+        reporters.push(bar.clone());
+    }
+    if dry_run {
+        reporters.push(Arc::new(dryrun::Printer::new(args.output.json)));
+    }
+    if args.output.json_lines {
+        reporters.push(Arc::new(JsonLines::default()));
+    }
+    let reporter: Arc<dyn Reporter> = match reporters.len() {
+        0 => Arc::new(Silent),
+        _ => Arc::new(Tee(reporters)),
+    };
+    let client = Client::connect(&args.store.to_config(), transfer).await?;
+    let summary = client.copy(&request, reporter).await;
+    if let Some(bar) = &progress {
+        bar.finish();
+    }
+    let mut summary = summary?;
+    if args.output.json {
+        print_json(&summary);
+    }
+    let unmatched = take_unmatched(&mut summary);
+    for failure in &unmatched {
+        tell(format_args!("warning: {}", failure.error));
+    }
+    if !args.output.quiet || summary.failed > 0 {
+        // Each failure is printed once: as it happened, under the bar, or else in the list.
+        // Should one not have been shown, the list has them all. A dry run moved no bytes:
+        // its totals are what would be copied.
+        let shown = progress.as_ref().map_or(0, |bar| bar.failures_shown());
+        let failures = if shown == summary.failed {
+            Failures::ShownAbove
+        } else {
+            Failures::List
+        };
+        print_summary(&summary, failures, args.output.quiet || dry_run);
+    }
+    if dry_run && !args.output.quiet {
+        tell(format_args!(
+            "(dryrun) {} object(s) would be copied, {} left as they are; {} LIST and no GET request sent",
+            summary.objects, summary.skipped, summary.requests.list
+        ));
+    }
+    Ok(if summary.failed > 0 || !unmatched.is_empty() {
+        SOME_FAILED
+    } else {
+        SUCCESS
+    })
+}

@@ -1,0 +1,179 @@
+//! `parabyte ls`: buckets, or a prefix's objects and folders, as `aws s3 ls` prints them,
+//! or as JSON lines that `cp --manifest` reads.
+
+use std::io::Write;
+
+use futures::StreamExt;
+use parabyte::{BucketEntry, Client, Error, Listed, ObjectEntry, S3Url, Timestamp};
+
+use crate::args::LsArgs;
+use crate::escape;
+use crate::status::{tell, SOME_FAILED, SUCCESS};
+use crate::summary::human_bytes;
+
+pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
+    let bucket_list = args
+        .url
+        .as_deref()
+        .is_none_or(|url| matches!(url, "s3://" | "s3:"));
+    if bucket_list {
+        return list_buckets(&args).await;
+    }
+    let url = S3Url::parse(args.url.as_deref().unwrap_or_default())?;
+    let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
+    let mut pages = std::pin::pin!(client.list_pages(&url, args.recursive));
+    let mut out = std::io::stdout().lock();
+    // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
+    // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
+    let folder = &url.key[..url.key.rfind('/').map_or(0, |slash| slash + 1)];
+    let shown = |key: &str| -> String {
+        let name = if args.recursive {
+            key
+        } else {
+            key.strip_prefix(folder).unwrap_or(key)
+        };
+        escape::printable(name).into_owned()
+    };
+    let full_url = |key: &str| format!("s3://{}/{key}", url.bucket);
+    let (mut objects, mut bytes, mut entries_listed) = (0u64, 0u64, 0u64);
+    while let Some(page) = pages.next().await {
+        let mut page = match page {
+            // Lines already printed stay; the broken listing is a failure, not a fatal error.
+            Err(error @ Error::BadListing { .. }) => {
+                tell(format_args!("error: {error}"));
+                return Ok(SOME_FAILED);
+            }
+            page => page?,
+        };
+        if !args.json {
+            // aws s3 ls prints each page's folders before its objects.
+            page.sort_by_key(|entry| matches!(entry, Listed::Object(_)));
+        }
+        for entry in page {
+            entries_listed += 1;
+            if let Listed::Object(object) = &entry {
+                objects += 1;
+                bytes += object.size;
+            }
+            let line = match entry {
+                Listed::Object(object) if args.json => json_line(&ObjectLine {
+                    url: full_url(&object.key),
+                    object: &object,
+                }),
+                Listed::Prefix(prefix) if args.json => json_line(&PrefixLine {
+                    url: full_url(&prefix),
+                    prefix: &prefix,
+                }),
+                Listed::Object(object) => format!(
+                    "{} {:>10} {}",
+                    date_column(object.last_modified),
+                    object.size,
+                    shown(&object.key)
+                ),
+                Listed::Prefix(prefix) => format!("{:>30} {}", "PRE", shown(&prefix)),
+            };
+            if writeln!(out, "{line}").is_err() {
+                return Ok(SUCCESS); // stdout closed (e.g. piped into head): stop quietly
+            }
+        }
+    }
+    if args.summarize {
+        let line = if args.json {
+            serde_json::json!({ "total_objects": objects, "total_bytes": bytes }).to_string()
+        } else {
+            format!(
+                "\nTotal Objects: {objects}\n   Total Size: {bytes} ({})",
+                human_bytes(bytes as f64)
+            )
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    if entries_listed == 0 {
+        // As `cp` of a prefix that holds nothing, and as `aws s3 ls`: exit 1, with a warning.
+        tell(format_args!(
+            "warning: {}: nothing listed under this prefix; check the spelling of the bucket and prefix",
+            url
+        ));
+        return Ok(SOME_FAILED);
+    }
+    Ok(SUCCESS)
+}
+
+/// `ls s3://` (or `ls` alone): every bucket with its creation date, as `aws s3 ls` prints them.
+async fn list_buckets(args: &LsArgs) -> Result<u8, Error> {
+    let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
+    let buckets = client.list_buckets().await?;
+    let mut out = std::io::stdout().lock();
+    for bucket in &buckets {
+        let line = if args.json {
+            json_line(&BucketLine {
+                url: format!("s3://{}/", bucket.name),
+                bucket,
+            })
+        } else {
+            format!(
+                "{} {}",
+                date_column(bucket.creation_date),
+                escape::printable(&bucket.name)
+            )
+        };
+        if writeln!(out, "{line}").is_err() {
+            return Ok(SUCCESS);
+        }
+    }
+    Ok(SUCCESS)
+}
+
+/// `2026-11-22 18:34:48` in the local time zone, as `aws s3 ls` prints it, or blanks of the
+/// same width when the store gave no time.
+fn date_column(time: Option<Timestamp>) -> String {
+    time.map(|t| Timestamp::from_unix_millis(t.unix_millis() + 1000 * utc_offset_seconds(t)))
+        .and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
+        .unwrap_or_else(|| " ".repeat(19))
+}
+
+/// The local time zone's offset from UTC at `time` (TZ, else /etc/localtime), in seconds;
+/// 0 when the C library cannot say.
+fn utc_offset_seconds(time: Timestamp) -> i64 {
+    // time_t is 64 bits wide on every target parabyte builds for.
+    let seconds = time.unix_millis().div_euclid(1000) as libc::time_t;
+    // SAFETY: `tm` is plain data, and localtime_r only writes into it (thread-safe).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals for the duration of the call.
+    let converted = unsafe { libc::localtime_r(&seconds, &mut tm) };
+    if converted.is_null() {
+        0
+    } else {
+        tm.tm_gmtoff
+    }
+}
+
+/// One `ls --json` line; keys are data from the store, so raw controls are escaped.
+fn json_line(entry: &impl serde::Serialize) -> String {
+    // Plain structs of strings and numbers: serialising them cannot fail.
+    escape::json_line(serde_json::to_string(entry).unwrap_or_default())
+}
+
+/// An object in `ls --json`: its full URL first (what `cp --manifest` reads), then the
+/// listing's fields.
+#[derive(serde::Serialize)]
+struct ObjectLine<'a> {
+    url: String,
+    #[serde(flatten)]
+    object: &'a ObjectEntry,
+}
+
+/// A "folder" in `ls --json`.
+#[derive(serde::Serialize)]
+struct PrefixLine<'a> {
+    url: String,
+    prefix: &'a str,
+}
+
+/// A bucket in `ls s3:// --json`.
+#[derive(serde::Serialize)]
+struct BucketLine<'a> {
+    url: String,
+    #[serde(flatten)]
+    bucket: &'a BucketEntry,
+}

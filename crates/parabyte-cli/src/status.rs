@@ -1,0 +1,15 @@
+//! How a run ends and what it says on the way: the exit statuses `--help` documents, and
+//! `tell`, one line on stderr.
+
+use std::io::Write;
+
+/// Exit statuses, as documented in `--help`.
+pub(crate) const SUCCESS: u8 = 0;
+pub(crate) const SOME_FAILED: u8 = 1;
+pub(crate) const FATAL: u8 = 2;
+
+/// One line on stderr. `eprintln!` panics when stderr is a pipe nobody reads; a message
+/// nobody can read is no reason to end with a panic.
+pub(crate) fn tell(line: std::fmt::Arguments) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

@@ -1,0 +1,172 @@
+//! From what the user asked for to jobs for the engine: the requests and destinations of the
+//! public API, batch items, and the planners that turn one object, a listing or a batch
+//! into a queue of jobs (every key checked to be a safe path, collisions reported).
+
+mod destination;
+mod items;
+mod listing;
+mod planned;
+mod request;
+
+use std::path::{Path, PathBuf};
+
+use crate::disk::sink::StreamTarget;
+use crate::error::{Error, Result};
+use crate::location::{local_destination, Location, ObjectUrl};
+use crate::manifest::{Item, Manifest};
+use crate::pattern::Pattern;
+use crate::report::Failure;
+use crate::source::listing::KeyBounds;
+pub(crate) use items::{item_target, plan_items};
+pub(crate) use listing::{list_prefix, plan};
+pub(crate) use planned::Planned;
+pub(crate) use request::StoreCopy;
+pub use request::{CopyOptions, CopyRequest, Destination, Source};
+
+/// A request decided: which of the three ways it runs.
+#[derive(Debug)]
+pub(crate) enum Work {
+    /// One S3 object, or a listing's worth.
+    Store(StoreCopy),
+    /// A batch; `refused` are manifest lines that are not items, failures of their own.
+    Items {
+        items: Vec<Item>,
+        destination: Destination,
+        refused: Vec<Failure>,
+    },
+    /// A local file or tree (or the files a pattern matches) to another local path.
+    Local {
+        source: PathBuf,
+        destination: PathBuf,
+        pattern: Option<Pattern>,
+    },
+}
+
+/// Decide how a request runs: the one place that tells S3 from web from local from manifest.
+pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
+    if let Destination::Path(path) = &request.destination {
+        local_destination(path.as_os_str())?;
+    }
+    let destination = request.destination.clone();
+    let location = match &request.source {
+        Source::Location(location) => location,
+        Source::Items(items) => {
+            return Ok(Work::Items {
+                items: items.clone(),
+                destination,
+                refused: Vec::new(),
+            })
+        }
+        Source::Manifest(path) => return read_manifest(path, destination).await,
+        Source::KeyRange { prefix, bounds } => {
+            // A key range is a part of a prefix: filters and dry runs apply as to the whole.
+            return Ok(Work::Store(StoreCopy {
+                source: prefix.clone(),
+                destination,
+                recursive: true,
+                pattern: None,
+                filters: request.options.filters.clone(),
+                dry_run: request.options.dry_run,
+                bounds: bounds.clone(),
+            }));
+        }
+    };
+    match location {
+        Location::S3(source) => Ok(Work::Store(StoreCopy {
+            source: source.clone(),
+            destination,
+            recursive: request.recursive,
+            pattern: request.pattern(&source.key)?,
+            filters: request.options.filters.clone(),
+            dry_run: request.options.dry_run,
+            bounds: KeyBounds::default(),
+        })),
+        Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
+            "a recursive copy needs an s3:// prefix; {url} is one file"
+        ))),
+        Location::Http(url) => {
+            let (item, destination) = to_path(ObjectUrl::Http(url.clone()), destination);
+            Ok(Work::Items {
+                items: vec![item],
+                destination,
+                refused: Vec::new(),
+            })
+        }
+        Location::Local(source) => match destination {
+            Destination::Path(destination) => Ok(Work::Local {
+                pattern: request.pattern(&source.to_string_lossy())?,
+                source: source.clone(),
+                destination,
+            }),
+            Destination::Discard => Err(Error::InvalidInput(
+                "discarding measures a store or a web server; a local source needs a destination"
+                    .into(),
+            )),
+            Destination::Stdout => Err(Error::InvalidInput(
+                "a local source needs a destination path, not stdout".into(),
+            )),
+        },
+    }
+}
+
+/// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard
+/// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`).
+async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
+    let (text, name) = if path == Path::new("-") {
+        let read = tokio::task::spawn_blocking(|| {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map(|_| text)
+        });
+        let text = read
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|read| read)
+            .map_err(|e| Error::io("cannot read the manifest from", "standard input", e))?;
+        (text, "stdin".to_owned())
+    } else {
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| Error::io("cannot read manifest", path, e))?;
+        (text, path.display().to_string())
+    };
+    let manifest = Manifest::parse(&text);
+    let refused = manifest
+        .errors
+        .into_iter()
+        .map(|error| Failure {
+            source: format!("{name}:{}", error.line),
+            error: Error::InvalidInput(error.message),
+        })
+        .collect();
+    Ok(Work::Items {
+        items: manifest.items,
+        destination,
+        refused,
+    })
+}
+
+/// One source to `destination` as `cp` reads it: into the directory when it is one (exists
+/// as one or ends in '/'), else to that file name. Returns the item and the directory the
+/// batch goes into.
+fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
+    let mut item = Item {
+        source,
+        destination: None,
+        size: None,
+        etag: None,
+    };
+    let destination = match destination {
+        Destination::Path(path) if StreamTarget::device(&path, true).is_some() => {
+            // A device or FIFO is written as it is, not as a name in its directory.
+            item.destination = Some(std::path::absolute(&path).unwrap_or(path));
+            Destination::Path(PathBuf::from("."))
+        }
+        Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
+            item.destination = path.file_name().map(PathBuf::from);
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+        }
+        other => other,
+    };
+    (item, destination)
+}

@@ -1,0 +1,129 @@
+//! What a copy asks for: the request of the public API (its source, destination and
+//! options), and the S3 copy one becomes once decided (`StoreCopy`).
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::location::{Location, S3Url};
+use crate::manifest::Item;
+use crate::pattern::{has_wildcard, Filter, Pattern};
+use crate::source::listing::KeyBounds;
+
+/// Where downloaded bytes go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A file, or a directory when it exists as one or ends in `/` (a prefix always goes
+    /// into a directory).
+    Path(PathBuf),
+    /// Fetch everything, keep nothing: measures the store and the network, not the disk.
+    Discard,
+    /// One object's bytes, in order, to standard output (`-` on the command line).
+    Stdout,
+}
+
+/// What a copy reads from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// An S3 object, or a prefix when the key is empty or ends in `/`; an `http(s)://` URL;
+    /// or a local file or directory (whose contents are copied).
+    Location(Location),
+    /// A batch of objects, each with what is already known of it (a list from Python).
+    Items(Vec<Item>),
+    /// A manifest file (see [`crate::Manifest`]); each bad line is a failure of its own.
+    Manifest(PathBuf),
+    /// One range of the key space under an S3 prefix: one task of a copy spread over several
+    /// machines. Keys land at the same paths as when the whole prefix is copied.
+    KeyRange {
+        /// The prefix (`dir` means `dir/`, as for a recursive copy).
+        prefix: S3Url,
+        /// Which of its keys.
+        bounds: KeyBounds,
+    },
+}
+
+/// A copy to run: what [`crate::Client::copy`] takes, from the CLI and Python alike.
+#[derive(Debug, Clone)]
+pub struct CopyRequest {
+    /// Where the bytes come from.
+    pub source: Source,
+    /// Where they go: a directory for a prefix, a batch or a tree.
+    pub destination: Destination,
+    /// Take an S3 source as a prefix, even without a trailing `/`.
+    pub recursive: bool,
+    /// Filters, wildcards and dry runs.
+    pub options: CopyOptions,
+}
+
+/// How a copy chooses its objects and whether it fetches them.
+#[derive(Debug, Clone, Default)]
+pub struct CopyOptions {
+    /// `--exclude` / `--include` in the order given, matched against each object's path
+    /// below the source (the path it gets under the destination); the last match decides.
+    pub filters: Vec<Filter>,
+    /// Take the source as written: `*`, `?` and `[` in it are part of the name, not a pattern.
+    pub raw: bool,
+    /// Decide everything, fetch nothing: each object goes to [`crate::Reporter::previewed`] as
+    /// what would be copied, or why it would be skipped. Listing requests still go out.
+    pub dry_run: bool,
+}
+
+impl CopyRequest {
+    /// A request for `source` as users write it: `s3://bucket/key`, `s3://bucket/prefix/`,
+    /// `http(s)://host/path` or a local path.
+    pub fn parse(source: &str, destination: Destination, recursive: bool) -> Result<CopyRequest> {
+        Ok(CopyRequest {
+            source: Source::Location(Location::parse(source)?),
+            destination,
+            recursive,
+            options: CopyOptions::default(),
+        })
+    }
+
+    /// True when the request names exactly one remote object (not a prefix, a batch or a
+    /// local tree): its failure is the whole request's, which Python raises.
+    pub fn names_one_object(&self) -> bool {
+        match &self.source {
+            Source::Location(Location::S3(url)) => {
+                !(self.recursive || url.is_prefix() || self.is_pattern(&url.key))
+            }
+            Source::Location(Location::Http(_)) => true,
+            Source::Location(Location::Local(_))
+            | Source::Items(_)
+            | Source::Manifest(_)
+            | Source::KeyRange { .. } => false,
+        }
+    }
+
+    /// True when a source reads as a wildcard pattern (it has one, and --raw is off).
+    pub(super) fn is_pattern(&self, source: &str) -> bool {
+        !self.options.raw && has_wildcard(source)
+    }
+
+    /// The source as a pattern, when it is one.
+    pub(super) fn pattern(&self, source: &str) -> Result<Option<Pattern>> {
+        self.is_pattern(source)
+            .then(|| Pattern::new(source))
+            .transpose()
+    }
+}
+
+/// An S3 object or prefix to a destination.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreCopy {
+    pub source: S3Url,
+    pub destination: Destination,
+    pub recursive: bool,
+    /// The key as a wildcard pattern: list its literal prefix, keep the keys it matches.
+    pub pattern: Option<Pattern>,
+    pub filters: Vec<Filter>,
+    pub dry_run: bool,
+    /// The part of a prefix's key space to copy (all of it by default).
+    pub bounds: KeyBounds,
+}
+
+impl StoreCopy {
+    /// True when the request lists (a prefix or a pattern) rather than fetches one key.
+    pub(crate) fn lists(&self) -> bool {
+        self.recursive || self.source.is_prefix() || self.pattern.is_some()
+    }
+}
