@@ -333,3 +333,57 @@ fn a_200_with_a_partial_content_range_is_that_part() {
 fn a_200_with_a_partial_content_range_and_no_etag_is_that_part() {
     ranges_answered_200("rclone-200-no-etag", false);
 }
+
+/// Fails with the message that says the store's checksum cannot vouch for the bytes, and
+/// leaves nothing behind.
+fn assert_uncheckable(bed: &Bed, output: &std::process::Output) {
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
+    let message = stderr(output);
+    assert!(message.contains("cannot be checked by"), "{message}");
+    assert!(message.contains("--no-verify"), "{message}");
+    let left: Vec<String> = files_under(bed.dir.path())
+        .into_iter()
+        .filter(|f| !f.starts_with(".aws"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_declared_checksum_that_is_none_never_becomes_a_size_check() {
+    // The HEAD declares a CRC64NVME that is no base64 of 8 bytes, and a part arrives with
+    // one byte flipped: before, the object was checked by its size alone and saved, exit 0.
+    let bed = bed("crc-malformed");
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Head),
+        Fault::set_header("x-amz-checksum-crc64nvme", "%%not-a-checksum%%"),
+    );
+    let flip = bed.proxy.inject(
+        Rule::get().range_start(3 * MIB).first(1),
+        Fault::flip_byte(12_345),
+    );
+    let output = copy(&bed, "large.bin", &[]);
+    assert_eq!(flip.fired(), 1);
+    assert_uncheckable(&bed, &output);
+    // Asked for by name, the size alone is enough.
+    let output = copy(&bed, "large.bin", &["--no-verify"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn a_composite_checksum_whose_parts_do_not_add_up_fails_the_object() {
+    // The store says 3 parts; part 1 is 5 MiB of 8 MiB + 7 bytes: two parts. Before, the
+    // layout that did not fit left the size alone to decide, and a flipped byte was saved.
+    let (bed, _) = composite_bed("crc-composite-lies");
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Head).first(1),
+        Fault::set_header("x-amz-checksum-crc32", "AAAAAA==-3"),
+    );
+    bed.proxy.inject(
+        Rule::get().range_start(6 * MIB).first(1),
+        Fault::flip_byte(777),
+    );
+    let output = copy(&bed, "composite.bin", &[]);
+    assert_uncheckable(&bed, &output);
+    assert!(stderr(&output).contains("3 upload parts"), "{}", stderr(&output));
+}
+

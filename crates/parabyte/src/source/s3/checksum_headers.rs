@@ -27,6 +27,21 @@ pub(super) fn store_checksum(headers: &HeaderMap) -> Option<StoreChecksum> {
     })
 }
 
+/// The MD5 an ETag stands for, unless the object is encrypted by a key.
+pub(super) fn content_md5(validator: Option<&Validator>, headers: &HeaderMap) -> Option<[u8; 16]> {
+    validator
+        .filter(|_| !encrypted_by_key(headers))
+        .and_then(Validator::md5)
+}
+
+/// With SSE-KMS or a customer key the ETag is not the MD5 of the content.
+pub(super) fn encrypted_by_key(headers: &HeaderMap) -> bool {
+    let kms = headers
+        .get("x-amz-server-side-encryption")
+        .is_some_and(|value| value.as_bytes().starts_with(b"aws:kms"));
+    kms || headers.contains_key("x-amz-server-side-encryption-customer-algorithm")
+}
+
 #[cfg(test)]
 mod tests {
     use reqwest::header::HeaderValue;
@@ -54,19 +69,4 @@ mod tests {
         let whole = store_checksum(&headers(&[(crc32, b"DUoRhQ==")]));
         assert!(matches!(whole, Some(StoreChecksum::Full(_))), "{whole:?}");
     }
-}
-
-/// The MD5 an ETag stands for, unless the object is encrypted by a key.
-pub(super) fn content_md5(validator: Option<&Validator>, headers: &HeaderMap) -> Option<[u8; 16]> {
-    validator
-        .filter(|_| !encrypted_by_key(headers))
-        .and_then(Validator::md5)
-}
-
-/// With SSE-KMS or a customer key the ETag is not the MD5 of the content.
-pub(super) fn encrypted_by_key(headers: &HeaderMap) -> bool {
-    let kms = headers
-        .get("x-amz-server-side-encryption")
-        .is_some_and(|value| value.as_bytes().starts_with(b"aws:kms"));
-    kms || headers.contains_key("x-amz-server-side-encryption-customer-algorithm")
 }
