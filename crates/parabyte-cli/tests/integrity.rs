@@ -384,6 +384,9 @@ fn a_composite_checksum_whose_parts_do_not_add_up_fails_the_object() {
     );
     let output = copy(&bed, "composite.bin", &[]);
     assert_uncheckable(&bed, &output);
-    assert!(stderr(&output).contains("3 upload parts"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("3 upload parts"),
+        "{}",
+        stderr(&output)
+    );
 }
-

@@ -199,6 +199,32 @@ fn a_permanent_redirect_naming_the_region_is_signed_again_at_the_same_host() {
 }
 
 #[test]
+fn a_region_answer_that_points_elsewhere_sends_nothing_there() {
+    // S3's 301 names the region, and this one also carries a Location at another host that
+    // serves other bytes: the region changes the signature, and nothing else.
+    let elsewhere = HostileServer::start(|request| Reply::object(request, b"evil", Some("\"x\"")));
+    let location = format!("{}/bucket/k.bin", elsewhere.endpoint());
+    let store = HostileServer::start(move |request| {
+        if signed_region(request) != "eu-west-2" {
+            return permanent_redirect("eu-west-2").header("location", &location);
+        }
+        Reply::object(request, b"abc", Some("\"e\""))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let output = bare_parabyte(dir.path())
+        .env("AWS_ACCESS_KEY_ID", "id")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", store.endpoint())
+        .args(["cp", "s3://bucket/k.bin", "out.bin"])
+        .output()
+        .unwrap();
+    succeeded(&output);
+    assert_eq!(std::fs::read(dir.path().join("out.bin")).unwrap(), b"abc");
+    assert_eq!(elsewhere.request_count(), 0, "the Location was never asked");
+}
+
+#[test]
 fn a_region_answer_is_followed_once_and_only_when_it_is_a_region_name() {
     let dir = tempfile::tempdir().unwrap();
     for (named, requests) in [("eu-west-2", 2), ("evil.example:80/x", 1)] {

@@ -407,6 +407,16 @@ pub(crate) async fn send_following(
     send_counted(http, request, counters, kind).await
 }
 
+/// Send a bodiless request as it is, following no redirect: a 3xx is the answer.
+pub(crate) async fn send_once(
+    http: &HttpClient,
+    request: Request,
+    counters: &Counters,
+    kind: RequestKind,
+) -> std::result::Result<Response, HttpError> {
+    send_counted(http, request, counters, kind).await
+}
+
 async fn send_counted(
     http: &HttpClient,
     request: Request,

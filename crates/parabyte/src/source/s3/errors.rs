@@ -170,6 +170,15 @@ pub(super) fn classify(
             Error::Throttled { what, detail }
         }
         (404, _) | (_, "NoSuchKey") => Error::NotFound { what, detail },
+        // S3 requests go to the endpoint the user gave and nowhere else, whatever an answer
+        // points at.
+        (300..=399, _) => Error::Http {
+            what,
+            status,
+            detail: format!(
+                "{detail}: a redirect, which parabyte does not follow for S3; give the store's own address with --endpoint-url, or its region with --region"
+            ),
+        },
         (401 | 403, _) => Error::PermissionDenied {
             what,
             detail,

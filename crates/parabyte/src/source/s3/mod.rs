@@ -30,7 +30,7 @@ use aws_config::BehaviorVersion;
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{Error, Result};
-use crate::source::http_client::{send_following, transport_error, HttpClient, Response};
+use crate::source::http_client::{send_once, transport_error, HttpClient, Response};
 use endpoint::Endpoint;
 use errors::{region_check, RegionCheck};
 use sign::Signer;
@@ -253,7 +253,9 @@ impl S3Store {
         }
         let failed = |e| transport_error(what, &e, &endpoint.describe());
         let request = request.build().map_err(|e| failed(e.into()))?;
-        send_following(&self.http, request, &self.counters, kind)
+        // Never a redirect: only the endpoint the user gave receives S3 requests, and a
+        // region answer changes the signature, nothing else (`errors::region_check`).
+        send_once(&self.http, request, &self.counters, kind)
             .await
             .map_err(failed)
     }
