@@ -233,3 +233,15 @@ def test_a_local_rerun_skips_files_of_the_same_size_and_time(tmp_path: Path):
     assert (first.objects, first.skipped) == (1, 0)
     again = parabyte.Client().download(str(source), tmp_path / "copy")
     assert (again.objects, again.skipped, again.skipped_by_size_and_time) == (0, 1, 1)
+
+
+def test_a_range_of_an_empty_object_is_no_bytes_not_the_error_document(
+    client: parabyte.Client, store: Store
+):
+    # S3 answers a range of an empty object with 416 and an XML error document; before, that
+    # document came back as the object's bytes.
+    (store.root / store.bucket / "empty-object").write_bytes(b"")
+    url = store.url("empty-object")
+    assert bytes(client.get_bytes(url, range=(0, 10))) == b""
+    assert [bytes(part) for part in client.get_bytes(url, ranges=[(0, 10)])] == [b""]
+    assert bytes(client.get_bytes(url)) == b""

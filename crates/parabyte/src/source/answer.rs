@@ -86,8 +86,14 @@ pub(crate) fn shape_of(
     Ok(Some(shape))
 }
 
-/// A response's body as a stream whose errors name the request.
+/// A response's body as a stream whose errors name the request. An answer that is not a
+/// success (the 416 of an empty object) carries an error document, never content: its body
+/// is empty here, the one place every store's bodies come from, so no caller can take it
+/// for the object's bytes.
 pub(crate) fn body_of(response: Response, what: String) -> Body {
+    if !response.status().is_success() {
+        return Box::pin(futures::stream::empty());
+    }
     Box::pin(response.bytes_stream().map_err(move |e| Error::Network {
         what: what.clone(),
         detail: describe(&e),
