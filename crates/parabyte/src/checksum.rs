@@ -528,6 +528,19 @@ mod tests {
     }
 
     #[test]
+    fn parts_fit_an_object_only_in_the_number_declared() {
+        assert!(fits(5, 3, 12));
+        assert!(fits(12, 1, 12));
+        assert!(!fits(4, 2, 12), "three parts of 4, not two");
+        assert!(!fits(0, 1, 12), "no part size is zero");
+        assert!(!fits(1, 3, 12));
+        assert_eq!(
+            StoreChecksum::Malformed(Crc::Crc32c).algorithm(),
+            Crc::Crc32c
+        );
+    }
+
+    #[test]
     fn known_crc32_header_values_parse() {
         // CRC32 of "hello world" is 0x0d4a1185, which S3 sends as base64 "DUoRhQ==".
         let parsed = FullChecksum::parse(Crc::Crc32, "DUoRhQ==").unwrap();

@@ -131,3 +131,34 @@ impl Snapshot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_since_an_earlier_one_counts_only_what_happened_between() {
+        let counters = Counters::default();
+        counters.count_request(RequestKind::Get);
+        counters.count_request(RequestKind::List);
+        let earlier = counters.snapshot();
+        counters.count_request(RequestKind::Get);
+        counters.count_request(RequestKind::Get);
+        counters.count_request(RequestKind::Head);
+        counters.count_verified(Some(Method::Crc));
+        counters.count_verified(None);
+        let between = counters.snapshot().since(&earlier);
+        assert_eq!(
+            (
+                between.requests.get,
+                between.requests.list,
+                between.requests.head
+            ),
+            (2, 0, 1)
+        );
+        assert_eq!(
+            (between.verified.checksum, between.verified.size_only),
+            (1, 1)
+        );
+    }
+}

@@ -298,3 +298,22 @@ pub(crate) fn with_causes(mut head: String, error: &dyn std::error::Error) -> St
     }
     head
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_uncheckable_object_fails_alone_and_says_how_to_accept_its_size() {
+        let error = Error::Uncheckable {
+            what: "GET s3://b/k".into(),
+            detail: "the store declares a CRC32 checksum whose value is none".into(),
+        };
+        let message = error.to_string();
+        assert!(message.starts_with("GET s3://b/k: "), "{message}");
+        assert!(message.contains("--no-verify"), "{message}");
+        assert!(message.contains("nothing was saved"), "{message}");
+        // Asking again gets the same header: no retry; the other objects go on.
+        assert!(!error.is_retryable() && !error.is_fatal());
+    }
+}

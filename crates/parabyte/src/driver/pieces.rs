@@ -242,4 +242,17 @@ mod tests {
             .collect();
         assert_eq!(starts, [0, 700]);
     }
+
+    #[tokio::test]
+    async fn adopting_pieces_that_are_not_there_moves_nothing() {
+        let store = store();
+        let driver = driver(&store);
+        let dir = tempfile::tempdir().unwrap();
+        let moved = driver
+            .adopt_pieces(&item("\"v1\""), dir.path(), &[0, 350_000])
+            .await
+            .unwrap();
+        assert_eq!(moved, 0);
+        assert!(store.seen().is_empty());
+    }
 }

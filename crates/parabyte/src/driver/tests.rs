@@ -649,6 +649,154 @@ async fn a_store_error_that_ends_everything_ends_the_run() {
     assert!(store.seen().is_empty());
 }
 
+#[tokio::test]
+async fn a_key_and_a_folder_of_the_same_name_are_both_reported_and_the_rest_land() {
+    let store = store_with(&["p/a", "p/a/b.bin", "p/c.bin"]);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = done.summary.unwrap();
+    let mut refused: Vec<&str> = summary.failures.iter().map(|f| f.source.as_str()).collect();
+    refused.sort();
+    assert_eq!(
+        refused,
+        ["s3://b/p/a", "s3://b/p/a/b.bin"],
+        "{:?}",
+        summary.failures
+    );
+    assert_eq!(files(dir.path()), [PathBuf::from("c.bin")]);
+    assert_eq!(
+        store.got(),
+        ["s3://b/p/c.bin"],
+        "nothing fetched for either of the pair"
+    );
+}
+
+#[tokio::test]
+async fn an_item_whose_destination_leaves_the_directory_is_refused_alone() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let mut batch = items(&store, &["p/b.bin", "p/g.bin"], true);
+    batch[0].destination = Some(PathBuf::from("../outside.bin"));
+    let summary = copy_items(&store, batch, Destination::Path(dir.path().join("in")))
+        .await
+        .unwrap();
+    assert_eq!(summary.objects, 1);
+    assert_eq!(summary.failures.len(), 1);
+    assert!(matches!(summary.failures[0].error, Error::UnsafeKey { .. }));
+    assert!(!dir.path().join("outside.bin").exists());
+    assert!(dir.path().join("in/g.bin").is_file());
+}
+
+#[tokio::test]
+async fn a_changed_object_is_fetched_again_on_the_next_run() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    copy(&store, "s3://b/p/", dir.path(), CopyOptions::default())
+        .await
+        .summary
+        .unwrap();
+    store.put("s3://b/p/b.bin", b"a new version", Some("\"v2\""));
+    let again = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default()).await;
+    let summary = again.summary.unwrap();
+    assert_eq!(
+        (summary.objects, summary.skipped),
+        (1, KEYS.len() as u64 - 1)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("b.bin")).unwrap(),
+        b"a new version"
+    );
+}
+
+#[tokio::test]
+async fn a_single_object_that_a_filter_leaves_out_is_not_fetched() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let options = CopyOptions {
+        filters: vec![Filter::exclude("*.bin").unwrap()],
+        ..CopyOptions::default()
+    };
+    let done = copy(&store, "s3://b/p/b.bin", &dir.path().join("b.bin"), options).await;
+    let summary = done.summary.unwrap();
+    assert_eq!((summary.objects, summary.failures.len()), (0, 0));
+    assert!(store.seen().is_empty());
+}
+
+#[tokio::test]
+async fn a_checksum_that_cannot_be_checked_fails_its_object_and_keeps_no_file() {
+    let store = Arc::new(MemoryStore::new());
+    let big: Vec<u8> = vec![7; 600_000];
+    store.put("s3://b/p/big", &big, Some("\"v1-2\""));
+    store.keep_checksum(
+        "s3://b/p/big",
+        crate::checksum::StoreChecksum::Malformed(crate::checksum::Crc::Crc32),
+        600_000,
+    );
+    store.put("s3://b/p/ok", b"fine", Some("\"v1\""));
+    let dir = tempfile::tempdir().unwrap();
+    let summary = copy(&store, "s3://b/p/", dir.path(), CopyOptions::default())
+        .await
+        .summary
+        .unwrap();
+    assert_eq!(summary.objects, 1);
+    assert!(matches!(
+        summary.failures[0].error,
+        Error::Uncheckable { .. }
+    ));
+    assert_eq!(
+        files(dir.path()),
+        [PathBuf::from("ok")],
+        "no final file, no temporary file"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_prefix_is_one_failure_that_names_it() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let done = copy(
+        &store,
+        "s3://b/nothing/",
+        dir.path(),
+        CopyOptions::default(),
+    )
+    .await;
+    let summary = done.summary.unwrap();
+    assert_eq!(summary.failures.len(), 1);
+    let failure = &summary.failures[0];
+    assert!(
+        matches!(failure.error, Error::NothingMatched { .. }),
+        "{:?}",
+        failure.error
+    );
+    assert!(
+        failure.error.to_string().contains("s3://b/nothing/"),
+        "{}",
+        failure.error
+    );
+}
+
+#[tokio::test]
+async fn a_dry_run_of_a_batch_previews_each_item_and_fetches_nothing() {
+    let store = store_with(&KEYS);
+    let dir = tempfile::tempdir().unwrap();
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let request = CopyRequest {
+        source: crate::plan::Source::Items(items(&store, &["p/b.bin", "p/g.bin"], true)),
+        destination: Destination::Path(dir.path().to_owned()),
+        recursive: false,
+        options: CopyOptions {
+            dry_run: true,
+            ..CopyOptions::default()
+        },
+    };
+    let recorded = Arc::new(Recorded::default());
+    driver.copy(&request, recorded.clone()).await.unwrap();
+    let previews = recorded.previews.lock().unwrap().clone();
+    assert_eq!(previews, ["copy s3://b/p/b.bin", "copy s3://b/p/g.bin"]);
+    assert!(store.seen().is_empty() && files(dir.path()).is_empty());
+}
+
 mod properties {
     use std::collections::BTreeMap;
 

@@ -131,3 +131,41 @@ pub(crate) trait Store: Send + Sync + 'static {
         std::future::ready(Err(self.unsupported(Operation::List)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store that can only read: what every operation beyond `get` answers by default.
+    struct ReadOnly;
+
+    impl Store for ReadOnly {
+        type Object = ();
+
+        fn name(&self) -> &'static str {
+            "a read-only store"
+        }
+
+        async fn get(
+            &self,
+            _: &(),
+            _: Option<ByteRange>,
+            _: Option<&Validator>,
+        ) -> Result<Fetched> {
+            Err(Error::InvalidInput("not in this test".into()))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_operation_a_store_lacks_is_a_typed_error_naming_both() {
+        let pinned = Validator::ETag("\"e\"".into());
+        let error = ReadOnly.describe(&(), &pinned, None).await.unwrap_err();
+        assert!(matches!(error, Error::Unsupported { .. }), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "a read-only store cannot describe objects; use a store that can, or leave out what needs it"
+        );
+        assert!(error.is_fatal(), "every object would meet it alike");
+        assert!(!error.is_retryable());
+    }
+}

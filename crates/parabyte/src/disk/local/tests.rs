@@ -201,3 +201,65 @@ fn a_destination_inside_the_source_is_refused() {
     assert!(error.contains("inside it"), "{error}");
     assert!(refuse_copy_into_itself(&source, &dir.path().join("dst")).is_ok());
 }
+
+#[tokio::test]
+async fn a_fifo_in_the_tree_is_reported_and_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let (source, destination) = (dir.path().join("src"), dir.path().join("dst"));
+    tree(&source);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        source.join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    // With no writer, opening the FIFO would block: a bound ends the test if it ever does.
+    let bounded = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        copy(&source, &destination, Selection::default()),
+    );
+    let (summary, _) = bounded.await.expect("the FIFO was opened");
+    let summary = summary.unwrap();
+    assert_eq!(summary.failures.len(), 1, "{:?}", summary.failures);
+    assert!(summary.failures[0].source.ends_with("pipe"));
+    assert!(fs::symlink_metadata(destination.join("pipe")).is_err());
+}
+
+#[tokio::test]
+async fn a_source_file_that_changed_is_copied_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (source, destination) = (dir.path().join("src"), dir.path().join("dst"));
+    tree(&source);
+    copy(&source, &destination, Selection::default())
+        .await
+        .0
+        .unwrap();
+    fs::write(source.join("a.txt"), b"longer than it was").unwrap();
+    let (again, _) = copy(&source, &destination, Selection::default()).await;
+    assert_eq!(again.unwrap().objects, 1);
+    assert_eq!(
+        fs::read(destination.join("a.txt")).unwrap(),
+        b"longer than it was"
+    );
+}
+
+#[tokio::test]
+async fn a_pattern_below_a_file_is_refused_before_anything_is_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.txt");
+    fs::write(&file, b"x").unwrap();
+    let pattern = Pattern::new(&format!("{}/*.txt", file.display())).unwrap();
+    let selection = Selection {
+        pattern: Some(pattern),
+        ..Selection::default()
+    };
+    let (summary, _) = copy(&file, &dir.path().join("out"), selection).await;
+    let error = summary.unwrap_err();
+    assert!(
+        error.to_string().to_lowercase().contains("not a directory"),
+        "{error}"
+    );
+    assert!(!dir.path().join("out").exists());
+}

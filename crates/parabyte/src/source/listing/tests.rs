@@ -402,6 +402,15 @@ async fn split_key_space_leaves_a_small_prefix_whole() {
     assert!(one.is_empty(), "one part needs no boundary");
 }
 
+#[tokio::test]
+async fn an_empty_prefix_lists_nothing_in_one_request() {
+    let store = Arc::new(MemoryStore::new());
+    fill(&store, "other/", 10);
+    let (got, error) = listed(&store, spec("p/", 8, 10), 0).await;
+    assert!(error.is_none() && got.is_empty(), "{got:?} {error:?}");
+    assert_eq!(store.lists().len(), 1);
+}
+
 mod properties {
     use proptest::prelude::*;
 

@@ -228,3 +228,16 @@ async fn listing_faults_break_reverse_and_repeat_as_scripted() {
     assert!(!honest.is_truncated);
     assert_eq!(store.lists().len(), 5);
 }
+
+#[tokio::test]
+async fn a_range_past_the_end_is_a_change_and_a_missing_head_not_found() {
+    let store = store();
+    let past = get(&store, range(300, 399), None).await.unwrap_err();
+    assert!(matches!(past, Error::Changed { .. }), "{past}");
+    let pinned = Validator::ETag("\"v1\"".into());
+    let missing = store
+        .describe(&url("s3://b/none"), &pinned, None)
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+}

@@ -197,6 +197,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_redirect_is_an_answer_that_says_it_is_not_followed() {
+        // A bare 301 is S3's wrong-region answer; the others are plain redirects.
+        for status in [302, 303, 307, 308] {
+            let error = classify(status, "", "", "GET s3://b/k", "b", false);
+            assert!(matches!(error, Error::Http { .. }), "{status}: {error:?}");
+            let message = error.to_string();
+            assert!(message.contains("does not follow"), "{message}");
+            assert!(message.contains("--endpoint-url"), "{message}");
+            assert!(!error.is_retryable() && !error.is_fatal(), "{status}");
+        }
+    }
+
+    #[test]
     fn statuses_and_codes_become_kinds() {
         let kind = |status, code| classify(status, code, "m", "GET s3://b/k", "b", false);
         assert!(matches!(
