@@ -4,7 +4,11 @@
 mod common;
 
 use common::{files_under, run, stderr, summary, Bed};
-use parabyte_testkit::{payload, CountingProxy, RequestKind, ServerKind, Serving, WebServer};
+use std::time::Duration;
+
+use parabyte_testkit::{
+    payload, CountingProxy, Fault, RequestKind, Rule, ServerKind, Serving, WebServer,
+};
 
 const MIB: u64 = 1 << 20;
 const BIG: u64 = 3 * MIB + 5;
@@ -112,4 +116,42 @@ fn a_manifest_mixes_stores_and_web_servers_and_reports_bad_lines() {
     assert_eq!(bed.proxy.counts().head, 1);
     // web/w.bin (size known) is three parts; w.bin (size unknown) is a first part, then two.
     assert_eq!(web_proxy.counts().get, 3 + 3);
+}
+
+/// The seeds' headline path: sizes known up front must keep as many requests in flight as a
+/// listing does. The first GET settles the bucket's region; the objects that waited for it
+/// then go together, not each holding the turn for its own round trip (which made 1000 small
+/// objects from a manifest three times slower than the same objects listed).
+#[test]
+fn objects_of_known_size_go_out_together_once_the_region_is_settled() {
+    let bed = Bed::new(ServerKind::Versitygw, "known-sizes");
+    const OBJECTS: u64 = 24;
+    let objects: Vec<(String, Vec<u8>)> = (0..OBJECTS)
+        .map(|i| (format!("k/{i:03}"), payload(i, 1024)))
+        .collect();
+    bed.admin.fill(&bed.bucket, objects).unwrap();
+    let manifest: String = (0..OBJECTS)
+        .map(|i| format!("{} - 1024\n", bed.url(&format!("k/{i:03}"))))
+        .collect();
+    std::fs::write(bed.path("known.txt"), manifest).unwrap();
+    // Every GET waits for its headers, so requests overlap as they do over a network.
+    bed.proxy.inject(
+        Rule::get(),
+        Fault::delay_headers(Duration::from_millis(200)),
+    );
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--workers",
+        "16",
+        "--manifest",
+        "known.txt",
+        "out",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(summary(&output)["objects"], OBJECTS);
+    assert_eq!(summary(&output)["requests"]["get"], OBJECTS);
+    let most = bed.proxy.in_flight_at_arrivals().into_iter().max().unwrap();
+    // One at a time, each request arrives alone (at most the one before still finishing).
+    assert!(most >= 8, "at most {most} GETs in flight of 16 workers");
 }

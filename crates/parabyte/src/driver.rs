@@ -6,7 +6,7 @@
 //! first page and memory stays flat however many keys there are.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,11 +16,11 @@ use tokio::task::JoinSet;
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
-use crate::disk::local::{copy_local, Selection};
+use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
-use crate::plan::{decide, list_prefix, plan, plan_items, CopyRequest, Planned, Work};
+use crate::plan::{decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, Work};
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::source::listing::{list, KeyBounds, ListSpec};
 use crate::source::Store;
@@ -31,15 +31,15 @@ use crate::transfer::throttle::RequestLimit;
 const QUEUE_DEPTH: usize = 4096;
 
 /// A store with transfer settings, and what every call on it shares: one limit on requests
-/// in flight, one on local-copy chunks in flight, and the counters.
+/// in flight, the local copier (with its limit on chunks in flight), and the counters.
 #[derive(Debug)]
 pub(crate) struct Driver<S> {
     pub(crate) store: Arc<S>,
     pub(crate) transfer: TransferConfig,
     /// Requests in flight across every call, from any thread.
     request_limit: Arc<RequestLimit>,
-    /// Chunks of local copies in flight across every call.
-    local_chunk_slots: Arc<Semaphore>,
+    /// How local files are copied, for every call.
+    local: Arc<LocalCopier>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -52,7 +52,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         Driver {
             store,
             request_limit: RequestLimit::new(transfer.max_requests),
-            local_chunk_slots: Arc::new(Semaphore::new(transfer.max_requests)),
+            local: Arc::new(LocalCopier::new(&transfer, counters.clone())),
             transfer,
             counters,
         }
@@ -100,19 +100,11 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 };
                 self.run(planner, String::new(), dry_run, reporter).await
             }
-            Work::Local {
-                source,
-                destination,
-                pattern,
-            } => {
-                let slots = self.local_chunk_slots.clone();
-                let selection = Selection {
-                    pattern,
-                    filters: request.options.filters.clone(),
-                    dry_run,
-                };
-                let transfer = &self.transfer;
-                copy_local(&source, &destination, transfer, &selection, slots, reporter).await
+            Work::Local(copy) => {
+                let listed = copy.source.display().to_string();
+                let planner_reporter = reporter.clone();
+                let planner = move |queue| plan_local(copy, queue, planner_reporter);
+                self.run(planner, listed, dry_run, reporter).await
             }
         }
     }
@@ -176,9 +168,12 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         let before = self.counters.snapshot();
         let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
         let planner = tokio::spawn(planner(queue));
-        let engine = Arc::new(self.engine(reporter.clone()));
+        let movers = Movers {
+            engine: Arc::new(self.engine(reporter.clone())),
+            local: self.local.clone(),
+        };
         let workers = self.transfer.workers;
-        let driven = drive(engine, jobs, workers, dry_run, reporter.clone(), started).await;
+        let driven = drive(movers, jobs, workers, dry_run, reporter.clone(), started).await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = planner
             .await
@@ -234,9 +229,70 @@ struct Outcome {
     failures: Vec<Failure>,
 }
 
+/// What moves the bytes of a queued job: the engine for objects of the store, the local
+/// copier for local files.
+struct Movers<S> {
+    engine: Arc<Engine<S>>,
+    local: Arc<LocalCopier>,
+}
+
+/// A queued job to run.
+enum Move {
+    Object(Job),
+    Local(LocalJob),
+}
+
+/// One job's end: its source, the file it was to write, and how it went.
+type Ended = (String, Option<PathBuf>, Result<Finished>);
+
+impl<S: Store<Object = ObjectUrl>> Movers<S> {
+    /// Run one job (or preview it, in a dry run) on its own task.
+    fn start(
+        &self,
+        job: Move,
+        dry_run: bool,
+        reporter: Arc<dyn Reporter>,
+    ) -> impl Future<Output = Ended> + Send + 'static {
+        let (engine, local) = (self.engine.clone(), self.local.clone());
+        async move {
+            match job {
+                Move::Object(job) => {
+                    let result = if dry_run {
+                        Ok(preview(&engine, &job, &*reporter).await)
+                    } else {
+                        engine.download(&job).await
+                    };
+                    let destination = job.target.path().map(Path::to_path_buf);
+                    (job.source.to_string(), destination, result)
+                }
+                Move::Local(job) => {
+                    let copied = if dry_run {
+                        Ok(local.preview(&job, &*reporter))
+                    } else {
+                        local.copy(&job, &*reporter).await
+                    };
+                    let result = copied.map(|copied| match copied {
+                        Copied::Bytes(bytes) => Finished::Downloaded(bytes),
+                        Copied::Unchanged(size) => Finished::AlreadyThere(size),
+                    });
+                    (
+                        source_of(&job),
+                        job.destination().map(Path::to_path_buf),
+                        result,
+                    )
+                }
+            }
+        }
+    }
+}
+
+fn source_of(job: &LocalJob) -> String {
+    job.from.display().to_string()
+}
+
 /// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
 async fn drive<S: Store<Object = ObjectUrl>>(
-    engine: Arc<Engine<S>>,
+    movers: Movers<S>,
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
     dry_run: bool,
@@ -246,32 +302,30 @@ async fn drive<S: Store<Object = ObjectUrl>>(
     let object_slots = Arc::new(Semaphore::new(workers));
     let mut running = JoinSet::new();
     let mut outcome = Outcome::default();
-    let record = |outcome: &mut Outcome,
-                  (source, target, result): (String, Target, Result<Finished>)| {
-        match result {
-            Ok(Finished::Downloaded(bytes)) => {
-                reporter.object_finished(&source, Ok(bytes));
-                outcome.objects += 1;
-                outcome.bytes += bytes;
-                Ok(())
-            }
-            Ok(Finished::AlreadyThere(bytes)) => {
-                reporter.object_finished(&source, Ok(bytes));
-                outcome.skipped += 1;
-                Ok(())
-            }
-            Err(error) if error.is_fatal() => Err(error),
-            Err(error) => {
-                reporter.object_finished(&source, Err(&error));
-                report_failure(reporter.as_ref(), &source, target.path(), &error);
-                outcome.failures.push(Failure { source, error });
-                Ok(())
-            }
+    let record = |outcome: &mut Outcome, (source, destination, result): Ended| match result {
+        Ok(Finished::Downloaded(bytes)) => {
+            reporter.object_finished(&source, Ok(bytes));
+            outcome.objects += 1;
+            outcome.bytes += bytes;
+            Ok(())
+        }
+        Ok(Finished::AlreadyThere(bytes)) => {
+            reporter.object_finished(&source, Ok(bytes));
+            outcome.skipped += 1;
+            Ok(())
+        }
+        Err(error) if error.is_fatal() => Err(error),
+        Err(error) => {
+            reporter.object_finished(&source, Err(&error));
+            report_failure(reporter.as_ref(), &source, destination.as_deref(), &error);
+            outcome.failures.push(Failure { source, error });
+            Ok(())
         }
     };
     while let Some(planned) = jobs.recv().await {
         let job = match planned {
-            Planned::Job(job) => job,
+            Planned::Job(job) => Move::Object(job),
+            Planned::Local(job) => Move::Local(job),
             Planned::Refused(failure) => {
                 report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
                 outcome.failures.push(failure);
@@ -286,15 +340,11 @@ async fn drive<S: Store<Object = ObjectUrl>>(
         outcome
             .first_started
             .get_or_insert_with(|| started.elapsed());
-        let (engine, job_reporter) = (engine.clone(), reporter.clone());
+        let job = movers.start(job, dry_run, reporter.clone());
         running.spawn(async move {
-            let result = if dry_run {
-                Ok(preview(&engine, &job, &*job_reporter).await)
-            } else {
-                engine.download(&job).await
-            };
+            let ended = job.await;
             drop(slot);
-            (job.source.to_string(), job.target, result)
+            ended
         });
         while let Some(done) = running.try_join_next() {
             record(&mut outcome, done.expect("download task panicked"))?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::config::StoreConfig;
 use crate::counters::Counters;
-use crate::source::conformance::check_store;
+use crate::source::conformance::{check_store, s3_object};
 pub use crate::source::conformance::{fixture_bytes, FIXTURE};
 use crate::source::s3::S3Store;
 use crate::source::web::WebSource;
@@ -28,5 +28,5 @@ pub async fn check_s3_store(
         s3: Arc::new(s3),
         web,
     });
-    check_store(&sources, bucket, prefix).await
+    check_store(&sources, bucket, prefix, s3_object).await
 }

@@ -859,3 +859,5 @@ mod properties {
         }
     }
 }
+
+mod local;

@@ -407,8 +407,8 @@ mod tests {
                     target: Target::File(path),
                     ..
                 }) => jobs.push((source.to_string(), path.to_path_buf())),
-                Planned::Job(job) => panic!("{job:?} goes to no file"),
                 Planned::Refused(failure) => failures.push(failure),
+                other => panic!("{other:?} is not a job of a listing to files"),
             }
         }
         ((jobs, failures), ended)

@@ -5,6 +5,7 @@
 mod destination;
 mod items;
 mod listing;
+mod local;
 mod planned;
 mod request;
 
@@ -14,11 +15,11 @@ use crate::disk::sink::StreamTarget;
 use crate::error::{Error, Result};
 use crate::location::{local_destination, Location, ObjectUrl};
 use crate::manifest::{Item, Manifest};
-use crate::pattern::Pattern;
 use crate::report::Failure;
 use crate::source::listing::KeyBounds;
 pub(crate) use items::{item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
+pub(crate) use local::{plan_local, LocalCopy};
 pub(crate) use planned::Planned;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, Source};
@@ -35,11 +36,7 @@ pub(crate) enum Work {
         refused: Vec<Failure>,
     },
     /// A local file or tree (or the files a pattern matches) to another local path.
-    Local {
-        source: PathBuf,
-        destination: PathBuf,
-        pattern: Option<Pattern>,
-    },
+    Local(LocalCopy),
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest.
@@ -93,11 +90,13 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             })
         }
         Location::Local(source) => match destination {
-            Destination::Path(destination) => Ok(Work::Local {
+            Destination::Path(destination) => Ok(Work::Local(LocalCopy {
                 pattern: request.pattern(&source.to_string_lossy())?,
                 source: source.clone(),
                 destination,
-            }),
+                filters: request.options.filters.clone(),
+                dry_run: request.options.dry_run,
+            })),
             Destination::Discard => Err(Error::InvalidInput(
                 "discarding measures a store or a web server; a local source needs a destination"
                     .into(),

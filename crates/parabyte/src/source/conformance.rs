@@ -1,5 +1,5 @@
 //! One set of store tests for every implementation of [`Store`]: the in-memory fake, S3
-//! servers (versitygw, MinIO, SeaweedFS) and, as it comes, the local store. Each case states
+//! servers (versitygw, MinIO, SeaweedFS) and a local directory. Each case states
 //! what S3 does, so the fake cannot drift from the real stores unnoticed. The store must hold
 //! [`FIXTURE`] under `prefix` in `bucket`.
 
@@ -39,15 +39,17 @@ pub fn fixture_bytes(key: &str, size: usize) -> Vec<u8> {
 
 /// Runs every case against `store`; the names of the cases that passed, or the first
 /// failure, named.
-pub(crate) async fn check_store<S: Store<Object = ObjectUrl>>(
+pub(crate) async fn check_store<S: Store>(
     store: &Arc<S>,
     bucket: &str,
     prefix: &str,
+    object: fn(bucket: &str, key: &str) -> S::Object,
 ) -> std::result::Result<Vec<&'static str>, String> {
     let suite = Suite {
         store: store.as_ref(),
         bucket,
         prefix,
+        object,
     };
     let mut passed = Vec::new();
     macro_rules! case {
@@ -74,10 +76,20 @@ pub(crate) async fn check_store<S: Store<Object = ObjectUrl>>(
     Ok(passed)
 }
 
-struct Suite<'a, S> {
+struct Suite<'a, S: Store> {
     store: &'a S,
     bucket: &'a str,
     prefix: &'a str,
+    /// How the store names the object of a key in a bucket.
+    object: fn(&str, &str) -> S::Object,
+}
+
+/// How S3 stores (and the in-memory one) name an object.
+pub(crate) fn s3_object(bucket: &str, key: &str) -> ObjectUrl {
+    ObjectUrl::S3(S3Url {
+        bucket: bucket.to_owned(),
+        key: key.to_owned(),
+    })
 }
 
 type Outcome = std::result::Result<(), String>;
@@ -90,12 +102,9 @@ fn expect(condition: bool, why: impl FnOnce() -> String) -> Outcome {
     }
 }
 
-impl<S: Store<Object = ObjectUrl>> Suite<'_, S> {
-    fn url(&self, key: &str) -> ObjectUrl {
-        ObjectUrl::S3(S3Url {
-            bucket: self.bucket.to_owned(),
-            key: format!("{}{key}", self.prefix),
-        })
+impl<S: Store> Suite<'_, S> {
+    fn url(&self, key: &str) -> S::Object {
+        (self.object)(self.bucket, &format!("{}{key}", self.prefix))
     }
 
     /// GET and read the whole body.
@@ -292,6 +301,7 @@ impl<S: Store<Object = ObjectUrl>> Suite<'_, S> {
             store: self.store,
             bucket: self.bucket,
             prefix: &query_prefix,
+            object: self.object,
         };
         let page = suite.page(None, Cursor::Start, 1000).await.map_err(show)?;
         expect(
@@ -308,6 +318,7 @@ fn show(error: Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::local::LocalStore;
     use crate::source::memory::MemoryStore;
 
     #[tokio::test]
@@ -317,7 +328,20 @@ mod tests {
             let url = format!("s3://b/p/{key}");
             store.put(&url, &fixture_bytes(key, *size), Some(&format!("\"e{i}\"")));
         }
-        let passed = check_store(&store, "b", "p/").await.unwrap();
+        let passed = check_store(&store, "b", "p/", s3_object).await.unwrap();
         assert_eq!(passed.len(), 12);
+    }
+
+    #[tokio::test]
+    async fn a_local_directory_behaves_as_s3_does() {
+        let root = tempfile::tempdir().unwrap();
+        for (key, size) in FIXTURE {
+            let path = root.path().join("p").join(key);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, fixture_bytes(key, size)).unwrap();
+        }
+        let store = Arc::new(LocalStore::new(root.path()));
+        let passed = check_store(&store, "", "p/", |_, key| key.to_owned()).await;
+        assert_eq!(passed.unwrap().len(), 12);
     }
 }

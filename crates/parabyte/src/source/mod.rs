@@ -6,6 +6,7 @@ mod answer;
 pub(crate) mod conformance;
 pub(crate) mod http_client;
 pub(crate) mod listing;
+pub(crate) mod local;
 #[cfg(test)]
 pub(crate) mod memory;
 pub(crate) mod s3;

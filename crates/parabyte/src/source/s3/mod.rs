@@ -168,9 +168,14 @@ impl S3Store {
     pub(super) async fn request(&self, get: &Get<'_>) -> Result<Response> {
         let bucket = self.bucket_region(get.bucket);
         // Until an answer has settled the region, requests about the bucket go one at a time.
+        // One that waited its turn while another settled it goes at once: holding the turn
+        // for its own round trip would send every object of a manifest one after another.
         let turn = match bucket.settled() {
             Some(_) => None,
-            None => Some(bucket.finding_out.lock().await),
+            None => {
+                let turn = bucket.finding_out.lock().await;
+                bucket.settled().is_none().then_some(turn)
+            }
         };
         let region = bucket.settled().unwrap_or_else(|| self.region.clone());
         let response = self.send(get, &region).await?;

@@ -1,25 +1,13 @@
-//! Local copies: what lands, what is reported, and what a second run skips.
+//! Local copies through the driver: what lands, what is reported, and what a second run
+//! skips.
 
+use std::fs;
 use std::os::unix::fs::symlink;
-use std::sync::Mutex;
 
 use super::*;
-
-#[derive(Debug, Default)]
-struct Recorded {
-    previews: Mutex<Vec<String>>,
-}
-
-impl Reporter for Recorded {
-    fn previewed(&self, preview: Preview<'_>) {
-        let line = match preview {
-            Preview::Copy { source, .. } => format!("copy {source}"),
-            Preview::Unchanged { source, .. } => format!("unchanged {source}"),
-            Preview::Excluded { source, .. } => format!("excluded {source}"),
-        };
-        self.previews.lock().unwrap().push(line);
-    }
-}
+use crate::location::Location;
+use crate::pattern::Pattern;
+use crate::plan::Source;
 
 /// A tree of files of a few sizes, one past a chunk.
 fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -41,6 +29,15 @@ fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         .collect()
 }
 
+/// Which files of a local source are copied, and whether they are.
+#[derive(Debug, Default)]
+struct Selection {
+    pattern: Option<Pattern>,
+    filters: Vec<Filter>,
+    dry_run: bool,
+}
+
+/// Copy `source` to `destination` through the driver, as the CLI and Python do.
 async fn copy(
     source: &Path,
     destination: &Path,
@@ -51,16 +48,23 @@ async fn copy(
         ..TransferConfig::default()
     };
     let recorded = Arc::new(Recorded::default());
-    let slots = Arc::new(Semaphore::new(8));
-    let summary = copy_local(
-        source,
-        destination,
-        &transfer,
-        &selection,
-        slots,
-        recorded.clone(),
-    )
-    .await;
+    let store = Arc::new(MemoryStore::new());
+    let driver = Driver::new(store, transfer, Arc::new(Counters::default()));
+    let source = match &selection.pattern {
+        Some(pattern) => PathBuf::from(pattern.to_string()),
+        None => source.to_owned(),
+    };
+    let request = CopyRequest {
+        source: Source::Location(Location::Local(source)),
+        destination: Destination::Path(destination.to_owned()),
+        recursive: false,
+        options: CopyOptions {
+            filters: selection.filters,
+            raw: false,
+            dry_run: selection.dry_run,
+        },
+    };
+    let summary = driver.copy(&request, recorded.clone()).await;
     (summary, recorded)
 }
 
@@ -188,18 +192,6 @@ async fn a_name_reserved_for_temporary_files_is_refused() {
     let summary = summary.unwrap();
     assert_eq!(summary.failures.len(), 1, "{:?}", summary.failures);
     assert!(!destination.join(".parabyte-0000.tmp").exists());
-}
-
-#[test]
-fn a_destination_inside_the_source_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("src");
-    fs::create_dir(&source).unwrap();
-    let error = refuse_copy_into_itself(&source, &source.join("new/deeper"))
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("inside it"), "{error}");
-    assert!(refuse_copy_into_itself(&source, &dir.path().join("dst")).is_ok());
 }
 
 #[tokio::test]

@@ -1,0 +1,134 @@
+//! The walk's order and window, and reads pinned to a file's version.
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use futures::TryStreamExt;
+use proptest::prelude::*;
+
+use super::walk::walk;
+use super::*;
+use crate::source::listing::page::HandedOn;
+
+/// Every file the walk visits in `window`, by key.
+fn walked(root: &Path, window: Window<'_>) -> Vec<String> {
+    let mut keys = Vec::new();
+    walk(root, window, |walked| {
+        if let Kind::File(_) = walked.kind {
+            keys.push(walked.relative.to_str().unwrap().to_owned());
+        }
+        Next::Continue
+    });
+    keys
+}
+
+fn plant(root: &Path, keys: &BTreeSet<String>) {
+    for key in keys {
+        let path = root.join(key);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, key.as_bytes()).unwrap();
+    }
+}
+
+/// Keys of one to three parts from an alphabet where `-`, `.` and `0` sort around `/`.
+fn keys() -> impl Strategy<Value = BTreeSet<String>> {
+    let part = "[a-c.0-][a-c.0-]?";
+    let key = prop::collection::vec(part, 1..=3).prop_map(|parts| parts.join("/"));
+    prop::collection::btree_set(key, 1..24)
+        .prop_map(|keys| {
+            // A name cannot be both a file and a folder: keep the first of each clash.
+            let mut kept = BTreeSet::new();
+            for key in keys {
+                let clashes = kept.iter().any(|other: &String| {
+                    key.starts_with(&format!("{other}/")) || other.starts_with(&format!("{key}/"))
+                });
+                let dot_part = key.split('/').any(|part| part == "." || part == "..");
+                if !clashes && !dot_part {
+                    kept.insert(key);
+                }
+            }
+            kept
+        })
+        .prop_filter("at least one key", |keys| !keys.is_empty())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The walk visits files in the byte order of their keys, as S3 lists them, and a
+    /// window keeps exactly the keys after its cursor under its prefix.
+    #[test]
+    fn the_walk_lists_in_key_order_and_its_window_keeps_what_it_says(
+        keys in keys(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        plant(root.path(), &keys);
+        let all: Vec<String> = keys.iter().cloned().collect();
+        prop_assert_eq!(walked(root.path(), Window::default()), all.clone());
+
+        let after = all[cut.index(all.len())].clone();
+        let prefix = &after[..1];
+        let window = Window { prefix: prefix.as_bytes(), after: Some(after.as_bytes()) };
+        let expected: Vec<String> = all
+            .iter()
+            .filter(|key| key.starts_with(prefix) && **key > after)
+            .cloned()
+            .collect();
+        prop_assert_eq!(walked(root.path(), window), expected);
+    }
+}
+
+#[tokio::test]
+async fn links_fifos_and_folders_named_like_keys_are_never_objects() {
+    let root = tempfile::tempdir().unwrap();
+    plant(root.path(), &["a-b".to_owned(), "a/b".to_owned()].into());
+    std::os::unix::fs::symlink(root.path().join("a-b"), root.path().join("link")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.path().join("fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        0,
+    )
+    .unwrap();
+    let store = LocalStore::new(root.path());
+    let (batches, _) = tokio::sync::mpsc::channel(1);
+    let handed_on = std::sync::Mutex::new(HandedOn::default());
+    let query = ListQuery {
+        bucket: "",
+        prefix: "",
+        delimiter: None,
+        cursor: &Cursor::Start,
+        max_keys: 1000,
+    };
+    let page = store
+        .list_page(&query, PageSink::new(None, &batches, &handed_on))
+        .await
+        .unwrap();
+    let keys: Vec<&str> = page.objects.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(keys, ["a-b", "a/b"], "'-' sorts before '/', as in S3");
+    for key in ["link", "fifo", "a", "../a-b"] {
+        let error = store.get(&key.to_owned(), None, None).await.err().unwrap();
+        assert!(error.is_not_found(), "{key}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_file_written_after_its_first_read_is_another_version() {
+    let root = tempfile::tempdir().unwrap();
+    fs::write(root.path().join("f"), b"first").unwrap();
+    let store = LocalStore::new(root.path());
+    let key = "f".to_owned();
+    let first = store.get(&key, None, None).await.unwrap();
+    let version = first.validator.unwrap();
+    let bytes: Vec<Bytes> = first.body.try_collect().await.unwrap();
+    assert_eq!(bytes.concat(), b"first");
+    fs::write(root.path().join("f"), b"second!").unwrap();
+    let again = store.get(&key, None, Some(&version)).await;
+    assert!(
+        matches!(again, Err(Error::Changed { .. })),
+        "{:?}",
+        again.err()
+    );
+}

@@ -1,0 +1,189 @@
+//! A directory tree walked in the order S3 lists keys: each directory's entries sorted by
+//! name, a directory's name compared with a `/` after it. Keys that share a folder share its
+//! prefix, so sorting siblings this way orders the whole tree by key, byte for byte, with one
+//! directory listing per level in memory. Links are never followed: a link is an entry of
+//! its own, as a FIFO or a device is.
+
+use std::ffi::OsString;
+use std::fs::{self, Metadata};
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+/// One entry the walk found, by its path below the root.
+#[derive(Debug)]
+pub(crate) struct Walked {
+    pub relative: PathBuf,
+    pub kind: Kind,
+}
+
+/// What an entry is, read without following links.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// A regular file.
+    File(Metadata),
+    /// A directory; the walk goes into it after this entry unless told to pass it by.
+    Directory,
+    /// A link, FIFO, socket or device.
+    Other(Metadata),
+    /// A directory that could not be read, or an entry whose metadata could not be.
+    Unreadable(io::Error),
+}
+
+/// What the walk does after an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Continue,
+    /// After a directory: do not go into it.
+    PassBy,
+    Stop,
+}
+
+/// Where a walk starts and what it leaves out, as keys: `/`-separated paths below the root.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Window<'a> {
+    /// Only entries whose key starts with this (directories that could hold one).
+    pub prefix: &'a [u8],
+    /// Only entries whose key sorts after this (directories that could hold one).
+    pub after: Option<&'a [u8]>,
+}
+
+impl Window<'_> {
+    /// Whether a file of this key is in the window.
+    fn holds_file(&self, key: &[u8]) -> bool {
+        key.starts_with(self.prefix) && self.after.is_none_or(|after| key > after)
+    }
+
+    /// Whether a directory whose keys all start with `folder` (ending in `/`) may hold one.
+    fn may_hold_below(&self, folder: &[u8]) -> bool {
+        let prefix_fits = folder.starts_with(self.prefix) || self.prefix.starts_with(folder);
+        // Every key below sorts before `after` when `folder` does and `after` is not below it.
+        let after_fits = self
+            .after
+            .is_none_or(|after| after.starts_with(folder) || folder > after);
+        prefix_fits && after_fits
+    }
+}
+
+/// Walk `root` in key order, calling `visit` with each entry in `window`, until the tree
+/// ends or `visit` says stop. A root that cannot be read is one `Unreadable` entry.
+pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked) -> Next) {
+    let mut levels = vec![Level::read(root, PathBuf::new(), &window)];
+    while let Some(level) = levels.last_mut() {
+        let entry = match &mut level.entries {
+            Err(error) => {
+                let error = io::Error::new(error.kind(), error.to_string());
+                let relative = level.relative.clone();
+                levels.pop();
+                if visit(unreadable(relative, error)) == Next::Stop {
+                    return;
+                }
+                continue;
+            }
+            Ok(entries) => match entries.pop() {
+                Some(entry) => entry,
+                None => {
+                    levels.pop();
+                    continue;
+                }
+            },
+        };
+        let relative = level.relative.join(&entry.name);
+        let kind = match entry.metadata {
+            Err(error) => Kind::Unreadable(error),
+            Ok(metadata) if metadata.is_dir() => Kind::Directory,
+            Ok(metadata) if metadata.is_file() => Kind::File(metadata),
+            Ok(metadata) => Kind::Other(metadata),
+        };
+        let is_directory = matches!(kind, Kind::Directory);
+        let next = visit(Walked {
+            relative: relative.clone(),
+            kind,
+        });
+        match next {
+            Next::Stop => return,
+            Next::Continue if is_directory => {
+                let below = Level::read(&root.join(&relative), relative, &window);
+                levels.push(below);
+            }
+            Next::Continue | Next::PassBy => {}
+        }
+    }
+}
+
+fn unreadable(relative: PathBuf, error: io::Error) -> Walked {
+    Walked {
+        relative,
+        kind: Kind::Unreadable(error),
+    }
+}
+
+/// One directory being walked: its entries in the window, last in key order first.
+struct Level {
+    relative: PathBuf,
+    entries: io::Result<Vec<Entry>>,
+}
+
+struct Entry {
+    name: OsString,
+    /// Its key with a `/` after a directory's: what siblings are sorted by.
+    sort_key: Vec<u8>,
+    metadata: io::Result<Metadata>,
+}
+
+impl Level {
+    fn read(directory: &Path, relative: PathBuf, window: &Window<'_>) -> Level {
+        let entries = fs::read_dir(directory).and_then(|entries| {
+            let mut kept = Vec::new();
+            for entry in entries {
+                let entry = entry?;
+                // `DirEntry::metadata` does not follow links.
+                let metadata = entry.metadata();
+                let name = entry.file_name();
+                let mut sort_key = key_of(&relative.join(&name));
+                let kept_here = match &metadata {
+                    Ok(metadata) if metadata.is_dir() => {
+                        sort_key.push(b'/');
+                        window.may_hold_below(&sort_key)
+                    }
+                    _ => window.holds_file(&sort_key),
+                };
+                if kept_here {
+                    kept.push(Entry {
+                        name,
+                        sort_key,
+                        metadata,
+                    });
+                }
+            }
+            kept.sort_unstable_by(|a, b| b.sort_key.cmp(&a.sort_key));
+            Ok(kept)
+        });
+        Level { relative, entries }
+    }
+}
+
+/// A path below the root as a key: its bytes, `/` between its parts.
+pub(crate) fn key_of(relative: &Path) -> Vec<u8> {
+    let mut key = Vec::new();
+    for (i, part) in relative.iter().enumerate() {
+        if i > 0 {
+            key.push(b'/');
+        }
+        key.extend_from_slice(part.as_bytes());
+    }
+    key
+}
+
+/// A key as a path below the root. `None` for a key that is not one: empty parts, `.` or
+/// `..`, which a store of files cannot hold.
+pub(crate) fn path_of(key: &str) -> Option<PathBuf> {
+    let mut path = PathBuf::new();
+    for part in key.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return None;
+        }
+        path.push(OsString::from_vec(part.as_bytes().to_vec()));
+    }
+    Some(path)
+}
