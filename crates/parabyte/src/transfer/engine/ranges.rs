@@ -1,0 +1,219 @@
+//! The ranges of one object into its sink: up to `ranges_per_object` at a time, each a
+//! GET holding a request slot while its body streams, gathered into buffers written at
+//! their offsets, resumed from the first missing byte when the body breaks.
+
+use super::*;
+
+/// Body bytes gathered before one positioned write: few system calls, little memory.
+const WRITE_BUFFER: usize = 128 * 1024;
+
+/// Write what `buffer` holds at `next` and move `next` past it; the buffer is left empty,
+/// with no capacity.
+async fn write_out(object: &Object<'_>, buffer: &mut BytesMut, next: &mut u64) -> Result<()> {
+    if buffer.is_empty() {
+        return Ok(());
+    }
+    write(object, std::mem::take(buffer).freeze(), next).await
+}
+
+/// Write `data` at `next`, let the content check see it, and move `next` past it.
+async fn write(object: &Object<'_>, data: Bytes, next: &mut u64) -> Result<()> {
+    let length = data.len() as u64;
+    object.sink.write_at(data.clone(), *next).await?;
+    object.check.written(object.sink, *next, &data).await?;
+    *next += length;
+    Ok(())
+}
+
+impl<S: Store<Object = ObjectUrl>> Engine<S> {
+    /// Fetch `parts`, up to `ranges_per_object` at a time. Bytes an earlier run wrote for
+    /// this version are not fetched again; returns how many those were.
+    pub(super) async fn fetch_ranges(
+        &self,
+        object: &Object<'_>,
+        parts: Vec<ByteRange>,
+    ) -> Result<u64> {
+        let restored = object.sink.restored().bytes();
+        if restored > 0 {
+            self.reporter.bytes_skipped(restored);
+        }
+        // After a failure no new part starts, but those in flight finish: their bytes are
+        // paid for, and a later run resumes from them.
+        let failure = Mutex::new(None);
+        futures::stream::iter(parts)
+            .filter(|_| std::future::ready(failure.lock().expect("failure poisoned").is_none()))
+            .for_each_concurrent(self.config.ranges_per_object, |part| {
+                let failure = &failure;
+                async move {
+                    if let Err(error) = self.fetch_range(object, part, None).await {
+                        object.sink.part_failed();
+                        failure
+                            .lock()
+                            .expect("failure poisoned")
+                            .get_or_insert(error);
+                    }
+                }
+            })
+            .await;
+        failure
+            .into_inner()
+            .expect("failure poisoned")
+            .map_or(Ok(restored), Err)
+    }
+
+    /// Fetch one range into the sink, resuming from the first missing byte after a failure,
+    /// pinned to the object's version.
+    pub(super) async fn fetch_range(
+        &self,
+        object: &Object<'_>,
+        range: ByteRange,
+        mut already_sent: Option<InFlight>,
+    ) -> Result<()> {
+        let mut next = range.start;
+        let mut retries = Retries::new(&self.config.retry, &self.counters);
+        loop {
+            let attempt = async {
+                let response = match already_sent.take() {
+                    Some(response) => response,
+                    None => {
+                        let rest = ByteRange {
+                            start: next,
+                            end: range.end,
+                        };
+                        let pinned = object.pinned.validator();
+                        let slot = if object.sink.is_next_in_line(next) {
+                            self.request_limit.first_in_line()
+                        } else {
+                            self.request_limit.acquire().await
+                        };
+                        // The whole object is asked for without a Range: S3 sends its checksum
+                        // only then.
+                        let whole = rest.start == 0 && rest.end + 1 == object.total;
+                        let asked = (!whole).then_some(rest);
+                        let response = self.send_in(slot, object.source, asked, pinned).await?;
+                        check_part(
+                            object.source,
+                            &response.fetched,
+                            rest,
+                            &object.pinned,
+                            object.total,
+                        )?;
+                        if let Some(modified) = response.fetched.modified {
+                            let _ = object.modified.set(modified);
+                        }
+                        response
+                    }
+                };
+                self.stream_into(object, response, &mut next, Some(range.end))
+                    .await?;
+                if next != range.end + 1 {
+                    return Err(Error::Protocol {
+                        what: format!("GET {} {range}", object.source),
+                        detail: format!("body ended after byte {next} of the range"),
+                    });
+                }
+                Ok(())
+            };
+            match attempt.await {
+                Ok(()) => return object.sink.part_done(range),
+                Err(error) => retries.after(error).await?,
+            }
+        }
+    }
+
+    pub(super) async fn send(
+        &self,
+        object: &ObjectUrl,
+        range: Option<ByteRange>,
+        pinned: Option<&Validator>,
+    ) -> Result<InFlight> {
+        let slot = self.request_limit.acquire().await;
+        self.send_in(slot, object, range, pinned).await
+    }
+
+    /// Send a request in a slot already taken.
+    pub(super) async fn send_in(
+        &self,
+        slot: Slot,
+        object: &ObjectUrl,
+        range: Option<ByteRange>,
+        pinned: Option<&Validator>,
+    ) -> Result<InFlight> {
+        match self.source.get(object, range, pinned).await {
+            Ok(fetched) => {
+                self.request_limit.succeeded();
+                Ok(InFlight {
+                    fetched,
+                    _slot: slot,
+                })
+            }
+            Err(error) => {
+                if matches!(error, Error::Throttled { .. }) {
+                    self.request_limit.throttled();
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Copy a body into the sink from byte `*next` on, advancing `*next` past every byte
+    /// written, so that after a failure it names the first byte still missing. Never past
+    /// `end`, when given.
+    pub(super) async fn stream_into(
+        &self,
+        object: &Object<'_>,
+        response: InFlight,
+        next: &mut u64,
+        end: Option<u64>,
+    ) -> Result<()> {
+        let InFlight { fetched, _slot } = response;
+        let check = object.check;
+        check.observe(&fetched, object.sink);
+        let mut crc = check.stream(*next);
+        let mut body = fetched.body;
+        let mut buffer = BytesMut::new();
+        let mut failure = None;
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            };
+            let arrived = *next + (buffer.len() + chunk.len()) as u64;
+            if let Some(end) = end.filter(|end| arrived > end + 1) {
+                return Err(Error::Protocol {
+                    what: format!("GET {}", object.source),
+                    detail: format!(
+                        "body runs past the requested range (byte {arrived}, range end {end})"
+                    ),
+                });
+            }
+            crc.update(&chunk);
+            self.reporter.bytes_transferred(chunk.len() as u64);
+            if buffer.len() + chunk.len() > buffer.capacity() {
+                // Write out rather than grow: a grown buffer doubles, and with it the
+                // memory each request in flight holds.
+                write_out(object, &mut buffer, next).await?;
+            }
+            if chunk.len() >= WRITE_BUFFER {
+                // Large enough to go to the file as it arrived, without a copy.
+                write(object, chunk, next).await?;
+                continue;
+            }
+            if buffer.capacity() == 0 {
+                // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
+                let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
+                buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
+            }
+            buffer.extend_from_slice(&chunk);
+            if buffer.len() >= WRITE_BUFFER {
+                write_out(object, &mut buffer, next).await?;
+            }
+        }
+        write_out(object, &mut buffer, next).await?;
+        crc.finish();
+        failure.map_or(Ok(()), Err)
+    }
+}
