@@ -40,7 +40,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
     p.add_argument("--workloads",
-                   help="comma-separated: W1,W2,W2c,W2o,W3,W3c,W3o,W4,W4c,W4d,W4k,W4kd,W5a,W5b,"
+                   help="comma-separated: W1,W1m,W2,W2c,W2o,W3,W3c,W3o,W4,W4c,W4d,W4k,W4kd,W5a,W5b,"
                         "W6a,W6b,"
                         "W7,W8,P1,P2 "
                         "(default all)")

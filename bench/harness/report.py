@@ -103,7 +103,7 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
         return None
     s = meta["sizes"]
     round_trip, rate = network(meta)
-    if workload in ("W1", "W6a", "P1"):
+    if workload in ("W1", "W1m", "W6a", "P1"):
         return math.ceil(s["w1_count"] / in_flight) * round_trip
     if workload == "W8":
         return math.ceil(s.get("w8_count", 0) / in_flight) * round_trip
@@ -163,6 +163,15 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                         f"{row.wall:.2f} s vs floor {fl:.2f} s: {ratio:.2f}x",
                         "met" if ratio <= 1.05 else f"missed by {(ratio / 1.05 - 1) * 100:.0f}%"
                         f" ({row.wall - 1.05 * fl:.2f} s over 1.05x)"))
+
+    # Sizes known up front (the seeds' headline path) need no listing: never slower.
+    for setting in ["default"] + meta["concurrencies"]:
+        known, listed = get("W1m", "parabyte", setting), get("W1", "parabyte", setting)
+        if known and listed:
+            ratio = known.wall / listed.wall
+            out.append((f"W1m (sizes from a manifest) at least as fast as W1 (listed), {setting}",
+                        f"{known.wall:.2f} s vs {listed.wall:.2f} s: {ratio:.2f}x",
+                        "met" if ratio <= 1.0 else f"missed by {(ratio - 1) * 100:.0f}%"))
 
     row = get("W1", "parabyte", "default")
     peers = [r for r in by_wl.get("W1", []) if r.tool != "parabyte" and r.setting == "default"

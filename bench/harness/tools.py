@@ -32,8 +32,9 @@ PRESIGN_SECONDS = 6 * 3600
 class Workload:
     id: str
     title: str
-    kind: str  # "prefix", "object", "list", "web" (one file from nginx) or "manifest"
+    kind: str  # "prefix", "object", "list", "web" (one file from nginx), "manifest"
     #            (objects of known size: presigned URLs, or for Python name, size, ETag)
+    #            or "s3manifest" (s3:// URLs with sizes and ETags, for the CLI)
     prefix: str  # w1, w2, w3, w4, w4k, w8; w2c, w3c, w2o, w3o (W2, W3 stored otherwise)
     transport: str  # "proxy", "direct", "tls" or "web" (nginx through toxiproxy)
     settings: tuple  # "default" and/or concurrencies
@@ -46,6 +47,9 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
     w3 = f"{sizes.w3_count} x {_human(sizes.w3_size)}"
     return [
         Workload("W1", f"{w1} under a prefix", "prefix", "w1", "proxy", ("default",) + n),
+        # The seeds' headline path: the same objects with sizes known up front, no listing.
+        Workload("W1m", f"W1 from a manifest: {w1}, s3:// URLs with sizes and ETags",
+                 "s3manifest", "w1", "proxy", ("default",) + n, ("parabyte",)),
         Workload("W2", f"one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
                  ("default", "unverified") + n),
         Workload("W3", f"{w3} under a prefix", "prefix", "w3", "proxy", ("default",) + n),
@@ -309,6 +313,16 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
 
     if tool in PYTHON_TOOLS:
         return _python_library(ctx, wl, tool, n, dest, conf, objects, cell)
+
+    if tool == "parabyte" and wl.kind == "s3manifest":
+        flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
+        manifest = conf / "manifest.txt"
+        manifest.write_text("".join(
+            f's3://{BUCKET}/{prefix}{name}\t{name}\t{size}\t"{md5}"\n'
+            for name, (size, md5) in ctx.data.under(wl.prefix).items()))
+        return cell([ctx.parabyte, "cp", *flags, "--endpoint-url", endpoint, "--manifest",
+                     manifest, dest], min(n or 64, objects),
+                    note="manifest.txt: an s3:// URL, a name, the size and the ETag per line")
 
     if tool == "parabyte":
         flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]

@@ -205,6 +205,48 @@ fn links_planted_where_parabyte_writes_are_never_followed() {
     }
 }
 
+/// Only the destination the user named is streamed into. A FIFO planted at a key's path
+/// inside DEST (with no reader it would hang the run) and a hard link at a temporary name
+/// to a file outside DEST (it would be written through) each fail their own object, by name.
+#[test]
+fn a_fifo_or_hard_link_planted_inside_the_destination_is_never_written() {
+    let bed = bed_with_big("planted-fifo");
+    for key in ["set/piped", "set/small"] {
+        bed.admin
+            .put_object(&bed.bucket, key, payload(7, 100))
+            .unwrap();
+    }
+    let victim = bed.path("victim");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let out = bed.path("out");
+    std::fs::create_dir(&out).unwrap();
+    mknod(&out.join("piped"), libc::S_IFIFO | 0o600, 0);
+    std::fs::hard_link(&victim, out.join(temporary_name("big"))).unwrap();
+
+    let output = run(bed.parabyte().timeout(Duration::from_secs(120)).args([
+        "cp",
+        "--part-size",
+        "1MiB",
+        &bed.url("set/"),
+        "out",
+    ]));
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    for key in ["set/big", "set/piped"] {
+        assert!(text.contains(&bed.url(key)), "{key} reported: {text}");
+    }
+    assert!(
+        text.contains("a FIFO") && text.contains("hard link"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    let kind = std::fs::symlink_metadata(out.join("piped"))
+        .unwrap()
+        .file_type();
+    assert!(kind.is_fifo(), "still the FIFO: {kind:?}");
+    assert_eq!(std::fs::read(out.join("small")).unwrap(), payload(7, 100));
+}
+
 #[test]
 fn a_local_tree_copy_never_creates_directories_through_a_link() {
     let dir = tempfile::tempdir().unwrap();

@@ -861,3 +861,4 @@ mod properties {
 }
 
 mod local;
+mod schedules;

@@ -7,16 +7,6 @@ use crate::disk::paths::{check_writable, relative_path};
 use crate::disk::sink::{FilePath, StreamTarget, Target};
 use crate::error::{Error, Result};
 
-/// A path chosen by a key or a batch item: a character device or FIFO already there gets
-/// the bytes streamed (never through a link); anything else is a file, which the sink
-/// refuses to put in place of what it may not replace.
-pub(super) fn key_target(path: FilePath) -> Target {
-    match StreamTarget::device(&path, false) {
-        Some(stream) => Target::Stream(stream),
-        None => Target::File(path),
-    }
-}
-
 /// The path the user named for one object: a character device or FIFO (even behind a link
 /// the user chose, such as /dev/stdout) gets the bytes streamed; a regular file or nothing
 /// becomes the file; anything else is refused, and so is a directory that cannot be

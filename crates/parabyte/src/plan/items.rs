@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::destination::key_target;
 use super::planned::{refuse, Planned};
 use super::request::Destination;
 use crate::disk::paths::{check_writable, linked_directory, relative_path};
@@ -117,5 +116,5 @@ pub(crate) fn item_target(item: &Item, destination: &Destination) -> Result<Targ
             link.display()
         )));
     }
-    Ok(key_target(FilePath::below(root, &path)))
+    Ok(Target::File(FilePath::below(root, &path)))
 }

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
 use tokio::sync::mpsc;
 
-use super::destination::{key_target, single_object_path, user_file_target};
+use super::destination::{single_object_path, user_file_target};
 use super::planned::{refuse, Planned};
 use super::request::{Destination, StoreCopy};
 use crate::config::TransferConfig;
@@ -310,7 +310,7 @@ async fn send_verdict(
             Destination::Path(root) => match relative_path(&relative) {
                 Ok(path) => match linked_directory(root, &path) {
                     None => {
-                        job.target = key_target(FilePath::below(root, &path));
+                        job.target = Target::File(FilePath::below(root, &path));
                         Planned::Job(job)
                     }
                     Some(link) => {

@@ -202,8 +202,9 @@ fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
     }
 }
 
-/// Create the temporary file `temp`, or claim the one an earlier run left: never through
-/// a link, only a regular file, locked so no other run writes into it, and still the file
+/// The gate every file parabyte writes passes: create the temporary file `temp`, or claim
+/// the one an earlier run left: never through a link, only a regular file with no other
+/// name, locked so no other run writes into it, and still the file
 /// under that name once locked (else whoever held it removed it meanwhile: try again).
 /// True with the file when this call created it.
 fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<(File, bool)> {
@@ -224,6 +225,15 @@ fn claim(dir: &Dir, temp: &OsStr, path: &Path) -> Result<(File, bool)> {
             .map_err(|e| Error::io("cannot check the temporary file of", path, e.into()))?;
         if let Some(kind) = kind_name(&opened) {
             return Err(not_ours(path, temp, kind));
+        }
+        // A second name for the file (a hard link, perhaps to a file outside the
+        // destination) would see every byte written here: only a file with one is written.
+        if opened.st_nlink != 1 {
+            return Err(not_ours(
+                path,
+                temp,
+                "a file with another name (a hard link)",
+            ));
         }
         match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
             // File systems without locks (some FUSE ones): exclusive creation still keeps
@@ -485,6 +495,25 @@ mod tests {
         assert!(error.contains("symbolic link"), "{error}");
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
         assert!(fs_is_link(&final_path));
+    }
+
+    #[test]
+    fn a_hard_link_at_the_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        let final_path = dir.path().join("dest/x");
+        std::fs::create_dir(dir.path().join("dest")).unwrap();
+        let temp = final_path.with_file_name(temp_name(OsStr::new("x")));
+        std::fs::hard_link(&outside, &temp).unwrap();
+        for version in [None, Some((4, "\"e\"".to_owned()))] {
+            let error = FileSink::create(&FilePath::at(&final_path), version, Some(4))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("hard link"), "{error}");
+        }
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert!(!final_path.exists());
     }
 
     fn fs_is_link(path: &Path) -> bool {
