@@ -155,3 +155,42 @@ fn objects_of_known_size_go_out_together_once_the_region_is_settled() {
     // One at a time, each request arrives alone (at most the one before still finishing).
     assert!(most >= 8, "at most {most} GETs in flight of 16 workers");
 }
+
+/// A hostile value fails its own object only: an ETag no request header can carry (it used
+/// to stop the whole run with exit 2, "cannot sign GET request") and a size beyond any
+/// object (it used to abort the process on the allocation of its plan of parts).
+#[test]
+fn a_hostile_etag_or_size_fails_its_own_object_and_the_rest_goes_on() {
+    let bed = Bed::new(ServerKind::Versitygw, "hostile-values");
+    for (i, key) in ["v/good", "v/etag", "v/size"].iter().enumerate() {
+        bed.admin
+            .put_object(&bed.bucket, key, payload(i as u64, 5000))
+            .unwrap();
+    }
+    let manifest = format!(
+        "{good} good.bin 5000\n\
+         {{\"source\": \"{etag}\", \"dest\": \"etag.bin\", \"size\": 5000, \"etag\": \"\\\"ab\\u0001c\\\"\"}}\n\
+         {size} size.bin 1000000000000000000\n",
+        good = bed.url("v/good"),
+        etag = bed.url("v/etag"),
+        size = bed.url("v/size"),
+    );
+    std::fs::write(bed.path("hostile.txt"), manifest).unwrap();
+    let output = run(bed
+        .parabyte()
+        .args(["cp", "--json", "--manifest", "hostile.txt", "out"]));
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert_eq!(summary(&output)["objects"], 1, "{text}");
+    assert_eq!(
+        std::fs::read(bed.path("out/good.bin")).unwrap(),
+        payload(0, 5000)
+    );
+    assert!(text.contains(&bed.url("v/etag")) && text.contains("no request header can carry"));
+    assert!(text.contains(&bed.url("v/size")) && text.contains("more than the 5 TiB"));
+    assert!(
+        !text.contains('\u{1}'),
+        "the control character is escaped: {text}"
+    );
+    assert_eq!(files_under(&bed.path("out")), vec!["good.bin"]);
+}

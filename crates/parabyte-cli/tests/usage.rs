@@ -5,7 +5,9 @@
 
 mod common;
 
+use std::ffi::OsString;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::process::{Output, Stdio};
 
 use common::{bare_parabyte, files_under, stderr, summary};
@@ -70,7 +72,8 @@ fn remote_destinations_exit_2_and_create_nothing() {
     .unwrap();
     let before = files_under(dir.path());
     let source_url = format!("{}/f.bin", store.endpoint());
-    for args in [
+    let bytes = |text: &[u8]| OsString::from_vec(text.to_vec());
+    let text_cases = [
         vec!["cp", "f.txt", "s3://bucket/up/f.txt"],
         vec!["cp", "s3://bucket/k", "s3://bucket/copy/k"],
         vec!["cp", "-", "s3://bucket/up/f.txt"],
@@ -78,7 +81,20 @@ fn remote_destinations_exit_2_and_create_nothing() {
         vec!["cp", &source_url, "http://127.0.0.1:9/up/f.bin"],
         vec!["cp", "--manifest", "list.txt", "s3://bucket/up/"],
         vec!["cp", "-r", "s3://bucket/dir/", "s3://other/dir/"],
+    ];
+    let mut cases: Vec<Vec<OsString>> = text_cases
+        .iter()
+        .map(|args| args.iter().map(OsString::from).collect())
+        .collect();
+    // Not UTF-8, still a URL: classified on its bytes, never a folder named `s3:`.
+    for url in [
+        &b"s3://bkt/k\xff"[..],
+        b"gs://bkt/\xfe/k",
+        b"https://h/\xff",
     ] {
+        cases.push(vec!["cp".into(), "f.txt".into(), bytes(url)]);
+    }
+    for args in cases {
         let output = bare_parabyte(dir.path())
             .env("AWS_ACCESS_KEY_ID", "id")
             .env("AWS_SECRET_ACCESS_KEY", "secret")

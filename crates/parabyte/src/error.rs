@@ -113,6 +113,19 @@ pub enum Error {
         detail: String,
     },
 
+    /// A value a listing, a manifest or a store's answer gave for one object that parabyte
+    /// will not use: a size beyond any object, an ETag no request can carry. That object
+    /// fails alone; no buffer is sized and no request is signed with it.
+    #[error(
+        "{what}: {detail}; the other objects go on. Check the manifest or listing it came from"
+    )]
+    Unusable {
+        /// The object it is about, e.g. `s3://bucket/key`.
+        what: String,
+        /// What is wrong with the value.
+        detail: String,
+    },
+
     /// The store asked us to slow down.
     #[error("{what}: the store is throttling requests ({detail})")]
     Throttled {

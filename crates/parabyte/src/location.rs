@@ -212,17 +212,27 @@ pub(crate) fn has_userinfo(url: &str) -> bool {
 
 /// A destination argument, which for now must be a local path: `s3://` and `http(s)://`
 /// destinations are refused (exit 2) rather than taken as a folder named `s3:`.
-pub(crate) fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
-    // A name that is not UTF-8 has no scheme: it can only be a local path.
-    let Some(text) = text.to_str() else {
-        return Ok(PathBuf::from(text));
-    };
+pub(crate) fn local_destination(argument: &std::ffi::OsStr) -> Result<PathBuf> {
+    let lossy = argument.to_string_lossy();
     let uploads = || {
         Error::InvalidInput(format!(
             "'{}': uploads are not supported yet; parabyte downloads to a local path \
              (the destination must be a file or directory on this machine)",
-            redact(text)
+            redact(&lossy).escape_debug()
         ))
+    };
+    // Classified on its bytes: `s3://bucket/k\xff` names a remote place as surely as any
+    // UTF-8 URL does, and is never a local path.
+    if names_a_scheme(argument.as_encoded_bytes()) {
+        if let Some(text) = argument.to_str() {
+            if let Ok(Location::Local(path)) = Location::parse(text) {
+                return Ok(path);
+            }
+        }
+        return Err(uploads());
+    }
+    let Some(text) = argument.to_str() else {
+        return Ok(PathBuf::from(argument));
     };
     match Location::parse(text) {
         Ok(Location::Local(path)) => Ok(path),
@@ -231,6 +241,18 @@ pub(crate) fn local_destination(text: &std::ffi::OsStr) -> Result<PathBuf> {
         Err(_) if text.contains("://") => Err(uploads()),
         Err(error) => Err(error),
     }
+}
+
+/// Whether `bytes` begin with a URL scheme and `://` (`s3://`, `https://`, `gs://`).
+fn names_a_scheme(bytes: &[u8]) -> bool {
+    let Some(end) = bytes.windows(3).position(|window| window == b"://") else {
+        return false;
+    };
+    let scheme = &bytes[..end];
+    scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 /// The object one download fetches: a key in a store or a file on a web server. One run
@@ -332,6 +354,19 @@ fn validate_bucket(bucket: &str, url: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_with_a_scheme_is_never_a_local_path_whatever_its_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        for remote in [&b"s3://bkt/k\xff"[..], b"gs://b/k", b"https://h/\xfe"] {
+            let argument = std::ffi::OsStr::from_bytes(remote);
+            assert!(local_destination(argument).is_err(), "{remote:?}");
+        }
+        for local in [&b"out/\xff"[..], b"./a://b"] {
+            let argument = std::ffi::OsStr::from_bytes(local);
+            assert!(local_destination(argument).is_ok(), "{local:?}");
+        }
+    }
 
     fn s3(bucket: &str, key: &str) -> Location {
         Location::S3(S3Url {

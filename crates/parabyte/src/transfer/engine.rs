@@ -31,6 +31,36 @@ use crate::transfer::parts::{
 use crate::transfer::throttle::{RequestLimit, Slot};
 use crate::validator::Validator;
 
+/// The largest object parabyte moves: the largest S3 stores (5 TiB). A larger size is a
+/// mistake or a lie, and would size the plan of parts and the buffers.
+pub(crate) const MAX_OBJECT_SIZE: u64 = 5 << 40;
+
+/// The one gate for what a listing, a manifest, a journal or a first answer said of an
+/// object, before it sizes a plan or a buffer or goes into a signed request: a hostile
+/// value fails this object alone.
+fn usable(source: &ObjectUrl, known: &Known) -> Result<()> {
+    let unusable = |detail: String| Error::Unusable {
+        what: source.to_string(),
+        detail,
+    };
+    if known.size > MAX_OBJECT_SIZE {
+        return Err(unusable(format!(
+            "its size is given as {} bytes, more than the 5 TiB an object can be",
+            known.size
+        )));
+    }
+    let header = known.validator.as_ref().and_then(Validator::precondition);
+    if let Some(header) = header {
+        if reqwest::header::HeaderValue::from_str(&header.value).is_err() {
+            return Err(unusable(format!(
+                "its ETag {} has characters no request header can carry",
+                header.value.escape_debug()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One object to fetch.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
@@ -193,6 +223,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                 Probed::Unsized(response) => return self.stream_unsized(job, response).await,
             },
         };
+        usable(&job.source, &known)?;
         if let Some(how) = self.already_complete(&job.target, &known) {
             self.reporter.bytes_skipped(known.size);
             if how == Verification::SizeAndTime {

@@ -14,6 +14,10 @@ use crate::validator::Validator;
 /// nothing on small files).
 pub(super) const SINGLE_STREAM: u64 = 1024 * 1024;
 
+/// The most parts one object's plan holds: a bound on its memory (16 bytes a part) that no
+/// size from outside can lift. 5 TiB in 1 KiB parts would be five billion.
+pub(super) const MAX_PLANNED_PARTS: u64 = 100_000;
+
 /// Objects whose size is known before the first request (a listing, a manifest) come in
 /// one request up to this many parts (16 MiB with the default 8 MiB parts): many of them
 /// are fetched at once, so their connections are busy anyway, and a second request would
@@ -61,13 +65,15 @@ impl PartSizes {
     }
 
     /// `whole` as consecutive parts of `size`; one part when it is no larger than
-    /// `single_stream`, so small that splitting cannot pay.
+    /// `single_stream`, so small that splitting cannot pay. Never more than
+    /// [`MAX_PLANNED_PARTS`]: parts grow by whole multiples of `size` past that.
     fn cut(self, whole: ByteRange, size: u64) -> Vec<ByteRange> {
         let length = whole.end - whole.start + 1;
         let size = if length <= self.single_stream {
             length
         } else {
-            size
+            let multiple = length.div_ceil(MAX_PLANNED_PARTS).div_ceil(size).max(1);
+            size.saturating_mul(multiple)
         };
         (whole.start..=whole.end)
             .step_by(usize::try_from(size).unwrap_or(usize::MAX))
@@ -193,6 +199,25 @@ mod tests {
         let whole = range(0, SINGLE_STREAM - 1);
         assert_eq!(sizes.fixed(whole), vec![whole]);
         assert_eq!(sizes.grown(whole), vec![whole]);
+    }
+
+    #[test]
+    fn no_size_plans_more_than_the_bound_of_parts() {
+        let sizes = PartSizes {
+            part_size: 1024,
+            ..SIZES
+        };
+        let whole = range(0, (5 << 40) - 1);
+        for parts in [sizes.fixed(whole), sizes.grown(whole)] {
+            assert!(parts.len() as u64 <= MAX_PLANNED_PARTS, "{}", parts.len());
+            assert_eq!(parts[0].start, 0);
+            assert_eq!(parts.last().unwrap().end, whole.end);
+            assert!(parts.windows(2).all(|w| w[0].end + 1 == w[1].start));
+            assert!(
+                parts.iter().all(|part| part.start % 1024 == 0),
+                "on the grid"
+            );
+        }
     }
 
     #[test]

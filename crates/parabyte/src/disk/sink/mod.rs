@@ -35,6 +35,10 @@ pub(crate) use temp_file::{interrupted_version, FileSink};
 /// sequence (create, write, rename); larger ones stream into a preallocated file.
 pub(crate) const SMALL_OBJECT: u64 = 256 * 1024;
 
+/// The most memory reserved before the bytes of an object fetched into memory arrive; past
+/// it the buffer grows as they come.
+const MEMORY_RESERVE: u64 = 64 * 1024 * 1024;
+
 /// What a download writes into.
 #[derive(Debug)]
 pub(crate) enum Sink {
@@ -67,7 +71,9 @@ impl Sink {
                 // A second attempt (the object changed) starts from an empty buffer.
                 let mut data = buffer.lock().expect("memory sink poisoned");
                 data.clear();
-                data.reserve_exact(size.unwrap_or(0) as usize);
+                // Reserved up front only up to a bound: the size came from the store.
+                let reserve = size.unwrap_or(0).min(MEMORY_RESERVE);
+                data.reserve_exact(usize::try_from(reserve).unwrap_or(0));
                 drop(data);
                 return Ok(Sink::Memory(buffer.clone()));
             }

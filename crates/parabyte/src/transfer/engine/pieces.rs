@@ -43,6 +43,12 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         etag: &str,
         span: ByteRange,
     ) -> Result<u64> {
+        let known = Known {
+            size,
+            validator: Some(Validator::ETag(etag.to_owned())),
+            modified: None,
+        };
+        usable(source, &known)?;
         let mut sink = Sink::open_piece(path, span.start, size, etag).await?;
         let restored = sink.restored();
         let parts = if restored.bytes() > 0 {
