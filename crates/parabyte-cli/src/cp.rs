@@ -2,7 +2,7 @@
 //! and the exit status from its summary.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parabyte::{
@@ -33,11 +33,20 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         (Some(path), false) => Destination::Path(path),
         _ => Destination::Discard,
     };
-    if (args.output.json || args.output.json_lines) && destination == Destination::Stdout {
+    let json = args.output.json || args.output.json_lines;
+    if json && destination == Destination::Stdout {
         return Err(Error::InvalidInput(
             "--json and --json-lines print to stdout, which '-' uses for the object's bytes; drop one"
                 .into(),
         ));
+    }
+    if let Destination::Path(path) = &destination {
+        if json && is_standard_output(path) {
+            return Err(Error::InvalidInput(format!(
+                "--json and --json-lines print to stdout, and '{}' is stdout too; drop one",
+                path.display()
+            )));
+        }
     }
     let selection = &args.selection;
     let filters = selection
@@ -147,4 +156,16 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     } else {
         SUCCESS
     })
+}
+
+/// Whether `path` is the very file standard output writes to (`/dev/stdout`,
+/// `/proc/self/fd/1`, or the file stdout was redirected to), where the summary would land
+/// among the object's bytes. The null device keeps neither, so both may go there.
+fn is_standard_output(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let identity = |path: &Path| std::fs::metadata(path).map(|m| (m.dev(), m.ino(), m.rdev()));
+    let (Ok(named), Ok(stdout)) = (identity(path), identity(Path::new("/proc/self/fd/1"))) else {
+        return false;
+    };
+    named == stdout && identity(Path::new("/dev/null")).ok() != Some(named)
 }

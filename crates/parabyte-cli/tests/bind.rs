@@ -74,3 +74,29 @@ fn a_bind_value_that_is_no_address_is_a_usage_error() {
     assert!(stderr(&output).contains("eth0"), "{}", stderr(&output));
     assert_eq!(bed.proxy.counts().get, 0);
 }
+
+/// Addresses that name no interface to send from (the unspecified address, multicast,
+/// broadcast), and one of a family the endpoint does not have, are refused before any
+/// request, naming the flag; the unspecified one used to be taken and ignored.
+#[test]
+fn a_bind_address_that_cannot_reach_the_endpoint_is_refused_naming_the_flag() {
+    let bed = Bed::new(ServerKind::Versitygw, "bind-refused");
+    for (address, why) in [
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("224.0.0.1", "multicast"),
+        ("255.255.255.255", "broadcast"),
+        ("::1", "IPv4"),
+    ] {
+        let output = run(bed
+            .parabyte()
+            .args(["cp", "--bind", address, &bed.url("x"), "out.bin"]));
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{address}: {text}");
+        assert!(
+            text.contains(&format!("--bind {address}")) && text.contains(why),
+            "{address}: {text}"
+        );
+    }
+    assert_eq!(bed.proxy.counts().get, 0);
+}

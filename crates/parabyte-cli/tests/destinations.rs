@@ -135,6 +135,28 @@ fn a_dash_streams_to_stdout() {
     assert!(files_under(bed.dir.path()).is_empty(), "no file named '-'");
 }
 
+/// `--json` prints the summary to stdout: a destination that is stdout under another name
+/// is refused as `-` is, before any GET, instead of mixing the summary into the bytes.
+#[test]
+fn stdout_by_another_name_is_refused_with_json_as_dash_is() {
+    let bed = bed_with_big("dest-stdout-json");
+    for destination in ["/dev/stdout", "/proc/self/fd/1"] {
+        for flag in ["--json", "--json-lines"] {
+            let output = run(bed
+                .parabyte()
+                .args(["cp", flag, &bed.url("set/big"), destination]));
+            let text = stderr(&output);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{destination} {flag}: {text}"
+            );
+            assert!(text.contains("is stdout too"), "{text}");
+        }
+    }
+    assert_eq!(bed.proxy.counts().get, 0);
+}
+
 #[test]
 fn a_destination_that_cannot_be_written_fails_before_any_get() {
     let bed = bed_with_big("dest-unwritable");

@@ -11,7 +11,8 @@ use std::time::{Duration, SystemTime};
 use common::{bare_parabyte, files_under, stderr, summary};
 use parabyte_testkit::{
     payload, shared, shared_tls, unique_bucket_name, BlockingAdmin, CountingProxy, Fault,
-    RequestKind, Rule, SeenRequest, ServerKind, Serving, TestServer, WebServer,
+    HostileServer, Reply, RequestKind, Rule, SeenRequest, ServerKind, Serving, TestServer,
+    WebServer,
 };
 
 const MIB: u64 = 1 << 20;
@@ -142,6 +143,29 @@ fn an_empty_file_is_one_request_and_an_empty_file() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_file(&site, "empty", b"");
     assert_eq!(site.gets().len(), 1);
+}
+
+/// s3rver answers a range of an empty object `206 Content-Range: bytes 0-0/0`: that is an
+/// empty object, one request and an empty file (it used to be retried six times, exit 1).
+#[test]
+fn a_206_of_nothing_is_an_empty_object_after_one_request() {
+    let server = HostileServer::start(|_| {
+        Reply::status(206)
+            .header("content-range", "bytes 0-0/0")
+            .header("etag", "\"d41d8cd98f00b204e9800998ecf8427e\"")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let output = bare_parabyte(dir.path())
+        .args([
+            "cp",
+            &format!("{}/empty.bin", server.endpoint()),
+            "empty.bin",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::read(dir.path().join("empty.bin")).unwrap(), b"");
+    assert_eq!(server.request_count(), 1);
 }
 
 /// A server without ranges (200 with a length) or with a chunked answer of unknown length:

@@ -92,6 +92,8 @@ impl Manifest {
     /// Read a whole manifest (see the module docs for the format).
     pub fn parse(text: &str) -> Manifest {
         let mut manifest = Manifest::default();
+        // Editors on Windows start UTF-8 files with a byte-order mark: not part of a URL.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (index, line) in text.lines().enumerate() {
             let line = line.trim_end_matches('\r');
             if line.trim().is_empty() || line.trim_start().starts_with('#') {
@@ -208,6 +210,18 @@ fn item(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_url() {
+        let manifest = Manifest::parse("\u{feff}s3://b/first.bin\ns3://b/second.bin\n");
+        assert_eq!(manifest.errors, vec![]);
+        let sources: Vec<String> = manifest
+            .items
+            .iter()
+            .map(|i| i.source.to_string())
+            .collect();
+        assert_eq!(sources, ["s3://b/first.bin", "s3://b/second.bin"]);
+    }
 
     #[test]
     fn every_form_of_line_is_read() {

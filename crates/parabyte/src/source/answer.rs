@@ -34,6 +34,11 @@ pub(crate) fn shape_of(
             let span = match headers.get(CONTENT_RANGE) {
                 None if status == StatusCode::OK => None,
                 None => return Err(protocol("206 without a Content-Range".into())),
+                // s3rver answers a range of an empty object `206` with `bytes 0-0/0`: no
+                // range of nothing can be valid, so that says "empty", as a 416 would.
+                Some(value) if of_nothing(value) && length.unwrap_or(0) == 0 => {
+                    return Ok(Some(Shape::Empty))
+                }
                 Some(value) => Some(content_range(value).ok_or_else(|| {
                     protocol(format!(
                         "{} with an invalid Content-Range {value:?}",
@@ -118,6 +123,12 @@ fn content_range(value: &HeaderValue) -> Option<(ByteRange, u64)> {
     (range.start <= range.end && range.end < total).then_some((range, total))
 }
 
+/// Whether a Content-Range gives the object's length as 0 (`bytes 0-0/0`).
+fn of_nothing(value: &HeaderValue) -> bool {
+    let total = value.to_str().ok().and_then(|value| value.rsplit_once('/'));
+    total.is_some_and(|(_, total)| total.trim() == "0")
+}
+
 /// The length in a 416's `Content-Range: bytes */LENGTH`, if the server sent one.
 fn unsatisfied_length(headers: &HeaderMap) -> Option<u64> {
     let value = headers.get(CONTENT_RANGE)?.to_str().ok()?;
@@ -178,6 +189,22 @@ mod tests {
         assert_eq!(empty.unwrap(), Some(Shape::Empty));
         let not_empty = shape(416, &[(CONTENT_RANGE, "bytes */10")]);
         assert!(matches!(not_empty, Err(Error::Protocol { .. })));
+    }
+
+    #[test]
+    fn a_206_of_nothing_is_an_empty_object() {
+        let s3rver = shape(
+            206,
+            &[(CONTENT_RANGE, "bytes 0-0/0"), (CONTENT_LENGTH, "0")],
+        );
+        assert_eq!(s3rver.unwrap(), Some(Shape::Empty));
+        let bare = shape(206, &[(CONTENT_RANGE, "bytes 0-0/0")]);
+        assert_eq!(bare.unwrap(), Some(Shape::Empty));
+        let lying = shape(
+            206,
+            &[(CONTENT_RANGE, "bytes 0-0/0"), (CONTENT_LENGTH, "5")],
+        );
+        assert!(matches!(lying, Err(Error::Protocol { .. })), "{lying:?}");
     }
 
     #[test]

@@ -95,7 +95,7 @@ impl HttpClient {
                 .local_addresses
                 .iter()
                 .map(|&address| {
-                    check_local_address(address)?;
+                    check_local_address(address, endpoint_address(config))?;
                     Ok(build(Some(address)))
                 })
                 .collect::<Result<_>>()?
@@ -343,15 +343,48 @@ fn tls_config(extra_roots: Vec<CertificateDer<'static>>) -> Result<rustls::Clien
 
 /// A bind address that is not this machine's would fail every connection with the same
 /// error; say so once, up front.
-fn check_local_address(address: IpAddr) -> Result<()> {
+/// A local address to send from must name one interface of this machine, of a family the
+/// endpoint has (when the endpoint is an address).
+fn check_local_address(address: IpAddr, endpoint: Option<IpAddr>) -> Result<()> {
+    let refuse = |why: String| {
+        Error::InvalidInput(format!(
+            "--bind {address}: {why}; give addresses of this machine's network interfaces"
+        ))
+    };
+    let family = |ip: IpAddr| if ip.is_ipv4() { "IPv4" } else { "IPv6" };
+    if address.is_unspecified() {
+        return Err(refuse("the unspecified address names no interface".into()));
+    }
+    if address.is_multicast() {
+        return Err(refuse(
+            "a multicast address cannot open a connection".into(),
+        ));
+    }
+    if matches!(address, IpAddr::V4(v4) if v4.is_broadcast()) {
+        return Err(refuse(
+            "the broadcast address cannot open a connection".into(),
+        ));
+    }
+    if let Some(endpoint) = endpoint.filter(|endpoint| endpoint.is_ipv4() != address.is_ipv4()) {
+        return Err(refuse(format!(
+            "the endpoint {endpoint} is {}, and an {} address cannot reach it",
+            family(endpoint),
+            family(address)
+        )));
+    }
     std::net::TcpListener::bind((address, 0))
         .map(drop)
-        .map_err(|e| {
-            Error::InvalidInput(format!(
-                "--bind {address}: cannot send from this address ({e}); give addresses of \
-                 this machine's network interfaces"
-            ))
-        })
+        .map_err(|e| refuse(format!("cannot send from this address ({e})")))
+}
+
+/// The endpoint's address, when the endpoint URL names one rather than a host name.
+fn endpoint_address(config: &StoreConfig) -> Option<IpAddr> {
+    let url = reqwest::Url::parse(config.endpoint_url.as_deref()?).ok()?;
+    let host = url.host_str()?;
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 fn build_sender(
