@@ -64,20 +64,28 @@ where
             return FATAL;
         }
     };
-    let status = runtime.block_on(async {
+    let (status, interrupted) = runtime.block_on(async {
         tokio::select! {
-            status = run(cli.command, cli.verbose) => status,
-            signal = interrupted() => {
-                tell(format_args!(
-                    "interrupted: finished objects are in place; parts of unfinished large objects \
-                     are kept hidden (.parabyte-*.tmp) and resume when the same command runs again"
-                ));
-                signal.map_or(FATAL, |number| 128 + number)
-            }
+            status = run(cli.command, cli.verbose) => (status, false),
+            signal = interrupted() => (signal.map_or(FATAL, |number| 128 + number), true),
         }
     });
-    // Dropping the runtime drops unfinished downloads, which removes their temporary files.
+    // Dropping the runtime drops unfinished downloads: each records what reached its
+    // temporary file and keeps it to resume from, or removes it when nothing did.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if interrupted {
+        let kept = parabyte::kept_for_resume();
+        match kept {
+            0 => tell(format_args!(
+                "interrupted: finished objects are in place; nothing unfinished was kept"
+            )),
+            _ => tell(format_args!(
+                "interrupted: finished objects are in place; {kept} unfinished object(s) keep \
+                 what they fetched, hidden (.parabyte-*.tmp), and resume from there when the \
+                 same command runs again"
+            )),
+        }
+    }
     status
 }
 

@@ -1,5 +1,5 @@
 //! Interrupts and local failures: a stopped or failed download leaves nothing under a final
-//! name and no temporary file behind.
+//! name; a stopped one keeps what reached its temporary file to resume from, and says so.
 
 mod common;
 
@@ -42,11 +42,32 @@ fn interrupt_mid_download(signal: i32, expected_status: i32) {
     // Well before the stall ends by itself: the signal stopped it, not the stall.
     let status = wait_for_exit(&mut child, EVENT_LIMIT);
     assert_eq!(status.code(), Some(expected_status));
-    assert_eq!(
-        files_under(&bed.path("out")),
-        vec!["small.txt"],
-        "finished objects stay, nothing partial"
-    );
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    // Finished objects stay; nothing partial under a final name. What reached big.bin's
+    // temporary file (its parts' first bytes, when a write buffer filled) is kept hidden
+    // to resume from, and the message says so only when it was.
+    let files = files_under(&bed.path("out"));
+    let hidden: Vec<_> = files
+        .iter()
+        .filter(|f| f.starts_with(".parabyte-"))
+        .collect();
+    let shown: Vec<_> = files
+        .iter()
+        .filter(|f| !f.starts_with(".parabyte-"))
+        .collect();
+    assert_eq!(shown, ["small.txt"], "{files:?}");
+    match hidden.as_slice() {
+        [] => assert!(said.contains("nothing unfinished was kept"), "{said}"),
+        [temp] => {
+            assert!(temp.ends_with(".tmp"), "{temp}");
+            assert!(
+                said.contains("1 unfinished object(s) keep what they fetched"),
+                "{said}"
+            );
+        }
+        more => panic!("one object, {more:?}"),
+    }
 }
 
 #[test]

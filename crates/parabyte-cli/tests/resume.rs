@@ -129,15 +129,19 @@ fn journaled_bytes(temp: &Path) -> u64 {
         .sum()
 }
 
+/// Bytes of the part at 2 MiB that arrive before it hangs: five 128 KiB writes.
+const ARRIVED: u64 = 640 << 10;
+
 /// `set/big` (6 MiB) downloaded by `cp SOURCE DEST` in 1 MiB parts, interrupted with
-/// SIGINT while the part at 2 MiB hangs and the five others are in.
-fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
+/// SIGINT while the part at 2 MiB hangs after [`ARRIVED`] bytes and the five others are in.
+/// Returns the bytes the temporary file's journal vouches for after the interrupt.
+fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) -> u64 {
     bed.admin
         .put_generated(&bed.bucket, "set/big", 4, INTERRUPTED_SIZE)
         .unwrap();
     bed.proxy.inject(
         Rule::get().range_start(2 * MIB),
-        Fault::stall_after(64 << 10, Duration::from_secs(60), AfterStall::Close),
+        Fault::stall_after(ARRIVED, Duration::from_secs(60), AfterStall::Close),
     );
     let mut child = bed
         .parabyte_process(bed.server.secret_key())
@@ -148,31 +152,46 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) {
         .unwrap();
     let temp = bed.path("out").join(temporary_name("big"));
     wait_for("the five other parts journaled", EVENT_LIMIT, || {
-        journaled_bytes(&temp) == INTERRUPTED_SIZE - MIB
+        journaled_bytes(&temp) >= INTERRUPTED_SIZE - MIB
     });
     // SAFETY: kill only sends a signal to the child we spawned.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     assert_eq!(wait_for_exit(&mut child, EVENT_LIMIT).code(), Some(130));
     assert_only_a_temporary_file(&bed.path("out"), "interrupted: only the parts kept");
+    // The hanging part's bytes that reached the file are journaled too: at most the one
+    // write buffer still filling was lost.
+    let kept = journaled_bytes(&temp);
+    let at_least = INTERRUPTED_SIZE - MIB + ARRIVED - (128 << 10);
+    assert!(
+        (at_least..=INTERRUPTED_SIZE - MIB + ARRIVED).contains(&kept),
+        "journaled {kept} bytes"
+    );
     bed.proxy.clear_faults();
     bed.proxy.reset();
+    kept
 }
 
 #[test]
 fn an_interrupted_download_resumes_where_it_stopped() {
     let bed = Bed::new(ServerKind::Versitygw, "resume-signal");
     const SIZE: u64 = INTERRUPTED_SIZE;
-    interrupt_a_download(&bed, &bed.url("set/"), "out");
+    let kept = interrupt_a_download(&bed, &bed.url("set/"), "out");
     let resumed = copy_prefix(&bed, &[]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    assert_eq!(bed.proxy.counts().get, 1, "only the part that hung");
+    assert_eq!(
+        bed.proxy.counts().get,
+        1,
+        "only the rest of the part that hung"
+    );
+    assert_eq!(summary(&resumed)["bytes"], SIZE - kept);
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
 }
 
 #[test]
 fn a_single_object_resumes_from_its_journal_without_a_probe() {
     let bed = Bed::new(ServerKind::Versitygw, "resume-single");
-    interrupt_a_download(&bed, &bed.url("set/big"), "out/big");
+    let kept = interrupt_a_download(&bed, &bed.url("set/big"), "out/big");
+    let resume_at = 2 * MIB + kept - (INTERRUPTED_SIZE - MIB);
     // Default 8 MiB parts this time: the journal, not the part size, says what is missing.
     let resumed = run(bed
         .parabyte()
@@ -196,13 +215,14 @@ fn a_single_object_resumes_from_its_journal_without_a_probe() {
     );
     assert_eq!(
         requests[0].range.as_deref(),
-        Some(format!("bytes={}-{}", 2 * MIB, 3 * MIB - 1).as_str())
+        Some(format!("bytes={resume_at}-{}", 3 * MIB - 1).as_str()),
+        "from the byte where the part stopped"
     );
     assert!(
         requests[0].if_match.is_some(),
         "pinned to the interrupted version"
     );
-    assert_eq!(summary(&resumed)["bytes"], MIB);
+    assert_eq!(summary(&resumed)["bytes"], 3 * MIB - resume_at);
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, INTERRUPTED_SIZE as usize));
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }
@@ -229,5 +249,60 @@ fn a_journal_for_a_version_that_is_gone_restarts_the_object_whole() {
         "the new version whole, nothing of the old: {statuses:?}"
     );
     assert_eq!(summary(&resumed)["bytes"], INTERRUPTED_SIZE);
+    assert_eq!(files_under(&bed.path("out")), vec!["big"]);
+}
+
+/// At default settings (8 MiB parts, 16 ranges), Ctrl-C while every part is mid-body: the
+/// next run fetches only what had not reached the file. Before the journal recorded writes
+/// as they landed, no part had finished, so nothing was kept and all of it came again.
+#[test]
+fn ctrl_c_at_default_settings_keeps_every_byte_that_reached_the_file() {
+    let bed = Bed::new(ServerKind::Versitygw, "resume-default");
+    const SIZE: u64 = 48 * MIB;
+    const ARRIVES: u64 = 3 * MIB;
+    bed.admin
+        .put_generated(&bed.bucket, "set/big", 6, SIZE)
+        .unwrap();
+    let stall = bed.proxy.inject(
+        Rule::get(),
+        Fault::stall_after(ARRIVES, Duration::from_secs(60), AfterStall::Close),
+    );
+    let mut child = bed
+        .parabyte_process(bed.server.secret_key())
+        .args(["cp", &bed.url("set/big"), "out/big"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let temp = bed.path("out").join(temporary_name("big"));
+    let parts = SIZE / (8 * MIB);
+    wait_for("every part stalled", EVENT_LIMIT, || stall.fired() == parts);
+    // The journal on the file follows the writes every 4 MiB: 16 of the 18 MiB that
+    // arrive are on record while the parts hang, none of them a finished part.
+    let on_record = 16 * MIB;
+    wait_for("16 MiB journaled", EVENT_LIMIT, || {
+        journaled_bytes(&temp) >= on_record
+    });
+    // SAFETY: kill only sends a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(wait_for_exit(&mut child, EVENT_LIMIT).code(), Some(130));
+    let kept = journaled_bytes(&temp);
+    assert!(
+        (on_record..=parts * ARRIVES).contains(&kept),
+        "journaled {kept} bytes of {} that arrived",
+        parts * ARRIVES
+    );
+    bed.proxy.clear_faults();
+    bed.proxy.reset();
+    let resumed = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("set/big"), "out/big"]));
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(
+        summary(&resumed)["bytes"],
+        SIZE - kept,
+        "only what was missing"
+    );
+    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(6, SIZE as usize));
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }

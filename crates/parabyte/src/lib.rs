@@ -54,6 +54,7 @@ mod validator;
 pub use client::Client;
 pub use config::{parse_size, parse_timeout_seconds, Keys, StoreConfig, TransferConfig};
 pub use counters::RequestCounts;
+pub use disk::sink::kept_for_resume;
 pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};

@@ -2,7 +2,8 @@
 //! - a finished file carries the ETag it was downloaded at (and its size and mtime then),
 //!   so running the same command again skips it while it is still that version;
 //! - a large object's temporary file carries a journal of the byte ranges already written,
-//!   so an interrupted or failed download resumes from those parts instead of from zero.
+//!   recorded as each write lands, so an interrupted or failed download resumes from the
+//!   byte where each part stopped instead of from zero.
 //!
 //! File systems without user extended attributes simply download everything again.
 
@@ -109,11 +110,19 @@ pub(crate) fn clear_journal(file: &File) -> io::Result<()> {
     }
 }
 
-/// The ranges of one object version written into a temporary file so far.
+/// Bytes recorded in memory before the journal on the file is brought up to date: what a
+/// SIGKILL may lose of one object, beyond what was in flight.
+const SAVE_EVERY: u64 = 4 * 1024 * 1024;
+
+/// The ranges of one object version written into a temporary file so far: every write is
+/// recorded as it lands, and the record on the file is brought up to date at least every
+/// [`SAVE_EVERY`] bytes, when a part completes, and when the download stops (`save`).
 #[derive(Debug)]
 pub(crate) struct Journal {
     header: String,
     written: Coverage,
+    /// Bytes recorded since the file's record was last brought up to date.
+    unsaved: u64,
 }
 
 impl Journal {
@@ -121,7 +130,28 @@ impl Journal {
         Journal {
             header: format!("{etag}\n{size}\n"),
             written: Coverage::default(),
+            unsaved: 0,
         }
+    }
+
+    /// Record that `range` reached the file; the file's record follows every
+    /// [`SAVE_EVERY`] bytes.
+    pub(crate) fn landed(&mut self, file: &File, range: ByteRange) -> io::Result<()> {
+        self.written.add(range.start, range.end + 1);
+        self.unsaved += range.end + 1 - range.start;
+        if self.unsaved >= SAVE_EVERY {
+            return self.save(file);
+        }
+        Ok(())
+    }
+
+    /// Bring the record on the file up to date with what landed.
+    pub(crate) fn save(&mut self, file: &File) -> io::Result<()> {
+        if self.unsaved == 0 {
+            return Ok(());
+        }
+        self.unsaved = 0;
+        self.store(file)
     }
 
     /// The journal an earlier run left on `file`, if it was for this same version.
@@ -134,9 +164,14 @@ impl Journal {
         (fits && journal.written.bytes() > 0).then_some(journal)
     }
 
-    /// Record that `range` is written, on the file too, so a later run can trust it.
+    /// Record that `range` is written, on the file at once, so a later run can trust it.
     pub(crate) fn record(&mut self, file: &File, range: ByteRange) -> io::Result<()> {
         self.written.add(range.start, range.end + 1);
+        self.unsaved = 0;
+        self.store(file)
+    }
+
+    fn store(&self, file: &File) -> io::Result<()> {
         let value = format!("{}{}", self.header, self.written.render());
         if value.len() > JOURNAL_LIMIT {
             // Too scattered to store: what is recorded already stays valid.
@@ -159,6 +194,25 @@ mod tests {
 
     fn range(start: u64, end: u64) -> ByteRange {
         ByteRange { start, end }
+    }
+
+    #[test]
+    fn writes_reach_the_files_record_every_few_mebibytes_and_when_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("t")).unwrap();
+        let size = 64 * 1024 * 1024;
+        let mut journal = Journal::new("\"e1\"", size);
+        let recorded =
+            |file: &File| Journal::restore(file, "\"e1\"", size).map_or(0, |j| j.written().bytes());
+        let mib = 1024 * 1024;
+        journal.landed(&file, range(0, 3 * mib - 1)).unwrap();
+        assert_eq!(recorded(&file), 0, "below the cadence: in memory only");
+        journal.landed(&file, range(8 * mib, 9 * mib - 1)).unwrap();
+        assert_eq!(recorded(&file), 4 * mib, "4 MiB landed: on the file");
+        journal.landed(&file, range(3 * mib, 3 * mib + 99)).unwrap();
+        assert_eq!(recorded(&file), 4 * mib);
+        journal.save(&file).unwrap();
+        assert_eq!(recorded(&file), 4 * mib + 100, "a stop saves the rest");
     }
 
     #[test]

@@ -28,6 +28,7 @@ use buffer::{read_buffer, write_into};
 pub(crate) use pieces::adopt_pieces;
 pub(crate) use stream::{OrderedSink, StreamTarget};
 pub(crate) use target::{FilePath, Target};
+pub use temp_file::kept_for_resume;
 use temp_file::write_small_file;
 pub(crate) use temp_file::{interrupted_version, FileSink};
 
@@ -127,10 +128,12 @@ impl Sink {
             // buffer into the page cache takes microseconds, and handing each one to a
             // pool thread and back cost 8 futex calls per 128 KiB, a quarter of a download's
             // CPU (docs/PROFILE.md, stop 14).
-            Sink::File(sink) => sink
-                .file
-                .write_all_at(&data, offset)
-                .map_err(|e| Error::io("cannot write", &sink.temp, e)),
+            Sink::File(sink) => {
+                sink.file
+                    .write_all_at(&data, offset)
+                    .map_err(|e| Error::io("cannot write", &sink.temp, e))?;
+                sink.landed(offset, data.len() as u64)
+            }
         }
     }
 

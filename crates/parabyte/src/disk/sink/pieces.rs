@@ -114,10 +114,9 @@ pub(crate) fn adopt_pieces(path: &FilePath, size: u64, etag: &str, starts: &[u64
                 .map_err(|e| Error::io("cannot record progress in", &object.temp, e))?;
             moved += to - from;
         }
-        // Its bytes are in the object's journal now; dropping it after this removes nothing twice.
+        // Its bytes are in the object's journal now.
         piece
-            .dir
-            .remove(&piece.temp_name)
+            .remove()
             .map_err(|e| Error::io("cannot remove a piece of", &path.full, e))?;
     }
     Ok(moved)

@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -21,7 +22,7 @@ use crate::disk::dir::{kind_name, Dir};
 use crate::disk::paths::RESERVED_PREFIX;
 use crate::disk::resume::{self, mark_complete, Journal};
 use crate::error::{Error, Result};
-use crate::ranges::Coverage;
+use crate::ranges::{ByteRange, Coverage};
 
 /// `.parabyte-<32 hex digits>.tmp`: a fixed-length name in the reserved pattern, so it fits
 /// every name limit and no key or file can take it, derived from the final name's bytes so
@@ -135,6 +136,27 @@ impl FileSink {
         resume::clear_journal(&self.file).map_err(|e| Error::io("cannot reset", &self.temp, e))
     }
 
+    /// `length` bytes from `offset` reached the file: the journal, when there is one,
+    /// records them, so an interrupted run resumes after them.
+    pub(super) fn landed(&self, offset: u64, length: u64) -> Result<()> {
+        let (Some(journal), Some(end)) = (&self.journal, (offset + length).checked_sub(1)) else {
+            return Ok(());
+        };
+        let range = ByteRange { start: offset, end };
+        journal
+            .lock()
+            .expect("journal poisoned")
+            .landed(&self.file, range)
+            .map_err(|e| Error::io("cannot record progress in", &self.temp, e))
+    }
+
+    /// Remove the temporary file now, its bytes having gone elsewhere (a piece adopted into
+    /// its object's file): nothing is kept for a later run.
+    pub(super) fn remove(mut self) -> io::Result<()> {
+        self.committed = true;
+        self.dir.remove(&self.temp_name)
+    }
+
     /// The temporary file, for writers that bring their own system calls (local copies).
     pub(crate) fn file(&self) -> &Arc<File> {
         &self.file
@@ -173,15 +195,32 @@ impl FileSink {
 
 impl Drop for FileSink {
     fn drop(&mut self) {
-        let resumable = self
-            .journal
-            .as_ref()
-            .is_some_and(|journal| journal.lock().is_ok_and(|j| j.written().bytes() > 0));
-        if !self.committed && !resumable {
+        if self.committed {
+            return;
+        }
+        // Stopped (a failure, Ctrl-C, SIGTERM): what landed since the last save is recorded
+        // now, so the next run fetches only what is missing.
+        let kept = self.journal.as_ref().is_some_and(|journal| {
+            journal.lock().is_ok_and(|mut journal| {
+                journal.written().bytes() > 0 && journal.save(&self.file).is_ok()
+            })
+        });
+        if kept {
+            KEPT_FOR_RESUME.fetch_add(1, Ordering::Relaxed);
+        } else {
             // Still locked by us, so still ours to remove. Best effort.
             let _ = self.dir.remove(&self.temp_name);
         }
     }
+}
+
+/// Unfinished downloads whose temporary file was kept with a journal to resume from.
+static KEPT_FOR_RESUME: AtomicU64 = AtomicU64::new(0);
+
+/// How many unfinished downloads of this process kept what they had fetched, hidden under a
+/// temporary name, for the same command to resume: what an interrupted run can promise.
+pub fn kept_for_resume() -> u64 {
+    KEPT_FOR_RESUME.load(Ordering::Relaxed)
 }
 
 /// The final name may only be replaced when nothing or a regular file is there: never a
