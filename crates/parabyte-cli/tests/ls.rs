@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{run, stderr, Bed};
-use parabyte_testkit::{payload, ServerKind};
+use bytes::Bytes;
+use common::{bare_parabyte, run, stderr, Bed};
+use parabyte_testkit::{payload, HostileServer, Reply, ServerKind};
 
 fn lists_one_level_or_everything(kind: ServerKind) {
     let bed = Bed::new(kind, "ls");
@@ -132,4 +133,34 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings_seaweedfs() {
 #[test]
 fn summarize_counts_objects_and_bytes_in_parallel_listings_minio() {
     summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Minio);
+}
+
+/// A bucket list that never ends (a hostile or broken server) is refused once a page is
+/// larger than any store sends, in bounded memory; it used to be read whole, the process
+/// growing with the answer until it was killed.
+#[test]
+fn an_endless_bucket_list_is_refused_in_bounded_memory() {
+    let server = HostileServer::start(|_| {
+        let head = Bytes::from_static(
+            b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListAllMyBucketsResult><Buckets>",
+        );
+        let bucket = Bytes::from_static(
+            b"<Bucket><Name>b</Name><CreationDate>2026-01-01T00:00:00.000Z</CreationDate></Bucket>",
+        );
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .generated(std::iter::once(head).chain(std::iter::repeat(bucket)))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = bare_parabyte(dir.path());
+    command
+        .env("AWS_ACCESS_KEY_ID", "id")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .args(["ls", "--endpoint-url", &server.endpoint(), "s3://"]);
+    let output =
+        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(120)));
+    let text = stderr(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("more than any store sends"), "{text}");
+    assert_eq!(server.request_count(), 1);
 }

@@ -221,17 +221,6 @@ impl Response {
             },
         ))
     }
-
-    /// The whole body.
-    pub(crate) async fn bytes(self) -> std::result::Result<Bytes, HttpError> {
-        use futures::TryStreamExt;
-        let mut whole = Vec::new();
-        let mut chunks = self.bytes_stream();
-        while let Some(chunk) = chunks.try_next().await? {
-            whole.extend_from_slice(&chunk);
-        }
-        Ok(whole.into())
-    }
 }
 
 /// Why a request got no (whole) response.

@@ -1,11 +1,19 @@
 //! ListBuckets: every bucket the credentials can see, following its continuation token.
 
+use futures::TryStreamExt;
+
 use super::endpoint::encode_query_value;
 use super::errors::{classify, error_from_response};
 use super::{xml, BucketEntry, Get, S3Store};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
-use crate::source::http_client::describe;
+use crate::source::http_client::{describe, Response};
+
+/// The largest page of the bucket list read: 10,000 buckets of the longest names and
+/// dates fit in under 4 MiB.
+const MAX_PAGE_BYTES: usize = 16 << 20;
+/// The most pages followed: a million buckets at S3's smallest page, far past any quota.
+const MAX_PAGES: usize = 100_000;
 
 impl S3Store {
     /// Every bucket the credentials can see (ListBuckets), page after page.
@@ -14,7 +22,7 @@ impl S3Store {
         let mut buckets = Vec::new();
         let mut tokens_seen = std::collections::HashSet::new();
         let mut token: Option<String> = None;
-        loop {
+        for _ in 0..MAX_PAGES {
             let query = match &token {
                 Some(token) => format!("continuation-token={}", encode_query_value(token)),
                 None => String::new(),
@@ -33,10 +41,7 @@ impl S3Store {
             if !response.status().is_success() {
                 return Err(error_from_response(response, what, "", self.anonymous()).await);
             }
-            let body = response.bytes().await.map_err(|e| Error::Network {
-                what: what.to_owned(),
-                detail: describe(&e),
-            })?;
+            let body = read_page(response, what).await?;
             let (page, next) =
                 xml::parse_bucket_list(&body).map_err(|detail| match xml::parse_error(&body) {
                     Some(error) => {
@@ -60,5 +65,32 @@ impl S3Store {
                 None => return Ok(buckets),
             }
         }
+        Err(Error::Protocol {
+            what: what.to_owned(),
+            detail: format!("the bucket list goes on past {MAX_PAGES} pages"),
+        })
     }
+}
+
+/// One page of the bucket list, read up to [`MAX_PAGE_BYTES`]: a store sends at most
+/// 10,000 buckets a page, a few MiB, so memory never grows with what a server sends.
+async fn read_page(response: Response, what: &str) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
+        what: what.to_owned(),
+        detail: describe(&e),
+    })? {
+        if body.len() + chunk.len() > MAX_PAGE_BYTES {
+            return Err(Error::Protocol {
+                what: what.to_owned(),
+                detail: format!(
+                    "a page of the bucket list is over {} MiB, more than any store sends",
+                    MAX_PAGE_BYTES >> 20
+                ),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
