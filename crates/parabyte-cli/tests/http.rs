@@ -145,6 +145,43 @@ fn an_empty_file_is_one_request_and_an_empty_file() {
     assert_eq!(site.gets().len(), 1);
 }
 
+/// A server without Range support (a 200 with the whole file to every GET) whose body
+/// breaks once: asked again, it sends the whole file again, and the bytes already written
+/// are skipped, not written twice (this failed with "the server ignored the Range header").
+#[test]
+fn a_server_without_ranges_whose_body_breaks_is_fetched_again_whole() {
+    let site = Site::new();
+    site.proxy
+        .inject(Rule::get().first(1), Fault::reset_after(2 * MIB + 12_345));
+    let output = site.cp(&[&site.url(Serving::NoRanges, "big.bin"), "out.bin"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_file(&site, "out.bin", &payload(1, SIZE as usize));
+    let gets = site.gets();
+    assert_eq!(
+        gets.len(),
+        2,
+        "the first and the one after the break: {gets:?}"
+    );
+}
+
+/// A size known from a manifest, on a server without Range support: one GET, whose whole
+/// answer streams as one (this took six attempts and failed, each part answered whole).
+#[test]
+fn a_known_size_on_a_server_without_ranges_is_one_get() {
+    let site = Site::new();
+    let url = site.url(Serving::NoRanges, "big.bin");
+    std::fs::write(
+        site.dir.path().join("list.txt"),
+        format!("{url} big.bin {SIZE}\n"),
+    )
+    .unwrap();
+    let output = site.cp(&["--manifest", "list.txt", "out"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let written = std::fs::read(site.dir.path().join("out/big.bin")).unwrap();
+    assert!(written == payload(1, SIZE as usize), "content differs");
+    assert_eq!(site.gets().len(), 1, "{:?}", site.gets());
+}
+
 /// s3rver answers a range of an empty object `206 Content-Range: bytes 0-0/0`: that is an
 /// empty object, one request and an empty file (it used to be retried six times, exit 1).
 #[test]

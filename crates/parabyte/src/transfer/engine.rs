@@ -152,16 +152,32 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
     }
 
     /// Download one object. An object that changes under us is started again once, on
-    /// its new version; a second change fails it.
+    /// its new version; a second change fails it. From a web server, whose pins may not be
+    /// enforced, bytes that fail their content check are fetched again whole once too.
     pub(crate) async fn download(&self, job: &Job) -> Result<Finished> {
         let known = match (&job.known, &job.target) {
             (None, Target::File(path)) => self.interrupted_version(path).await,
+            (Some(known), target) if self.serves_ranges_unproven(job, known) => match target {
+                Target::File(path) => self.interrupted_version(path).await,
+                _ => None,
+            },
             (known, _) => known.clone(),
         };
+        let web = matches!(job.source, ObjectUrl::Http(_));
         match self.attempt(job, known).await {
             Err(Error::Changed { .. }) => self.attempt(job, None).await,
+            Err(Error::Corrupt { .. }) if web => self.attempt(job, None).await,
             other => other,
         }
+    }
+
+    /// A web server may not serve ranges at all: a large file of known size from one is
+    /// fetched as one of unknown size is, its first ranged GET telling whether the server
+    /// honours Range before any other part goes out (a server that does not answers it with
+    /// the whole file, which then streams as one). S3 always serves ranges; a file small
+    /// enough for one request asks for no range.
+    fn serves_ranges_unproven(&self, job: &Job, known: &Known) -> bool {
+        matches!(job.source, ObjectUrl::Http(_)) && known.size > self.single_stream
     }
 
     /// An earlier run's temporary file tells the size and validator it was writing: resume

@@ -90,7 +90,20 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                         // only then.
                         let whole = rest.start == 0 && rest.end + 1 == object.total;
                         let asked = (!whole).then_some(rest);
-                        let response = self.send_in(slot, object.source, asked, pinned).await?;
+                        let mut response = self.send_in(slot, object.source, asked, pinned).await?;
+                        if ignores_range(&response, rest, object.total) {
+                            // A server without Range support sends the whole object again:
+                            // the same version, its bytes before `next` already written.
+                            object
+                                .pinned
+                                .check(response.fetched.validator.as_ref())
+                                .map_err(|detail| Error::Changed {
+                                    what: format!("GET {}", object.source),
+                                    detail,
+                                })?;
+                            skip(&mut response, rest.start, object.source).await?;
+                            return self.stream_rest(object, response, &mut next, range).await;
+                        }
                         check_part(
                             object.source,
                             &response.fetched,
@@ -104,21 +117,32 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                         response
                     }
                 };
-                self.stream_into(object, response, &mut next, Some(range.end))
-                    .await?;
-                if next != range.end + 1 {
-                    return Err(Error::Protocol {
-                        what: format!("GET {} {range}", object.source),
-                        detail: format!("body ended after byte {next} of the range"),
-                    });
-                }
-                Ok(())
+                self.stream_rest(object, response, &mut next, range).await
             };
             match attempt.await {
                 Ok(()) => return object.sink.part_done(range),
                 Err(error) => retries.after(error).await?,
             }
         }
+    }
+
+    /// Stream a response into the sink up to the end of `range`, which it must reach.
+    async fn stream_rest(
+        &self,
+        object: &Object<'_>,
+        response: InFlight,
+        next: &mut u64,
+        range: ByteRange,
+    ) -> Result<()> {
+        self.stream_into(object, response, next, Some(range.end))
+            .await?;
+        if *next != range.end + 1 {
+            return Err(Error::Protocol {
+                what: format!("GET {} {range}", object.source),
+                detail: format!("body ended after byte {next} of the range"),
+            });
+        }
+        Ok(())
     }
 
     pub(super) async fn send(
@@ -216,4 +240,40 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         crc.finish();
         failure.map_or(Ok(()), Err)
     }
+}
+
+/// Whether a GET for `rest`, the end of the object resumed after a break, was answered with
+/// the whole object: the server does not serve ranges.
+fn ignores_range(response: &InFlight, rest: ByteRange, total: u64) -> bool {
+    let whole = matches!(
+        response.fetched.shape,
+        Shape::Whole { length } if length.is_none_or(|length| length == total)
+    );
+    whole && rest.start > 0 && rest.end + 1 == total
+}
+
+/// Drop the first `count` bytes of a response's body (written already by an earlier answer).
+async fn skip(response: &mut InFlight, count: u64, source: &ObjectUrl) -> Result<()> {
+    let mut left = count;
+    while left > 0 {
+        let Some(chunk) = response.fetched.body.next().await.transpose()? else {
+            return Err(Error::Protocol {
+                what: format!("GET {source}"),
+                detail: format!("the whole object sent again ended before byte {count}"),
+            });
+        };
+        if chunk.len() as u64 <= left {
+            left -= chunk.len() as u64;
+            continue;
+        }
+        let rest = chunk.slice(left as usize..);
+        let body = std::mem::replace(
+            &mut response.fetched.body,
+            Box::pin(futures::stream::empty()),
+        );
+        response.fetched.body =
+            Box::pin(futures::stream::once(async move { Ok(rest) }).chain(body));
+        left = 0;
+    }
+    Ok(())
 }

@@ -403,6 +403,45 @@ async fn the_content_check_sees_bytes_of_the_same_validator_that_differ() {
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
 
+/// A web server may not enforce the pin: bytes of one ETag that fail their content check
+/// (a file rewritten in place between two parts) are fetched again whole once. From S3,
+/// which enforces `If-Match`, they fail the object.
+#[tokio::test]
+async fn a_web_file_that_fails_its_check_is_fetched_again_whole_once() {
+    const URL: &str = "https://h/f";
+    let object = data(12, SIZE);
+    let tag = md5_etag(&object);
+    let store = MemoryStore::new();
+    store.put(URL, &object, Some(&tag));
+    // The third part comes from other bytes under the same ETag; by the second attempt's
+    // first request the file is whole again.
+    store.script(
+        When::at_nth(2 * PART, 1).key(URL),
+        Answer::default().replace(&data(13, SIZE), Some(&tag)),
+    );
+    store.script(
+        When::at_nth(0, 2).key(URL),
+        Answer::default().replace(&object, Some(&tag)),
+    );
+    let run = run_with(store, config(0));
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let web = Job {
+        source: ObjectUrl::Http(crate::location::HttpUrl::parse(URL).unwrap()),
+        known: None,
+        target: Target::Memory(buffer.clone()),
+    };
+    let outcome = run.engine.download(&web).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(*buffer.lock().unwrap() == object);
+    let probes = run
+        .source
+        .seen()
+        .iter()
+        .filter(|seen| seen.range.is_some_and(|r| r.start == 0))
+        .count();
+    assert_eq!(probes, 2, "fetched again once: {:?}", run.source.seen());
+}
+
 /// Large enough to stream into a temporary file (small ones are written whole).
 const FILE_PART: u64 = 128 * 1024;
 
