@@ -152,13 +152,15 @@ impl<S: Store> Worker<S> {
                     biased;
                     // Pipelining: the next request goes out as soon as this page's token is
                     // seen, unless the next part's first key may be in this page (its tail
-                    // would be waste), or a split waits for its first key: this page may
-                    // reach past the split's guess, and the next page would then be the
-                    // new part's to list (a page listed twice per split, docs/PROFILE.md).
+                    // would be waste), or a split waits for its first key, or guesses for
+                    // one are out: a split made while the next page is already asked for
+                    // may start inside that page, whose successor both parts would then
+                    // ask for (a page listed twice per split, docs/PROFILE.md).
                     token = fetch.early_token.recv(), if awaiting_token => {
                         awaiting_token = false;
                         if let Some(token) = token {
-                            if self.stop.is_none() && self.pending.is_none() {
+                            let splitting = self.pending.is_some() || self.probing.is_some();
+                            if self.stop.is_none() && !splitting {
                                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
                             }
                         }
