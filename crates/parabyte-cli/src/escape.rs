@@ -20,6 +20,26 @@ pub(crate) fn printable(key: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// A line of text for a terminal (a message, an error from the store): control characters
+/// and bidirectional overrides written as `\n`, `\u{1b}` and so on, so no text a store
+/// sends can start a line of its own, move the cursor or send a terminal escape. Unlike
+/// [`printable`] it leaves backslashes alone: a message need not read back to a key.
+pub(crate) fn terminal_safe(line: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\\' && needs_escape(c);
+    if !line.chars().any(unsafe_char) {
+        return Cow::Borrowed(line);
+    }
+    let mut shown = String::with_capacity(line.len() + 8);
+    for character in line.chars() {
+        if unsafe_char(character) {
+            shown.extend(character.escape_default());
+        } else {
+            shown.push(character);
+        }
+    }
+    Cow::Owned(shown)
+}
+
 /// A JSON line with the characters serde_json leaves raw (DEL, C1 controls, bidirectional
 /// overrides) written as `\uXXXX` too: the same JSON value, safe on a terminal.
 pub(crate) fn json_line(line: String) -> String {
@@ -58,6 +78,15 @@ mod tests {
             printable("a\nb\r\t\u{1b}[31mred\u{7f}\u{9b}\\x\u{202e}"),
             "a\\nb\\r\\t\\u{1b}[31mred\\u{7f}\\u{9b}\\\\x\\u{202e}"
         );
+    }
+
+    #[test]
+    fn a_message_is_made_terminal_safe_and_keeps_its_backslashes() {
+        assert_eq!(
+            terminal_safe("denied\n\u{1b}[31mred C:\\x\u{202e}"),
+            "denied\\n\\u{1b}[31mred C:\\x\\u{202e}"
+        );
+        assert!(matches!(terminal_safe("plain: a\\b"), Cow::Borrowed(_)));
     }
 
     #[test]

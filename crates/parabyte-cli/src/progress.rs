@@ -115,8 +115,7 @@ impl Reporter for ProgressBarReporter {
             if matches!(error, Error::NothingMatched { .. }) {
                 return;
             }
-            let source = crate::escape::printable(report.source);
-            let line = crate::summary::failure_line(&source, &error.to_string());
+            let line = crate::summary::failure_line(report.source, &error.to_string());
             self.bar
                 .suspend(|| crate::status::tell(format_args!("error: {line}")));
             self.failures_shown.fetch_add(1, Relaxed);

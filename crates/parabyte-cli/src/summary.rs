@@ -35,8 +35,10 @@ pub(crate) fn print_json(summary: &Summary) {
 /// One failure: the object, then what went wrong; the object once, since most errors
 /// name it themselves.
 pub(crate) fn failure_line(source: &str, error: &str) -> String {
-    if error.contains(source) {
-        error.to_owned()
+    // Both escaped alike: the error names the source as the line does.
+    let (source, error) = (escape::printable(source), escape::printable(error));
+    if error.contains(&*source) {
+        error.into_owned()
     } else {
         format!("{source}: {error}")
     }
@@ -56,11 +58,10 @@ pub(crate) fn print_summary(summary: &Summary, failures: Failures, only_failures
             Failures::List => {
                 let _ = writeln!(err, "failed {} object(s):", summary.failures.len());
                 for failure in &summary.failures {
-                    let source = escape::printable(&failure.source);
                     let _ = writeln!(
                         err,
                         "  {}",
-                        failure_line(&source, &failure.error.to_string())
+                        failure_line(&failure.source, &failure.error.to_string())
                     );
                 }
             }

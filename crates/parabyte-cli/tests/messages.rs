@@ -212,3 +212,48 @@ fn options_from_other_tools_are_named_as_unknown_without_the_dash_dash_tip() {
         .unwrap();
     refused_with(&output, &["similar argument exists: '--workers'"]);
 }
+
+/// Text a store sends (an error's `<Message>`) is escaped in every line parabyte prints, so
+/// a hostile store cannot start a line of its own, clear the screen or recolour it.
+#[test]
+fn a_stores_error_message_cannot_drive_the_terminal() {
+    let server = HostileServer::start(|request| {
+        let message = "denied\u{1b}[2J\nerror: fake line from the store\u{202e}";
+        match request.is_listing() {
+            true => Reply::s3_error(403, "AccessDenied", message),
+            false => Reply::s3_error(500, "InternalError", message),
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = server.endpoint();
+    for args in [
+        vec!["cp", "--retries", "0", "s3://b/k", "out"],
+        vec!["cp", "--retries", "0", "s3://b/p/", "out/"],
+        vec!["ls", "s3://b/p/"],
+    ] {
+        let output = bare_parabyte(dir.path())
+            .env("AWS_ACCESS_KEY_ID", "id")
+            .env("AWS_SECRET_ACCESS_KEY", "secret")
+            .args(&args[..1])
+            .args(["--endpoint-url", &endpoint])
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let text = stderr(&output);
+        assert!(!output.status.success(), "{args:?}: {text}");
+        assert!(
+            text.contains("denied"),
+            "{args:?}: the message is shown: {text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{args:?}: {text:?}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|line| line.starts_with("error: fake line")),
+            "{args:?}: a line of the store's own: {text:?}"
+        );
+    }
+}
