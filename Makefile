@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: build tools demo test test-python wheel-smoke lint check fmt bench
+.PHONY: build tools demo test test-python wheel-smoke lint check fmt bench fuzz
 
 # The Python package is built and tested in this virtualenv (pins: python/requirements-dev.txt).
 PY_VENV ?= .tools/venv-py
@@ -63,6 +63,12 @@ check: test lint
 fmt: $(PY_VENV)/.installed
 	$(CARGO) fmt --all
 	$(PY_VENV)/bin/ruff format python scripts/wheel_smoke.py
+
+## fuzz: every fuzz property (made-up listing pages, bucket lists, checksum and range headers,
+## manifest lines, URLs, patterns) with endless cases for FUZZ_SECONDS each (default 60), in
+## a release build; `make test` runs the same properties with a few hundred cases each.
+fuzz:
+	scripts/fuzz.sh
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour).

@@ -529,4 +529,33 @@ mod tests {
             Location::Local("./data".into())
         );
     }
+
+    /// Arguments made up of URL pieces: every one parses or is refused, never a panic, and
+    /// a `scheme://` one is never a local path (`make fuzz` runs many more cases).
+    mod fuzz {
+        use std::os::unix::ffi::OsStrExt;
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            #[test]
+            fn any_argument_is_classified(
+                scheme in prop::sample::select(vec!["s3://", "https://", "http://", "gs://", "", "./", "/"]),
+                rest in "[a-zA-Z0-9./:@%?#&=\\[\\]*_~-]{0,30}",
+                tail in prop::collection::vec(any::<u8>(), 0..4),
+            ) {
+                let text = format!("{scheme}{rest}");
+                let _ = Location::parse(&text);
+                let _ = redact(&text);
+                let mut bytes = text.clone().into_bytes();
+                bytes.extend(tail);
+                let argument = std::ffi::OsStr::from_bytes(&bytes);
+                if let Ok(path) = local_destination(argument) {
+                    prop_assert!(!scheme.ends_with("://"), "{text:?} became the path {path:?}");
+                }
+            }
+        }
+    }
 }

@@ -357,4 +357,42 @@ mod tests {
             assert!(error.message.contains("=REDACTED"), "{error}");
         }
     }
+
+    /// Manifest lines made up from the pieces real ones have: never a panic, every line
+    /// an item or an error naming it (`make fuzz` runs many more cases).
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn line() -> impl Strategy<Value = String> {
+            let field = prop_oneof![
+                "s3://[a-z.-]{0,8}/[a-z/%.~-]{0,12}",
+                "https?://[a-z.:0-9\\[\\]]{0,12}/[a-z/?=&%-]{0,10}",
+                "[0-9]{0,22}",
+                "-?[0-9]{1,3}",
+                "\"?[0-9a-f]{0,34}\"?",
+                "[a-z./-]{0,12}",
+                "\\{[\"a-z:,0-9 {}\\[\\]]{0,40}",
+                "\\PC{0,10}",
+            ];
+            prop::collection::vec(field, 0..5).prop_flat_map(|fields| {
+                prop::sample::select(vec![" ", "\t", "  ", "\t\t"])
+                    .prop_map(move |separator| fields.join(separator))
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn every_line_is_an_item_or_a_named_error(lines in prop::collection::vec(line(), 0..8)) {
+                let text = lines.join("\n");
+                let manifest = Manifest::parse(&text);
+                let counted = manifest.items.len() + manifest.errors.len();
+                prop_assert!(counted <= lines.len());
+                for error in &manifest.errors {
+                    prop_assert!(error.line >= 1 && error.line <= lines.len());
+                }
+            }
+        }
+    }
 }

@@ -289,4 +289,28 @@ mod tests {
         ];
         assert!(excluded_by(&include_first, "a.jpg").is_some());
     }
+
+    /// Patterns and names made up of the characters that mean something: never a panic, and
+    /// matching stays fast however many stars (`make fuzz` runs many more cases).
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            #[test]
+            fn any_pattern_against_any_name_answers(
+                pattern in "[a*?\\[\\]!^/-]{0,24}",
+                name in "[ab/*?\\[\\]-]{0,48}",
+            ) {
+                if let Ok(pattern) = Pattern::new(&pattern) {
+                    let _ = pattern.matches(&name);
+                    let _ = pattern.literal_directory();
+                }
+                if let Ok(filter) = Filter::exclude(&name) {
+                    let _ = excluded_by(&[filter], &name);
+                }
+            }
+        }
+    }
 }

@@ -250,4 +250,38 @@ mod tests {
             );
         }
     }
+
+    /// Statuses and headers a server could send: every answer is a shape or an error,
+    /// never a panic (`make fuzz` runs many more cases).
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            #[test]
+            fn any_status_and_range_headers_give_a_shape_or_an_error(
+                status in prop::sample::select(vec![200u16, 206, 416, 304, 500]),
+                content_range in prop::option::of("bytes [0-9*]{0,21}-?[0-9]{0,21}/?[0-9*]{0,21}"),
+                content_length in prop::option::of("[0-9]{0,21}"),
+                start in any::<u64>(),
+                length in 0u64..1 << 40,
+            ) {
+                let mut pairs = Vec::new();
+                if let Some(value) = &content_range {
+                    pairs.push((CONTENT_RANGE, value.as_str()));
+                }
+                if let Some(value) = &content_length {
+                    pairs.push((CONTENT_LENGTH, value.as_str()));
+                }
+                let asked = ByteRange { start, end: start.saturating_add(length) };
+                let status = StatusCode::from_u16(status).unwrap();
+                if let Ok(Some(Shape::Partial { range, total })) =
+                    shape_of(status, &headers(&pairs), Some(asked), "GET x")
+                {
+                    prop_assert!(range.start <= range.end && range.end < total);
+                }
+            }
+        }
+    }
 }

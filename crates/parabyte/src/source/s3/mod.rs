@@ -11,6 +11,8 @@
 mod checksum_headers;
 mod endpoint;
 mod errors;
+#[cfg(test)]
+mod fuzz;
 mod get_object;
 mod head_object;
 mod list_buckets;

@@ -207,6 +207,14 @@ impl PageParser {
                             self.error_document = Some(document);
                             return Ok(());
                         }
+                        // Anything else (a proxy's HTML page, garbage) is no listing, and
+                        // taken for an empty last page it would end the listing quietly.
+                        if name.as_ref() != "ListBucketResult" {
+                            return Err(ListError::Malformed(format!(
+                                "the answer is not a listing: its root element is <{}>",
+                                name.as_ref().escape_debug()
+                            )));
+                        }
                     }
                     self.start(name.as_ref());
                 }
@@ -473,6 +481,20 @@ mod tests {
         assert_eq!(page.objects[1].key, "p/empty");
         assert_eq!(page.objects[1].size, 0);
         assert_eq!(page.common_prefixes, vec!["p/sub//".to_owned()]);
+    }
+
+    /// Found by the fuzz property: any root element was taken for a listing, so a proxy's
+    /// HTML page (or garbage) answered with a 200 read as an empty last page, and the
+    /// listing ended quietly.
+    #[test]
+    fn an_answer_that_is_not_a_listing_is_an_error_not_an_empty_page() {
+        for body in [
+            &b"<html><body>Sign in to the network</body></html>"[..],
+            b"<?xml version=\"1.0\"?><ListAllMyBucketsResult></ListAllMyBucketsResult>",
+        ] {
+            let page = parse_list_page(body);
+            assert!(matches!(page, Err(ListError::Malformed(_))), "{page:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make fuzz: each fuzz property (the `fuzz` test modules of crates/parabyte: listing pages in
+# chunks, bucket lists and error documents, checksum headers, Content-Range answers, manifest
+# lines, arguments and URLs, wildcard patterns) run alone with endless cases for
+# FUZZ_SECONDS (default 60) each, in a release build. A property that runs out its time has
+# found nothing; one that fails prints its smallest failing input and the script exits 1.
+# proptest keeps each failure in crates/parabyte/proptest-regressions/: make it a test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH="${FUZZ_SECONDS:-60}"
+PROPERTIES=(
+  source::s3::fuzz::a_listing_page_in_any_chunks_reads_as_the_whole_page
+  source::s3::fuzz::bucket_lists_and_error_documents_never_panic
+  source::s3::fuzz::checksum_headers_never_panic
+  source::answer::tests::fuzz::any_status_and_range_headers_give_a_shape_or_an_error
+  manifest::tests::fuzz::every_line_is_an_item_or_a_named_error
+  location::tests::fuzz::any_argument_is_classified
+  pattern::tests::fuzz::any_pattern_against_any_name_answers
+)
+cargo test --release --locked -p parabyte --lib --no-run
+failed=0
+for property in "${PROPERTIES[@]}"; do
+  started=$(date +%s)
+  status=0
+  PROPTEST_CASES=1000000000 timeout "$SECONDS_EACH" \
+    cargo test --release --locked -p parabyte --lib -- --exact "$property" --quiet \
+    > "/tmp/parabyte-fuzz.log" 2>&1 || status=$?
+  elapsed=$(( $(date +%s) - started ))
+  case "$status" in
+    124) echo "fuzz: $property: ${elapsed}s, no failure" ;;
+    0) echo "fuzz: $property: finished its cases in ${elapsed}s, no failure" ;;
+    *) echo "fuzz: $property FAILED after ${elapsed}s:"; tail -40 /tmp/parabyte-fuzz.log; failed=1 ;;
+  esac
+done
+exit "$failed"
