@@ -173,6 +173,17 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                         f"{known.wall:.2f} s vs {listed.wall:.2f} s: {ratio:.2f}x",
                         "met" if ratio <= 1.0 else f"missed by {(ratio - 1) * 100:.0f}%"))
 
+    # Python: many small objects, to files (P1) and into memory (P3), against obstore.
+    for wl in ("P1", "P3"):
+        for setting in ["default"] + meta["concurrencies"]:
+            ours_row, theirs = get(wl, "parabyte-py", setting), get(wl, "obstore", setting)
+            if ours_row and theirs:
+                ratio = ours_row.wall / theirs.wall
+                out.append((f"{wl} faster than obstore, {setting}",
+                            f"parabyte {ours_row.wall:.2f} s, obstore {theirs.wall:.2f} s: "
+                            f"{ratio:.2f}x", "met" if ratio < 1.0 else
+                            f"missed: {ratio:.2f}x obstore's time"))
+
     row = get("W1", "parabyte", "default")
     peers = [r for r in by_wl.get("W1", []) if r.tool != "parabyte" and r.setting == "default"
              and r.ok]

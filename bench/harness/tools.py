@@ -32,7 +32,7 @@ PRESIGN_SECONDS = 6 * 3600
 class Workload:
     id: str
     title: str
-    kind: str  # "prefix", "object", "list", "web" (one file from nginx), "manifest"
+    kind: str  # "prefix", "object", "list", "web" (one file from nginx), "manifest", "memory"
     #            (objects of known size: presigned URLs, or for Python name, size, ETag)
     #            or "s3manifest" (s3:// URLs with sizes and ETags, for the CLI)
     prefix: str  # w1, w2, w3, w4, w4k, w8; w2c, w3c, w2o, w3o (W2, W3 stored otherwise)
@@ -91,6 +91,9 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "w1", "proxy", ("default",) + n, PYTHON_TOOLS),
         Workload("P2", f"Python: one {_human(sizes.w2_size)} object", "object", "w2", "proxy",
                  ("default",) + n, PYTHON_TOOLS),
+        Workload("P3", f"Python: {sizes.w8_count} x {_human(sizes.w8_size)} into memory "
+                 "(get_bytes)", "memory", "w8", "proxy", ("default",) + n,
+                 ("parabyte-py", "obstore")),
     ]
 
 
@@ -266,6 +269,9 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     elif wl.id == "W9":  # nothing is written: each tool says how many bytes it fetched
         check = check_summary(1, _object_size(ctx, wl)) if tool == "parabyte" else \
             check_fetched(_object_size(ctx, wl))
+        dest_dir = None
+    elif wl.kind == "memory":  # the script prints the bytes it received
+        check = check_fetched(sum(size for size, _md5 in ctx.data.under(wl.prefix).values()))
         dest_dir = None
     elif wl.kind in ("object", "web"):
         size, md5 = ctx.data.under(wl.prefix)["big.bin"]
@@ -507,9 +513,9 @@ def _python_library(ctx: Context, wl: Workload, tool: str, n: int | None, dest: 
     library = {"parabyte-py": "parabyte", "boto3-tm": "boto3", "boto3-tm-sized": "boto3-sized",
                "obstore": "obstore"}[tool]
     argv = [ctx.venv_bin / "python", ctx.repo / "bench/peers/python_libs.py", library,
-            "many" if wl.kind == "manifest" else "object",
+            {"manifest": "many", "memory": "memory"}.get(wl.kind, "object"),
             "--endpoint-url", ctx.store.endpoint(wl.transport), "--bucket", BUCKET, "--dest", dest]
-    if wl.kind == "manifest":
+    if wl.kind in ("manifest", "memory"):
         manifest = conf / "manifest.json"
         listed = [[name, size, f'"{md5}"'] for name, (size, md5) in ctx.data.under(wl.prefix).items()]
         manifest.write_text(json.dumps({"prefix": f"{wl.prefix}/", "objects": listed}))
@@ -523,9 +529,10 @@ def _python_library(ctx: Context, wl: Workload, tool: str, n: int | None, dest: 
     size = _object_size(ctx, wl)
     parts = math.ceil(size / (8 << 20))
     if tool == "parabyte-py":  # defaults: 64 workers, 16 threads, 128 requests, 8 MiB parts
-        in_flight = n or (min(128, objects) if wl.kind == "manifest" else min(16, parts))
+        in_flight = n or (min(128, objects) if wl.kind == "manifest" else
+                          min(64, objects) if wl.kind == "memory" else min(16, parts))
     elif tool == "obstore":  # one stream per object; the script's 10 at a time by default
-        in_flight = min(n or 10, objects) if wl.kind == "manifest" else 1
+        in_flight = min(n or 10, objects) if wl.kind in ("manifest", "memory") else 1
     else:  # TransferManager: max_concurrency 10, 8 MiB chunks
         in_flight = min(n or 10, objects if wl.kind == "manifest" else parts)
     note = "a manifest.json of names, sizes and ETags" if wl.kind == "manifest" else ""

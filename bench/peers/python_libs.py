@@ -3,7 +3,11 @@ Python workloads: many objects whose sizes and ETags are known from a manifest (
 case), and one large object. With --concurrency N each library gets N requests in flight.
 
     python_libs.py LIBRARY many   --endpoint-url URL --bucket B --manifest FILE --dest DIR
+    python_libs.py LIBRARY memory --endpoint-url URL --bucket B --manifest FILE --dest DIR
     python_libs.py LIBRARY object --endpoint-url URL --bucket B --key K --size N --dest DIR
+
+`memory` fetches every object of the manifest into memory (`get_bytes_async` for parabyte,
+`get_async` for obstore, N at a time: 64 and 10 by default) and prints the bytes it got.
 
 LIBRARY:
   boto3        s3transfer's TransferManager with its defaults: a HEAD before every download
@@ -27,6 +31,8 @@ import sys
 from pathlib import Path
 
 DEFAULT_OBSTORE_CONCURRENCY = 10
+# parabyte's own default of objects at once (`workers`).
+DEFAULT_PARABYTE_CONCURRENCY = 64
 
 
 Job = tuple[str, Path, int, str | None]  # key, file, size, ETag
@@ -105,6 +111,32 @@ def obstore_object(args: argparse.Namespace, key: str, path: Path) -> None:
             out.write(chunk)
 
 
+def memory_total(args: argparse.Namespace, keys: list[str]) -> int:
+    """Every object into memory, `--concurrency` at a time; the bytes received."""
+    if args.library == "obstore":
+        import obstore
+
+        store = obstore_store(args)
+        limit = asyncio.Semaphore(args.concurrency or DEFAULT_OBSTORE_CONCURRENCY)
+
+        async def fetch(key: str) -> int:
+            async with limit:
+                result = await obstore.get_async(store, key)
+                return len(await result.bytes_async())
+    else:
+        client = parabyte_client(args)
+        limit = asyncio.Semaphore(args.concurrency or DEFAULT_PARABYTE_CONCURRENCY)
+
+        async def fetch(key: str) -> int:
+            async with limit:
+                return len(await client.get_bytes_async(f"s3://{args.bucket}/{key}"))
+
+    async def main() -> int:
+        return sum(await asyncio.gather(*(fetch(key) for key in keys)))
+
+    return asyncio.run(main())
+
+
 def parabyte_client(args: argparse.Namespace):
     import parabyte
 
@@ -116,7 +148,7 @@ def parabyte_client(args: argparse.Namespace):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("library", choices=["boto3", "boto3-sized", "obstore", "parabyte"])
-    parser.add_argument("mode", choices=["many", "object"])
+    parser.add_argument("mode", choices=["many", "memory", "object"])
     parser.add_argument("--endpoint-url", required=True)
     parser.add_argument("--bucket", required=True)
     parser.add_argument("--dest", required=True, type=Path)
@@ -127,6 +159,11 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int)
     args = parser.parse_args()
 
+    if args.mode == "memory":
+        manifest = json.loads(args.manifest.read_text())
+        keys = [manifest["prefix"] + name for name, _size, _etag in manifest["objects"]]
+        print(memory_total(args, keys))
+        return 0
     if args.mode == "many":
         manifest = json.loads(args.manifest.read_text())
         objects = [(manifest["prefix"] + name, name, size, etag)
