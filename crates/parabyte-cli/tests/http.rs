@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use common::{bare_parabyte, files_under, stderr, summary};
 use parabyte_testkit::{
-    payload, shared, shared_tls, unique_bucket_name, BlockingAdmin, CountingProxy, Fault,
-    HostileServer, Reply, RequestKind, Rule, SeenRequest, ServerKind, Serving, TestServer,
+    payload, shared, shared_tls, unique_bucket_name, AfterStall, BlockingAdmin, CountingProxy,
+    Fault, HostileServer, Reply, RequestKind, Rule, SeenRequest, ServerKind, Serving, TestServer,
     WebServer,
 };
 
@@ -366,4 +366,67 @@ fn https_urls_trust_the_system_roots_plus_the_ca_bundle() {
     let trusted = cp(&["--ca-bundle", ca]);
     assert!(trusted.status.success(), "{}", stderr(&trusted));
     assert!(std::fs::read(dir.path().join("out.bin")).unwrap() == payload(9, SIZE as usize));
+}
+
+/// Ctrl-C in the middle of a large file from a web server: the next run fetches only what
+/// had not reached the file, pinned to the same version (it used to fetch the whole file).
+#[test]
+fn an_interrupted_web_download_resumes_from_the_bytes_it_kept() {
+    let site = Site::new();
+    // One request for the whole file (8 MiB parts), hung after 5 MiB: the journal on the
+    // temporary file records the first 4 MiB while it hangs.
+    site.proxy.inject(
+        Rule::get(),
+        Fault::stall_after(5 * MIB, Duration::from_secs(60), AfterStall::Close),
+    );
+    let url = site.url(Serving::Ranges, "big.bin");
+    let mut child = bare_parabyte(site.dir.path())
+        .args(["cp", "--part-size", "8MiB", &url, "out.bin"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let temp = site.dir.path().join(common::temporary_name("out.bin"));
+    common::wait_for("4 MiB journaled", Duration::from_secs(20), || {
+        journaled(&temp) >= 4 * MIB
+    });
+    // SAFETY: kill only sends a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = common::wait_for_exit(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(130));
+    let kept = journaled(&temp);
+    assert!(kept >= 4 * MIB, "{kept} bytes kept");
+    site.proxy.clear_faults();
+    site.proxy.reset();
+    let resumed = site.cp(&["--part-size", "8MiB", &url, "out.bin"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_file(&site, "out.bin", &payload(1, SIZE as usize));
+    assert_eq!(
+        summary(&resumed)["bytes"],
+        SIZE - kept,
+        "only what was missing"
+    );
+    assert!(
+        site.gets().iter().all(|get| get.if_match.is_some()),
+        "pinned to the interrupted version: {:?}",
+        site.gets()
+    );
+}
+
+/// Bytes the journal on a temporary file vouches for (`ETAG\nSIZE\nSTART-END,...`).
+fn journaled(temp: &Path) -> u64 {
+    let Ok(Some(journal)) = xattr::get(temp, "user.parabyte.journal") else {
+        return 0;
+    };
+    let journal = String::from_utf8_lossy(&journal).into_owned();
+    let ranges = journal
+        .splitn(3, '\n')
+        .nth(2)
+        .unwrap_or_default()
+        .to_owned();
+    ranges
+        .split(',')
+        .filter_map(|stretch| stretch.split_once('-'))
+        .map(|(start, end)| end.parse::<u64>().unwrap() - start.parse::<u64>().unwrap())
+        .sum()
 }
