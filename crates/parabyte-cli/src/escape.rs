@@ -6,18 +6,7 @@
 use std::borrow::Cow;
 
 pub(crate) fn printable(key: &str) -> Cow<'_, str> {
-    if !key.chars().any(needs_escape) {
-        return Cow::Borrowed(key);
-    }
-    let mut shown = String::with_capacity(key.len() + 8);
-    for character in key.chars() {
-        if needs_escape(character) {
-            shown.extend(character.escape_default());
-        } else {
-            shown.push(character);
-        }
-    }
-    Cow::Owned(shown)
+    escaped(key, needs_escape)
 }
 
 /// A line of text for a terminal (a message, an error from the store): control characters
@@ -25,13 +14,17 @@ pub(crate) fn printable(key: &str) -> Cow<'_, str> {
 /// sends can start a line of its own, move the cursor or send a terminal escape. Unlike
 /// [`printable`] it leaves backslashes alone: a message need not read back to a key.
 pub(crate) fn terminal_safe(line: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c != '\\' && needs_escape(c);
-    if !line.chars().any(unsafe_char) {
-        return Cow::Borrowed(line);
+    escaped(line, |c| c != '\\' && needs_escape(c))
+}
+
+/// `text` with every character `escape` picks written as Rust writes it (`\n`, `\u{1b}`).
+fn escaped(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escape) {
+        return Cow::Borrowed(text);
     }
-    let mut shown = String::with_capacity(line.len() + 8);
-    for character in line.chars() {
-        if unsafe_char(character) {
+    let mut shown = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        if escape(character) {
             shown.extend(character.escape_default());
         } else {
             shown.push(character);

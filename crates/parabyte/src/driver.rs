@@ -370,20 +370,15 @@ async fn preview<S: Store<Object = ObjectUrl>>(
         Target::Discard => "(discarded)".to_owned(),
         Target::Memory(_) => "(memory)".to_owned(),
     };
-    if let Some(known) = &job.known {
-        if engine.already_complete(&job.target, known).is_some() {
-            reporter.previewed(Preview::Unchanged {
-                source: &source,
-                destination: &destination,
-            });
-            return Finished::AlreadyThere(known.size);
-        }
+    let unchanged = job
+        .known
+        .as_ref()
+        .filter(|known| engine.already_complete(&job.target, known).is_some());
+    reporter.previewed(Preview::verdict(unchanged.is_some(), &source, &destination));
+    match unchanged {
+        Some(known) => Finished::AlreadyThere(known.size),
+        None => Finished::Downloaded(0),
     }
-    reporter.previewed(Preview::Copy {
-        source: &source,
-        destination: &destination,
-    });
-    Finished::Downloaded(0)
 }
 
 mod pieces;

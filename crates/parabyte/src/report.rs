@@ -56,6 +56,22 @@ pub enum Preview<'a> {
     },
 }
 
+impl<'a> Preview<'a> {
+    /// A dry run's verdict on one object: left alone when `unchanged`, else copied.
+    pub(crate) fn verdict(unchanged: bool, source: &'a str, destination: &'a str) -> Preview<'a> {
+        match unchanged {
+            true => Preview::Unchanged {
+                source,
+                destination,
+            },
+            false => Preview::Copy {
+                source,
+                destination,
+            },
+        }
+    }
+}
+
 /// How one object ended: the CLI streams these as `--json-lines`.
 #[derive(Debug, Serialize)]
 pub struct ObjectReport<'a> {

@@ -118,18 +118,11 @@ impl LocalCopier {
             }
         };
         let destination = destination.display().to_string();
-        if unchanged {
-            reporter.previewed(Preview::Unchanged {
-                source: &source,
-                destination: &destination,
-            });
-            return Copied::Unchanged(job.size);
+        reporter.previewed(Preview::verdict(unchanged, &source, &destination));
+        match unchanged {
+            true => Copied::Unchanged(job.size),
+            false => Copied::Bytes(0),
         }
-        reporter.previewed(Preview::Copy {
-            source: &source,
-            destination: &destination,
-        });
-        Copied::Bytes(0)
     }
 
     /// A temporary file beside `to`, chunks of `part_size` copied up to `ranges_per_object`

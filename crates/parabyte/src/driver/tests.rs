@@ -96,6 +96,16 @@ async fn copy_with(
     Copy { summary, recorded }
 }
 
+/// A runtime for a property test, which runs each case to its end itself: two threads, as
+/// the machines this runs on have.
+fn two_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Every file under `root`, relative, sorted.
 fn files(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -821,11 +831,7 @@ mod properties {
                 0..24,
             ),
         ) {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
+            let runtime = two_thread_runtime();
             let outside = tempfile::tempdir().unwrap();
             let dir = outside.path().join("dest");
             std::fs::create_dir(&dir).unwrap();

@@ -60,11 +60,7 @@ proptest! {
             1..4,
         ),
     ) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = two_thread_runtime();
         let outside = tempfile::tempdir().unwrap();
         let dir = outside.path().join("dest");
         let store = Arc::new(MemoryStore::new());
