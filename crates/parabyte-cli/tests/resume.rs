@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{files_under, run, stderr, summary, temporary_name, wait_for, wait_for_exit, Bed};
-use parabyte_testkit::{payload, AfterStall, Fault, RequestKind, Rule, ServerKind};
+use parabyte_testkit::{payload, payload_at, AfterStall, Fault, RequestKind, Rule, ServerKind};
 
 const MIB: u64 = 1 << 20;
 
@@ -131,6 +131,20 @@ fn journaled_bytes(temp: &Path) -> u64 {
 
 /// Bytes of the part at 2 MiB that arrive before it hangs: five 128 KiB writes.
 const ARRIVED: u64 = 640 << 10;
+/// The most body bytes a range gathers before writing them.
+const WRITE_BUFFER: u64 = 128 << 10;
+
+/// `length` bytes of `path` from `offset`, fewer where the file ends (or is not there).
+fn read_at(path: &Path, offset: u64, length: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let Ok(file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let mut bytes = vec![0; length];
+    let read = file.read_at(&mut bytes, offset).unwrap_or(0);
+    bytes.truncate(read);
+    bytes
+}
 
 /// `set/big` (6 MiB) downloaded by `cp SOURCE DEST` in 1 MiB parts, interrupted with
 /// SIGINT while the part at 2 MiB hangs after [`ARRIVED`] bytes and the five others are in.
@@ -154,6 +168,12 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) -> u64 {
     wait_for("the five other parts journaled", EVENT_LIMIT, || {
         journaled_bytes(&temp) >= INTERRUPTED_SIZE - MIB
     });
+    // The hanging part's bytes may still sit in the socket when the others are in: wait
+    // until all but the last write buffer of them are in the file.
+    let written = (ARRIVED - WRITE_BUFFER) as usize;
+    wait_for("the hanging part's bytes written", EVENT_LIMIT, || {
+        read_at(&temp, 2 * MIB, written) == payload_at(4, 2 * MIB, written)
+    });
     // SAFETY: kill only sends a signal to the child we spawned.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     assert_eq!(wait_for_exit(&mut child, EVENT_LIMIT).code(), Some(130));
@@ -161,7 +181,7 @@ fn interrupt_a_download(bed: &Bed, source: &str, destination: &str) -> u64 {
     // The hanging part's bytes that reached the file are journaled too: at most the one
     // write buffer still filling was lost.
     let kept = journaled_bytes(&temp);
-    let at_least = INTERRUPTED_SIZE - MIB + ARRIVED - (128 << 10);
+    let at_least = INTERRUPTED_SIZE - MIB + ARRIVED - WRITE_BUFFER;
     assert!(
         (at_least..=INTERRUPTED_SIZE - MIB + ARRIVED).contains(&kept),
         "journaled {kept} bytes"
