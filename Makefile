@@ -15,7 +15,7 @@ BENCH_ARGS ?=
 build:
 	$(CARGO) build --release --locked -p parabyte-cli
 
-## tools: install the test servers (versitygw, MinIO and SeaweedFS pinned into .tools/, nginx from the system packages)
+## tools: install the test servers (versitygw, MinIO, SeaweedFS and moto pinned into .tools/, nginx from the system packages)
 tools:
 	scripts/install-test-servers.sh
 

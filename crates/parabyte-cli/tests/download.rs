@@ -117,6 +117,11 @@ fn prefix_round_trip_minio() {
     prefix_round_trip(ServerKind::Minio);
 }
 
+#[test]
+fn prefix_round_trip_moto() {
+    prefix_round_trip(ServerKind::Moto);
+}
+
 fn single_objects(kind: ServerKind) {
     let bed = Bed::new(kind, "single");
     let objects = objects();
@@ -182,6 +187,11 @@ fn single_objects_minio() {
     single_objects(ServerKind::Minio);
 }
 
+#[test]
+fn single_objects_moto() {
+    single_objects(ServerKind::Moto);
+}
+
 fn thousand_small_objects(kind: ServerKind) {
     let bed = Bed::new(kind, "thousand");
     let objects: Vec<_> = (0..1000u64)
@@ -210,9 +220,12 @@ fn thousand_small_objects(kind: ServerKind) {
         (1000, 1, 0),
         "a 1 KiB object costs exactly one GET"
     );
-    // Keep-alive: connections track the concurrency (16 objects + the listing), not the requests.
+    // Keep-alive: connections track the concurrency (16 objects + the listing), not the
+    // requests. moto's server (werkzeug) closes every connection after one answer: there,
+    // one connection per request and never more.
+    let most = if kind == ServerKind::Moto { 1001 } else { 24 };
     assert!(
-        seen.connections <= 24,
+        seen.connections <= most,
         "{} connections for 1000 requests",
         seen.connections
     );
@@ -232,6 +245,11 @@ fn thousand_small_objects_seaweedfs() {
 #[test]
 fn thousand_small_objects_minio() {
     thousand_small_objects(ServerKind::Minio);
+}
+
+#[test]
+fn thousand_small_objects_moto() {
+    thousand_small_objects(ServerKind::Moto);
 }
 
 #[test]

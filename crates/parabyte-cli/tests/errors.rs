@@ -100,6 +100,11 @@ fn missing_bucket_and_key_minio() {
 }
 
 #[test]
+fn missing_bucket_and_key_moto() {
+    missing_bucket_and_key(ServerKind::Moto);
+}
+
+#[test]
 fn one_failure_does_not_stop_the_rest() {
     let bed = Bed::new(ServerKind::Versitygw, "partial");
     bed.admin

@@ -62,6 +62,11 @@ fn lists_one_level_or_everything_minio() {
     lists_one_level_or_everything(ServerKind::Minio);
 }
 
+#[test]
+fn lists_one_level_or_everything_moto() {
+    lists_one_level_or_everything(ServerKind::Moto);
+}
+
 fn summarize_counts_objects_and_bytes_in_parallel_listings(kind: ServerKind) {
     let bed = Bed::new(kind, "summarize");
     let objects: Vec<_> = (0..250u64)
@@ -133,6 +138,11 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings_seaweedfs() {
 #[test]
 fn summarize_counts_objects_and_bytes_in_parallel_listings_minio() {
     summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Minio);
+}
+
+#[test]
+fn summarize_counts_objects_and_bytes_in_parallel_listings_moto() {
+    summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Moto);
 }
 
 /// A bucket list that never ends (a hostile or broken server) is refused once a page is

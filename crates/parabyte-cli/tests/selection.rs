@@ -110,6 +110,11 @@ fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches_minio() {
 }
 
 #[test]
+fn a_wildcard_lists_its_literal_prefix_and_keeps_what_matches_moto() {
+    a_wildcard_lists_its_literal_prefix_and_keeps_what_matches(ServerKind::Moto);
+}
+
+#[test]
 fn a_key_with_wildcard_characters_stays_reachable() {
     let bed = bed("raw");
     // --raw: the key as written, one object (no listing).

@@ -208,13 +208,27 @@ impl AdminClient {
         key: &str,
         parts: &[Bytes],
     ) -> Result<()> {
-        let created = self
+        self.put_crc32_parts(bucket, key, parts, true).await
+    }
+
+    /// Like [`AdminClient::put_composite_crc32`], but the upload declares the checksum type
+    /// only when `declare_type` (boto3 does not: S3 then keeps COMPOSITE, and moto keeps no
+    /// type at all).
+    pub async fn put_crc32_parts(
+        &self,
+        bucket: &str,
+        key: &str,
+        parts: &[Bytes],
+        declare_type: bool,
+    ) -> Result<()> {
+        let mut create = self
             .request(Method::POST, bucket, key)
             .query("uploads", "")
-            .header("x-amz-checksum-algorithm", "CRC32")
-            .header("x-amz-checksum-type", "COMPOSITE")
-            .send()
-            .await?;
+            .header("x-amz-checksum-algorithm", "CRC32");
+        if declare_type {
+            create = create.header("x-amz-checksum-type", "COMPOSITE");
+        }
+        let created = create.send().await?;
         let created = self.expect_success(Method::POST, bucket, key, created)?;
         let upload_id = xml_value(&created, "UploadId").unwrap_or_default();
         let mut complete = String::from("<CompleteMultipartUpload>");

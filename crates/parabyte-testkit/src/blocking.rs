@@ -58,6 +58,19 @@ impl BlockingAdmin {
         self.block_on(self.client.put_composite_crc32(bucket, key, parts))
     }
 
+    pub fn put_crc32_parts(
+        &self,
+        bucket: &str,
+        key: &str,
+        parts: &[Bytes],
+        declare_type: bool,
+    ) -> Result<()> {
+        self.block_on(
+            self.client
+                .put_crc32_parts(bucket, key, parts, declare_type),
+        )
+    }
+
     pub fn get_object(&self, bucket: &str, key: &str) -> Result<Bytes> {
         self.block_on(self.client.get_object(bucket, key))
     }

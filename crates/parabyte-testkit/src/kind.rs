@@ -12,13 +12,17 @@ pub enum ServerKind {
     SeaweedFs,
     /// MinIO on a single drive, the server most self-hosting users run.
     Minio,
+    /// moto's server, which many test suites stand in for S3 with; it labels COMPOSITE
+    /// checksums with neither type nor part count, and gives each upload part its own ETag.
+    Moto,
 }
 
 impl ServerKind {
-    pub const ALL: [ServerKind; 3] = [
+    pub const ALL: [ServerKind; 4] = [
         ServerKind::Versitygw,
         ServerKind::SeaweedFs,
         ServerKind::Minio,
+        ServerKind::Moto,
     ];
 
     pub fn name(self) -> &'static str {
@@ -26,6 +30,7 @@ impl ServerKind {
             ServerKind::Versitygw => "versitygw",
             ServerKind::SeaweedFs => "seaweedfs",
             ServerKind::Minio => "minio",
+            ServerKind::Moto => "moto",
         }
     }
 
@@ -35,6 +40,7 @@ impl ServerKind {
             ServerKind::Versitygw => "versitygw",
             ServerKind::SeaweedFs => "weed",
             ServerKind::Minio => "minio",
+            ServerKind::Moto => "moto_server",
         }
     }
 
@@ -44,6 +50,7 @@ impl ServerKind {
             ServerKind::Versitygw => 0,
             ServerKind::SeaweedFs => 1,
             ServerKind::Minio => 2,
+            ServerKind::Moto => 3,
         }
     }
 }

@@ -167,6 +167,7 @@ impl TestServer {
             ServerKind::Versitygw => versitygw_plan(dir.path(), certs.as_ref(), region)?,
             ServerKind::SeaweedFs => weed_plan(dir.path(), certs.as_ref())?,
             ServerKind::Minio => minio_plan(dir.path(), certs.as_ref(), region)?,
+            ServerKind::Moto => moto_plan(certs.as_ref())?,
         };
         let owner = std::iter::once(std::process::id().to_string())
             .chain(plan.strays.iter().map(|stray| stray.display().to_string()))
@@ -520,6 +521,31 @@ fn minio_plan(dir: &Path, certs: Option<&ServerCerts>, region: &str) -> Result<L
     })
 }
 
+/// moto keeps its objects in memory and takes any credentials and region.
+fn moto_plan(certs: Option<&ServerCerts>) -> Result<LaunchPlan> {
+    let s3_port = release(reserve_ports(1)?)[0];
+    let mut args: Vec<OsString> = vec![
+        "-H".into(),
+        "127.0.0.1".into(),
+        "-p".into(),
+        s3_port.to_string().into(),
+    ];
+    if let Some(certs) = certs {
+        args.extend([
+            "--ssl-cert".into(),
+            certs.cert_path.clone().into_os_string(),
+            "--ssl-key".into(),
+            certs.key_path.clone().into_os_string(),
+        ]);
+    }
+    Ok(LaunchPlan {
+        s3_port,
+        args,
+        env: Vec::new(),
+        strays: Vec::new(),
+    })
+}
+
 /// Held open together so that the ports are distinct; released just before the server binds.
 pub(crate) fn reserve_ports(count: usize) -> Result<Vec<TcpListener>> {
     (0..count)
@@ -560,7 +586,10 @@ mod tests {
         assert_eq!("SeaweedFS".parse::<ServerKind>(), Ok(ServerKind::SeaweedFs));
         assert_eq!("MinIO".parse::<ServerKind>(), Ok(ServerKind::Minio));
         let unknown = "garage".parse::<ServerKind>().unwrap_err();
-        assert!(unknown.contains("versitygw, seaweedfs, minio"), "{unknown}");
+        assert!(
+            unknown.contains("versitygw, seaweedfs, minio, moto"),
+            "{unknown}"
+        );
     }
 
     #[test]

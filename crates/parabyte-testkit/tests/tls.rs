@@ -97,6 +97,11 @@ fn minio_serves_https_with_its_own_ca() {
     round_trip_over_https(ServerKind::Minio);
 }
 
+#[test]
+fn moto_serves_https_with_its_own_ca() {
+    round_trip_over_https(ServerKind::Moto);
+}
+
 #[tokio::test]
 async fn a_stock_client_given_the_ca_file_gets_through_by_ip_and_by_name() {
     let server = shared_tls(ServerKind::Versitygw);

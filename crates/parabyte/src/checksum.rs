@@ -91,6 +91,11 @@ pub(crate) enum StoreChecksum {
     Full(FullChecksum),
     /// A multipart upload's `VALUE-PARTS`: the CRC of its parts' CRCs, concatenated.
     Composite { crc: FullChecksum, parts: u32 },
+    /// A value with neither a part count nor a checksum type, on an object whose ETag says
+    /// it was uploaded in `parts` parts: whole-object or COMPOSITE, the store does not say
+    /// (moto's HEAD). The bytes pass if they match it read either way; the two readings
+    /// together let through a wrong object no more than two CRCs in a row would.
+    Unlabeled { crc: FullChecksum, parts: u32 },
     /// The store declares a checksum of this algorithm, but its value is none (not the
     /// base64 of the algorithm's width, a part count out of range, a COMPOSITE type with no
     /// part count). Declared is declared: the object cannot pass on its size alone.
@@ -100,8 +105,21 @@ pub(crate) enum StoreChecksum {
 impl StoreChecksum {
     pub(crate) fn algorithm(self) -> Crc {
         match self {
-            StoreChecksum::Full(crc) | StoreChecksum::Composite { crc, .. } => crc.algorithm,
+            StoreChecksum::Full(crc)
+            | StoreChecksum::Composite { crc, .. }
+            | StoreChecksum::Unlabeled { crc, .. } => crc.algorithm,
             StoreChecksum::Malformed(algorithm) => algorithm,
+        }
+    }
+
+    /// The upload parts the checksum is (or may be) made of, when it is not one whole-object
+    /// CRC for sure.
+    pub(crate) fn parts(self) -> Option<u32> {
+        match self {
+            StoreChecksum::Composite { parts, .. } | StoreChecksum::Unlabeled { parts, .. } => {
+                Some(parts)
+            }
+            StoreChecksum::Full(_) | StoreChecksum::Malformed(_) => None,
         }
     }
 
@@ -238,16 +256,13 @@ pub(crate) fn check_crc(
                     algorithm.name()
                 ));
             };
-            let mut concatenated = Vec::with_capacity(parts as usize * algorithm.width());
-            for start in (0..total).step_by(part_size as usize) {
-                let end = (start + part_size).min(total);
-                let Some(value) = combine(pieces, &mut next, algorithm, start, end) else {
-                    return Check::Untiled;
-                };
-                concatenated.extend(FullChecksum { algorithm, value }.be_bytes());
+            match composite(pieces, algorithm, part_size, total) {
+                Some(value) => (FullChecksum { algorithm, value }, want),
+                None => return Check::Untiled,
             }
-            let value = crc_fast::checksum(algorithm.algorithm(), &concatenated);
-            (FullChecksum { algorithm, value }, want)
+        }
+        StoreChecksum::Unlabeled { crc: want, parts } => {
+            return check_unlabeled(want, parts, part_size, pieces, total)
         }
     };
     if got == want {
@@ -260,6 +275,57 @@ pub(crate) fn check_crc(
             want.render()
         ))
     }
+}
+
+/// The COMPOSITE CRC of `pieces` (sorted, tiling `0..total`) by parts of `part_size`, or
+/// `None` where they do not break at the parts' ends.
+fn composite(pieces: &[Piece], algorithm: Crc, part_size: u64, total: u64) -> Option<u64> {
+    let mut next = 0;
+    let mut concatenated =
+        Vec::with_capacity(total.div_ceil(part_size) as usize * algorithm.width());
+    for start in (0..total).step_by(part_size as usize) {
+        let end = (start + part_size).min(total);
+        let value = combine(pieces, &mut next, algorithm, start, end)?;
+        concatenated.extend(FullChecksum { algorithm, value }.be_bytes());
+    }
+    Some(crc_fast::checksum(algorithm.algorithm(), &concatenated))
+}
+
+/// A checksum the store did not label: the bytes pass when it is their whole-object CRC, or
+/// their COMPOSITE CRC by the parts `part_size` lays over them. Neither fails the object;
+/// with no layout to try the second reading, the store's silence is the reason it fails.
+fn check_unlabeled(
+    want: FullChecksum,
+    parts: u32,
+    part_size: Option<u64>,
+    pieces: &[Piece],
+    total: u64,
+) -> Check {
+    let algorithm = want.algorithm;
+    let name = algorithm.name();
+    let Some(whole) = combine(pieces, &mut 0, algorithm, 0, total) else {
+        return Check::Untiled;
+    };
+    if whole == want.value {
+        return Check::Passed(Method::Crc);
+    }
+    let Some(part_size) = part_size.filter(|&size| fits(size, parts, total)) else {
+        return Check::Uncheckable(format!(
+            "the store's {name} checksum says neither its type nor its part count, it is not the CRC of the whole object, and the ETag's {parts} upload parts could not be laid over the object's {total} bytes to check it as COMPOSITE"
+        ));
+    };
+    let Some(by_parts) = composite(pieces, algorithm, part_size, total) else {
+        return Check::Untiled;
+    };
+    if by_parts == want.value {
+        return Check::Passed(Method::Crc);
+    }
+    Check::Failed(format!(
+        "{name} of the received bytes is {} whole and {} by {parts} parts of {part_size} bytes; the store says {}",
+        FullChecksum { algorithm, value: whole }.render(),
+        FullChecksum { algorithm, value: by_parts }.render(),
+        want.render()
+    ))
 }
 
 /// Whether `parts` upload parts of `part_size` (the last one shorter) make `total` bytes.
@@ -501,6 +567,57 @@ mod tests {
             piece(10_000, 12_000),
         ];
         assert!(matches!(check(&mut wrong, Some(5_000)), Check::Failed(_)));
+    }
+
+    #[test]
+    fn an_unlabeled_checksum_passes_either_reading_and_nothing_else() {
+        let data: Vec<u8> = (0..12_000u32).map(|i| (i * 17 + i / 5) as u8).collect();
+        let crc32 = |bytes: &[u8]| crc_fast::checksum(Crc::Crc32.algorithm(), bytes);
+        let mut concatenated = (crc32(&data[..6_000]) as u32).to_be_bytes().to_vec();
+        concatenated.extend((crc32(&data[6_000..]) as u32).to_be_bytes());
+        let unlabeled = |value| StoreChecksum::Unlabeled {
+            crc: FullChecksum {
+                algorithm: Crc::Crc32,
+                value,
+            },
+            parts: 2,
+        };
+        let (whole, by_parts) = (unlabeled(crc32(&data)), unlabeled(crc32(&concatenated)));
+        let pieces = || {
+            vec![
+                piece(Crc::Crc32, &data, 0, 6_000),
+                piece(Crc::Crc32, &data, 6_000, 12_000),
+            ]
+        };
+        let check = |expected, part_size| check_crc(expected, part_size, &mut pieces(), 12_000);
+        // The whole-object reading needs no layout; the COMPOSITE one needs one that fits.
+        assert_eq!(check(whole, None), Check::Passed(Method::Crc));
+        assert_eq!(check(by_parts, Some(6_000)), Check::Passed(Method::Crc));
+        assert!(matches!(check(by_parts, None), Check::Uncheckable(_)));
+        assert!(matches!(
+            check(by_parts, Some(5_000)),
+            Check::Uncheckable(_)
+        ));
+        // A layout that fits but lies only reads the bytes another way, which fails.
+        assert_eq!(check(by_parts, Some(7_000)), Check::Untiled);
+        let mut cut_at_7000 = vec![
+            piece(Crc::Crc32, &data, 0, 7_000),
+            piece(Crc::Crc32, &data, 7_000, 12_000),
+        ];
+        assert!(matches!(
+            check_crc(by_parts, Some(7_000), &mut cut_at_7000, 12_000),
+            Check::Failed(_)
+        ));
+        let mut flipped = data.clone();
+        flipped[100] ^= 1;
+        let mut wrong = vec![
+            piece(Crc::Crc32, &flipped, 0, 6_000),
+            piece(Crc::Crc32, &data, 6_000, 12_000),
+        ];
+        for expected in [whole, by_parts] {
+            let verdict = check_crc(expected, Some(6_000), &mut wrong, 12_000);
+            assert!(matches!(verdict, Check::Failed(_)), "{verdict:?}");
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::checksum::MAX_UPLOAD_PARTS;
+
 /// What names one version of an object: its ETag, or for a web server without a strong ETag
 /// its Last-Modified date.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +70,18 @@ impl Validator {
         }
     }
 
+    /// The upload parts a multipart ETag (`"<hex>-N"`) counts, when it is one and N is a count
+    /// S3 allows.
+    pub(crate) fn upload_parts(&self) -> Option<u32> {
+        let Validator::ETag(tag) = self else {
+            return None;
+        };
+        let (digest, parts) = bare(tag).rsplit_once('-')?;
+        let parts: u32 = parts.parse().ok()?;
+        let hex = !digest.is_empty() && digest.bytes().all(|b| b.is_ascii_hexdigit());
+        (hex && (1..=MAX_UPLOAD_PARTS).contains(&parts)).then_some(parts)
+    }
+
     /// The MD5 an ETag stands for, when it looks like one (32 hex digits, no `-N` part count).
     pub(crate) fn md5(&self) -> Option<[u8; 16]> {
         match self {
@@ -121,6 +135,26 @@ mod tests {
             .md5()
             .is_none());
         assert!(etag("\"abc\"").md5().is_none());
+    }
+
+    #[test]
+    fn multipart_etags_count_their_parts() {
+        assert_eq!(
+            etag("\"9ace7737ef330b667f76f612a2ffc1f3-4\"").upload_parts(),
+            Some(4)
+        );
+        assert_eq!(
+            etag("9ace7737ef330b667f76f612a2ffc1f3-1").upload_parts(),
+            Some(1)
+        );
+        assert_eq!(
+            etag("\"9ace7737ef330b667f76f612a2ffc1f3\"").upload_parts(),
+            None
+        );
+        assert_eq!(etag("\"abc-0\"").upload_parts(), None);
+        assert_eq!(etag("\"abc-10001\"").upload_parts(), None);
+        assert_eq!(etag("\"not hex-2\"").upload_parts(), None);
+        assert_eq!(Validator::LastModified(DATE.into()).upload_parts(), None);
     }
 
     #[test]

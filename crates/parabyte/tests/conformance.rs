@@ -37,6 +37,11 @@ async fn minio_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moto_conforms() {
+    conforms(ServerKind::Moto).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seaweedfs_conforms() {
     conforms(ServerKind::SeaweedFs).await;
 }

@@ -141,6 +141,11 @@ async fn copy_and_list_minio() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_and_list_moto() {
+    copy_and_list(ServerKind::Moto).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_is_reused_and_each_summary_counts_its_own_requests() {
     let server = shared(ServerKind::Versitygw);
     let admin = AdminClient::for_server(server);

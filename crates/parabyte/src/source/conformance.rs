@@ -196,11 +196,15 @@ impl<S: Store> Suite<'_, S> {
         let (_, validator, _) = self.get("a.bin", None, None).await.map_err(show)?;
         let validator = validator.ok_or("no ETag")?;
         self.store
-            .describe(&self.url("a.bin"), &validator, None)
+            .describe(&self.url("a.bin"), Some(&validator), None)
             .await
             .map_err(show)?;
         let other = Validator::ETag("\"0123456789abcdef0123456789abcdef\"".into());
-        match self.store.describe(&self.url("a.bin"), &other, None).await {
+        match self
+            .store
+            .describe(&self.url("a.bin"), Some(&other), None)
+            .await
+        {
             Err(Error::Changed { .. }) => Ok(()),
             other => Err(format!("pinned to another version: {other:?}")),
         }

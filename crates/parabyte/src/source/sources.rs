@@ -45,7 +45,7 @@ impl Store for Sources {
     async fn describe(
         &self,
         object: &ObjectUrl,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         match object {

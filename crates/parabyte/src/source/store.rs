@@ -109,13 +109,15 @@ pub(crate) trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Fetched>> + Send;
 
     /// What the store keeps about `object` (or one part of its multipart upload,
-    /// `part_number` from 1) pinned to `pinned`: the checksum a ranged GET never carries.
+    /// `part_number` from 1), pinned to `pinned` when given: the checksum a ranged GET never
+    /// carries. Unpinned, the answer's validator is not compared (moto answers a part HEAD
+    /// with the part's own ETag).
     /// `None` when the store keeps nothing a GET did not already say, as web servers do,
     /// which costs no request.
     fn describe(
         &self,
         _object: &Self::Object,
-        _pinned: &Validator,
+        _pinned: Option<&Validator>,
         _part_number: Option<u32>,
     ) -> impl Future<Output = Result<Option<Described>>> + Send {
         std::future::ready(Err(self.unsupported(Operation::Describe)))
@@ -159,7 +161,10 @@ mod tests {
     #[tokio::test]
     async fn an_operation_a_store_lacks_is_a_typed_error_naming_both() {
         let pinned = Validator::ETag("\"e\"".into());
-        let error = ReadOnly.describe(&(), &pinned, None).await.unwrap_err();
+        let error = ReadOnly
+            .describe(&(), Some(&pinned), None)
+            .await
+            .unwrap_err();
         assert!(matches!(error, Error::Unsupported { .. }), "{error:?}");
         assert_eq!(
             error.to_string(),

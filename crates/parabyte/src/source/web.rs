@@ -45,7 +45,7 @@ impl Store for WebSource {
     async fn describe(
         &self,
         _object: &HttpUrl,
-        _pinned: &Validator,
+        _pinned: Option<&Validator>,
         _part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         Ok(None)

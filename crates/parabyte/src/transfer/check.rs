@@ -107,26 +107,30 @@ impl ContentCheck {
         }
     }
 
+    /// The parts the store's checksum is (or may be) made of: see [`StoreChecksum::parts`].
+    fn checksum_parts(&self) -> Option<u32> {
+        match self.plan.get() {
+            Some(Expectation::Crc(checksum)) => checksum.parts(),
+            _ => None,
+        }
+    }
+
     /// Where a composite checksum's upload parts end (from a HEAD of part 1), if parts of
     /// that size make the declared count over `total` bytes. Any other size is a lie about
     /// the layout: it is not taken, so no piece is ever cut by it (a claim of one byte would
     /// cut a piece per byte), and the check then fails the object, naming the layout.
     pub(super) fn parts_of(&self, part_size: u64, total: u64) {
-        if let Some(Expectation::Crc(StoreChecksum::Composite { parts, .. })) = self.plan.get() {
-            if fits(part_size, *parts, total) {
+        if let Some(parts) = self.checksum_parts() {
+            if fits(part_size, parts, total) {
                 let _ = self.part_size.set(part_size);
             }
         }
     }
 
-    /// The store's checksum is composite, of more than one part, and where its parts end is
-    /// not known yet.
+    /// The store's checksum is (or may be) composite, of more than one part, and where its
+    /// parts end is not known yet.
     pub(super) fn needs_part_size(&self) -> bool {
-        let composite = matches!(
-            self.plan.get(),
-            Some(Expectation::Crc(StoreChecksum::Composite { parts, .. })) if *parts > 1
-        );
-        composite && self.part_size.get().is_none()
+        self.checksum_parts().is_some_and(|parts| parts > 1) && self.part_size.get().is_none()
     }
 
     fn decide_without_crc(&self, md5: Option<[u8; 16]>, sink: &Sink) {
@@ -164,7 +168,7 @@ impl ContentCheck {
     fn grid(&self) -> Option<u64> {
         match self.plan.get() {
             None if self.described => Some(self.unknown_part_grid),
-            Some(Expectation::Crc(StoreChecksum::Composite { .. })) => Some(
+            Some(Expectation::Crc(checksum)) if checksum.parts().is_some() => Some(
                 self.part_size
                     .get()
                     .copied()
@@ -257,8 +261,8 @@ impl ContentCheck {
                     }
                 }
                 // A composite of one part is that part's CRC, of the whole object.
-                let part_size = match expected {
-                    StoreChecksum::Composite { parts: 1, .. } => Some(total),
+                let part_size = match expected.parts() {
+                    Some(1) => Some(total),
                     _ => self.part_size.get().copied(),
                 };
                 match check_crc(*expected, part_size, &mut pieces, total) {

@@ -362,15 +362,13 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         // The HEAD is polled before the parts, so it takes the first free slot: under a
         // tight request cap it would otherwise wait behind every part, and until it answers
         // each byte is run through every CRC in 1 MiB pieces.
-        let mut fetched = futures::future::try_join3(first, describe, rest)
+        let fetched = futures::future::try_join3(first, describe, rest)
             .await
             .map(|((), (), restored)| restored);
         // A GET of the whole object may have brought a composite checksum: where its parts
         // end is learned now, the bytes being in.
         if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
-            if let Err(error) = self.learn_parts(&object, validator).await {
-                fetched = Err(error);
-            }
+            self.learn_parts(&object, validator).await;
         }
         // A resumed object learns its time from the responses for its missing parts.
         let modified = known.modified.or(object.modified.get().copied());
@@ -431,36 +429,42 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
     /// content check. A HEAD that fails (other than by a new version) leaves the check to
     /// the ETag: the download does not depend on it.
     async fn describe(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
-        let described = match self.head(object, validator, None).await {
+        let described = match self.head(object, Some(validator), None).await {
             Ok(described) => described,
             Err(error @ Error::Changed { .. }) => return Err(error),
             Err(_) => None,
         };
         object.check.described(described.as_ref(), object.sink);
-        self.learn_parts(object, validator).await
+        self.learn_parts(object, validator).await;
+        Ok(())
     }
 
     /// For a composite checksum, HEAD the first upload part to learn where the parts end.
-    async fn learn_parts(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
+    /// A store that refuses the pin there (moto gives each part its own ETag, so it answers
+    /// 412) is asked again unpinned: the object's own HEAD and every GET were pinned, so a
+    /// new version cannot pass unseen, and a layout that lies only makes the check fail.
+    async fn learn_parts(&self, object: &Object<'_>, validator: &Validator) {
         if !object.check.needs_part_size() {
-            return Ok(());
+            return;
         }
-        match self.head(object, validator, Some(1)).await {
-            Ok(Some(Described {
-                part: Some(part), ..
-            })) => object
+        let described = match self.head(object, Some(validator), Some(1)).await {
+            Err(Error::Changed { .. }) => self.head(object, None, Some(1)).await,
+            other => other,
+        };
+        if let Ok(Some(Described {
+            part: Some(part), ..
+        })) = described
+        {
+            object
                 .check
-                .parts_of(part.end - part.start + 1, object.total),
-            Err(error @ Error::Changed { .. }) => return Err(error),
-            _ => {}
+                .parts_of(part.end - part.start + 1, object.total);
         }
-        Ok(())
     }
 
     async fn head(
         &self,
         object: &Object<'_>,
-        validator: &Validator,
+        validator: Option<&Validator>,
         part: Option<u32>,
     ) -> Result<Option<Described>> {
         with_retries(&self.config.retry, &self.counters, || async {

@@ -184,11 +184,11 @@ impl Store for LocalStore {
     async fn describe(
         &self,
         key: &String,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         _part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         let (_, metadata, what) = self.open(key)?;
-        refuse_other_version(&metadata, Some(pinned), &what)?;
+        refuse_other_version(&metadata, pinned, &what)?;
         Ok(Some(Described::default()))
     }
 

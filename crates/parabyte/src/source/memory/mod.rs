@@ -55,6 +55,9 @@ struct Stored {
     modified: Option<SystemTime>,
     /// The checksum a HEAD tells, and the size of the upload's parts.
     keeps: Option<(StoreChecksum, u64)>,
+    /// Each upload part has an ETag of its own, so a part HEAD pinned to the object's
+    /// answers 412 (moto).
+    own_part_etags: bool,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +93,7 @@ impl MemoryStore {
                 validator: etag.map(|tag| Validator::ETag(tag.to_owned())),
                 modified: None,
                 keeps: None,
+                own_part_etags: false,
             },
         );
     }
@@ -105,6 +109,13 @@ impl MemoryStore {
     pub(crate) fn keep_checksum(&self, url: &str, checksum: StoreChecksum, part_size: u64) {
         if let Some(object) = self.lock().objects.get_mut(url) {
             object.keeps = Some((checksum, part_size));
+        }
+    }
+
+    /// Give each upload part of the object at `url` an ETag of its own, as moto does.
+    pub(crate) fn give_parts_own_etags(&self, url: &str) {
+        if let Some(object) = self.lock().objects.get_mut(url) {
+            object.own_part_etags = true;
         }
     }
 
@@ -183,6 +194,7 @@ impl MemoryStore {
                 validator: None,
                 modified: None,
                 keeps: None,
+                own_part_etags: false,
             });
             object.data = data;
             object.validator = validator;
@@ -250,7 +262,7 @@ impl MemoryStore {
     fn answer_head(
         &self,
         url: &str,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         let mut state = self.lock();
@@ -265,11 +277,15 @@ impl MemoryStore {
                 detail: "404".into(),
             });
         };
-        if !object
-            .validator
-            .as_ref()
-            .is_some_and(|now| pinned.matches(now))
-        {
+        let pinned_elsewhere = pinned.is_some_and(|pinned| {
+            let part_etag = part_number.is_some() && object.own_part_etags;
+            part_etag
+                || !object
+                    .validator
+                    .as_ref()
+                    .is_some_and(|now| pinned.matches(now))
+        });
+        if pinned_elsewhere {
             return Err(Error::Changed {
                 what: format!("HEAD {url}"),
                 detail: "412 Precondition Failed".into(),
@@ -405,7 +421,7 @@ impl Store for MemoryStore {
     async fn describe(
         &self,
         object: &ObjectUrl,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         self.answer_head(&object.to_string(), pinned, part_number)

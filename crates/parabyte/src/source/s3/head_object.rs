@@ -15,11 +15,12 @@ use crate::validator::Validator;
 
 impl S3Store {
     /// HEAD with `x-amz-checksum-mode: ENABLED`: the store's checksum, which no ranged GET
-    /// carries. By part number, where that upload part lies (its Content-Range).
+    /// carries. By part number, where that upload part lies (its Content-Range). Pinned, an
+    /// answer for another version is [`Error::Changed`].
     pub(super) async fn head_object(
         &self,
         object: &S3Url,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         let query = part_number.map_or_else(String::new, |part| format!("partNumber={part}"));
@@ -28,7 +29,7 @@ impl S3Store {
             None => format!("HEAD {object}"),
         };
         let mut headers: Vec<(&str, &str)> = vec![("x-amz-checksum-mode", "ENABLED")];
-        let precondition = pinned.precondition();
+        let precondition = pinned.and_then(Validator::precondition);
         if let Some(precondition) = &precondition {
             headers.push((precondition.name, &precondition.value));
         }
@@ -60,11 +61,13 @@ impl S3Store {
             .get(ETAG)
             .and_then(|v| v.to_str().ok())
             .map(|etag| Validator::ETag(etag.to_owned()));
-        if !validator.as_ref().is_some_and(|got| pinned.matches(got)) {
-            return Err(Error::Changed {
-                what,
-                detail: format!("{pinned} became {validator:?}"),
-            });
+        if let Some(pinned) = pinned {
+            if !validator.as_ref().is_some_and(|got| pinned.matches(got)) {
+                return Err(Error::Changed {
+                    what,
+                    detail: format!("{pinned} became {validator:?}"),
+                });
+            }
         }
         let part = match part_number {
             None => None,

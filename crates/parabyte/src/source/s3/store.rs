@@ -27,7 +27,7 @@ impl Store for S3Store {
     async fn describe(
         &self,
         object: &S3Url,
-        pinned: &Validator,
+        pinned: Option<&Validator>,
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         self.head_object(object, pinned, part_number).await

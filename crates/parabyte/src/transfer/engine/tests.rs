@@ -862,6 +862,99 @@ async fn a_composite_checksum_is_checked_part_by_part() {
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
 
+/// `checksum`'s value with neither its type nor its part count, as moto's HEAD tells it.
+fn unlabeled(checksum: StoreChecksum) -> StoreChecksum {
+    let StoreChecksum::Composite { crc, parts } = checksum else {
+        panic!("{checksum:?}");
+    };
+    StoreChecksum::Unlabeled { crc, parts }
+}
+
+#[tokio::test]
+async fn a_store_that_labels_nothing_and_refuses_pinned_part_heads_is_checked_by_parts() {
+    // moto: the COMPOSITE checksum comes without `-N` or a type, and part 1's HEAD pinned
+    // to the object's ETag answers 412 (each part has its own ETag). Nothing changed.
+    let object = data(33, SIZE);
+    let upload_part = 2 * PART;
+    let checksum = unlabeled(composite_of(&object, upload_part as usize));
+    let moto = |bytes: &[u8]| {
+        let run = run_with(one_object(bytes, Some("\"e1-2\"")), config(0));
+        run.source.keep_checksum(OBJECT, checksum, upload_part);
+        run.source.give_parts_own_etags(OBJECT);
+        run
+    };
+    let run = moto(&object);
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+    assert_eq!(
+        run.source.heads(),
+        [None, Some(1), Some(1)],
+        "the object, part 1 pinned (refused), part 1 unpinned"
+    );
+    // Other bytes fail under either reading.
+    let mut flipped = object.clone();
+    flipped[10] ^= 1;
+    let (outcome, _) = download(&moto(&flipped), None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+    // A part HEAD that lies about where part 1 ends (a size that still makes two parts)
+    // reads the bytes by the wrong parts: that fails, it never passes.
+    let run = moto(&object);
+    run.source.script(
+        When::head(),
+        Answer::default().described(Some(checksum), Some(range(0, upload_part))),
+    );
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn an_unlabeled_whole_object_checksum_passes_without_a_layout() {
+    let object = data(34, SIZE);
+    let checksum = StoreChecksum::Unlabeled {
+        crc: FullChecksum {
+            algorithm: Crc::Crc32c,
+            value: crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, &object),
+        },
+        parts: 2,
+    };
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(OBJECT, checksum, 2 * PART);
+    // No part HEAD answers at all: the whole-object reading needs none.
+    run.source.script(
+        When::head(),
+        Answer::default().described(Some(checksum), None),
+    );
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+    // Not the whole object's CRC, and no layout to read it by parts: the store's silence
+    // fails the object, and the message says so.
+    let run = run_with(one_object(&object, Some("\"e1-2\"")), config(0));
+    run.source.keep_checksum(
+        OBJECT,
+        unlabeled(composite_of(&object, 2 * PART as usize)),
+        2 * PART,
+    );
+    run.source.script(
+        When::head(),
+        Answer::default().described(
+            Some(unlabeled(composite_of(&object, 2 * PART as usize))),
+            None,
+        ),
+    );
+    let (outcome, _) = download(&run, None).await;
+    let Err(Error::Uncheckable { detail, .. }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        detail.contains("neither its type nor its part count"),
+        "{detail}"
+    );
+}
+
 #[tokio::test]
 async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
     let dir = tempfile::tempdir().unwrap();
