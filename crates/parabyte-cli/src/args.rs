@@ -297,8 +297,11 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json_lines: bool,
     /// Print nothing but errors.
-    #[arg(short, long)]
+    #[arg(short, long, visible_alias = "only-show-errors")]
     pub quiet: bool,
+    /// Show no progress bar (it shows on a terminal otherwise); the summary still prints.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// A size in bytes as `--part-size` takes it (`8MiB`, `16M`, bytes), shown in `--help` the

@@ -103,8 +103,11 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     // The bar and request lines would garble each other: -v is a log, not a display. A dry
     // run prints its own lines instead.
     let dry_run = args.selection.dryrun;
-    let show_progress =
-        !args.output.quiet && !verbose && !dry_run && std::io::stderr().is_terminal();
+    let show_progress = !args.output.quiet
+        && !args.output.no_progress
+        && !verbose
+        && !dry_run
+        && std::io::stderr().is_terminal();
     let progress = show_progress.then(|| Arc::new(ProgressBarReporter::new()));
     let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();
     if let Some(bar) = &progress {

@@ -213,6 +213,55 @@ fn options_from_other_tools_are_named_as_unknown_without_the_dash_dash_tip() {
     refused_with(&output, &["similar argument exists: '--workers'"]);
 }
 
+/// What aws, s5cmd and rclone users type from habit: options before the subcommand, aws's
+/// `--no-progress` and `--only-show-errors`, and the other tools' names for our flags.
+#[test]
+fn options_typed_from_other_tools_habits_work_or_point_to_ours() {
+    let server = HostileServer::start(|request| Reply::object(request, b"hello", Some("\"e\"")));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/f.txt", server.endpoint());
+    for (index, args) in [
+        ["--retries", "1", "cp", "--no-progress"],
+        ["--region", "us-east-1", "cp", "--only-show-errors"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let target = format!("out-{index}.txt");
+        let output = bare_parabyte(dir.path())
+            .args(args)
+            .args([url.as_str(), target.as_str()])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(std::fs::read(dir.path().join(&target)).unwrap(), b"hello");
+        // --only-show-errors is aws's --quiet: no summary.
+        assert_eq!(stderr(&output).is_empty(), index == 1, "{}", stderr(&output));
+    }
+    for (flag, ours) in [
+        ("--numworkers", "--workers N"),
+        ("--transfers", "--workers N"),
+        ("--concurrency", "--ranges-per-object N"),
+    ] {
+        let output = bare_parabyte(dir.path())
+            .args(["cp", flag, "8", &url, "out"])
+            .output()
+            .unwrap();
+        let text = refused_with(&output, &[ours]);
+        assert!(!text.contains("has no option"), "{text}");
+    }
+    let output = bare_parabyte(dir.path())
+        .args(["--manifest", "m.txt", "ls", "s3://b/"])
+        .output()
+        .unwrap();
+    refused_with(&output, &["'--manifest' is an option of parabyte cp"]);
+}
+
 /// Text a store sends (an error's `<Message>`) is escaped in every line parabyte prints, so
 /// a hostile store cannot start a line of its own, clear the screen or recolour it.
 #[test]

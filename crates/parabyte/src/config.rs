@@ -191,7 +191,8 @@ impl TransferConfig {
         }
         if self.part_size < 1024 {
             return Err(Error::InvalidInput(format!(
-                "--part-size {} is too small; use at least 1KiB (8MiB is a good default)",
+                "--part-size {} is too small; use at least 1KiB (8MiB is a good default; a \
+                 size without a unit is in bytes)",
                 self.part_size
             )));
         }
