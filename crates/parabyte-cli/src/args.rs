@@ -67,7 +67,11 @@ pub enum Command {
         the exit status is then 1.")]
     Cp(Box<CpArgs>),
     /// List objects and "folders" under a prefix, or the buckets.
-    #[command(override_usage = "parabyte ls [OPTIONS] [s3://bucket/prefix]")]
+    // `-h` is --human-readable, as in `aws s3 ls -h`; help is --help alone.
+    #[command(
+        override_usage = "parabyte ls [OPTIONS] [s3://bucket/prefix]",
+        disable_help_flag = true
+    )]
     Ls(LsArgs),
     /// Print a shell completion script.
     #[command(after_help = "Examples:\n  \
@@ -184,7 +188,8 @@ pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// s3://bucket/prefix to list (names relative to its last '/', as `aws s3 ls` shows
-    /// them); s3:// or nothing lists the buckets.
+    /// them), or a quoted wildcard ('s3://b/imgs/*.jpg': the keys that match); s3:// or
+    /// nothing lists the buckets.
     pub url: Option<String>,
     /// Every key below the prefix, instead of one level with folders.
     #[arg(short, long)]
@@ -195,6 +200,12 @@ pub struct LsArgs {
     /// End with the number of objects and their total size.
     #[arg(long)]
     pub summarize: bool,
+    /// Sizes as `aws s3 ls --human-readable` prints them: 1 Byte, 10 Bytes, 2.6 MiB.
+    #[arg(short = 'h', long)]
+    pub human_readable: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
     #[command(flatten)]
     pub listing: ListingArgs,
     #[command(flatten)]

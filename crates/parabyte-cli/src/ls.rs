@@ -4,7 +4,9 @@
 use std::io::Write;
 
 use futures::StreamExt;
-use parabyte::{BucketEntry, Client, Error, Listed, ObjectEntry, S3Url, Timestamp};
+use parabyte::{
+    has_wildcard, BucketEntry, Client, Error, Listed, ObjectEntry, Pattern, S3Url, Timestamp,
+};
 
 use crate::args::LsArgs;
 use crate::escape;
@@ -20,14 +22,27 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
         return list_buckets(&args).await;
     }
     let url = S3Url::parse(args.url.as_deref().unwrap_or_default())?;
+    // A wildcard lists its literal prefix and keeps the keys that match, as `cp` takes it;
+    // `*` crosses '/', so the listing is recursive and shows whole keys.
+    let pattern = has_wildcard(&url.key)
+        .then(|| Pattern::new(&url.key))
+        .transpose()?;
+    let recursive = args.recursive || pattern.is_some();
+    let listed = S3Url {
+        bucket: url.bucket.clone(),
+        key: pattern
+            .as_ref()
+            .map_or(url.key.as_str(), Pattern::literal_prefix)
+            .to_owned(),
+    };
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
-    let mut pages = std::pin::pin!(client.list_pages(&url, args.recursive));
+    let mut pages = std::pin::pin!(client.list_pages(&listed, recursive));
     let mut out = std::io::stdout().lock();
     // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
     // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
     let folder = &url.key[..url.key.rfind('/').map_or(0, |slash| slash + 1)];
     let shown = |key: &str| -> String {
-        let name = if args.recursive {
+        let name = if recursive {
             key
         } else {
             key.strip_prefix(folder).unwrap_or(key)
@@ -35,6 +50,10 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
         escape::printable(name).into_owned()
     };
     let full_url = |key: &str| format!("s3://{}/{key}", url.bucket);
+    let size_column = |size: u64| match args.human_readable {
+        true => aws_human_size(size),
+        false => size.to_string(),
+    };
     let (mut objects, mut bytes, mut entries_listed) = (0u64, 0u64, 0u64);
     while let Some(page) = pages.next().await {
         let mut page = match page {
@@ -50,6 +69,11 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
             page.sort_by_key(|entry| matches!(entry, Listed::Object(_)));
         }
         for entry in page {
+            if let (Some(pattern), Listed::Object(object)) = (&pattern, &entry) {
+                if !pattern.matches(&object.key) {
+                    continue;
+                }
+            }
             entries_listed += 1;
             if let Listed::Object(object) = &entry {
                 objects += 1;
@@ -67,7 +91,7 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
                 Listed::Object(object) => format!(
                     "{} {:>10} {}",
                     date_column(object.last_modified),
-                    object.size,
+                    size_column(object.size),
                     shown(&object.key)
                 ),
                 Listed::Prefix(prefix) => format!("{:>30} {}", "PRE", shown(&prefix)),
@@ -80,6 +104,11 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     if args.summarize {
         let line = if args.json {
             serde_json::json!({ "total_objects": objects, "total_bytes": bytes }).to_string()
+        } else if args.human_readable {
+            format!(
+                "\nTotal Objects: {objects}\n   Total Size: {}",
+                aws_human_size(bytes)
+            )
         } else {
             format!(
                 "\nTotal Objects: {objects}\n   Total Size: {bytes} ({})",
@@ -90,13 +119,35 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     }
     if entries_listed == 0 {
         // As `cp` of a prefix that holds nothing, and as `aws s3 ls`: exit 1, with a warning.
+        let what = match pattern {
+            Some(_) => "no key matches this pattern",
+            None => "nothing listed under this prefix",
+        };
         tell(format_args!(
-            "warning: {}: nothing listed under this prefix; check the spelling of the bucket and prefix",
-            url
+            "warning: {url}: {what}; check the spelling of the bucket and prefix"
         ));
         return Ok(SOME_FAILED);
     }
     Ok(SUCCESS)
+}
+
+/// A size as `aws s3 ls --human-readable` prints it: "1 Byte", "10 Bytes", then in the
+/// largest binary unit that shows it below 1024 after rounding, one decimal ("2.6 MiB").
+fn aws_human_size(bytes: u64) -> String {
+    const SUFFIXES: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    match bytes {
+        1 => return "1 Byte".to_owned(),
+        0..1024 => return format!("{bytes} Bytes"),
+        _ => {}
+    }
+    let mut value = bytes as f64 / 1024.0;
+    for suffix in &SUFFIXES[..SUFFIXES.len() - 1] {
+        if value.round() < 1024.0 {
+            return format!("{value:.1} {suffix}");
+        }
+        value /= 1024.0;
+    }
+    format!("{value:.1} EiB")
 }
 
 /// `ls s3://` (or `ls` alone): every bucket with its creation date, as `aws s3 ls` prints them.
@@ -176,4 +227,27 @@ struct BucketLine<'a> {
     url: String,
     #[serde(flatten)]
     bucket: &'a BucketEntry,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aws_human_size;
+
+    #[test]
+    fn human_sizes_read_as_aws_prints_them() {
+        for (bytes, shown) in [
+            (0, "0 Bytes"),
+            (1, "1 Byte"),
+            (1023, "1023 Bytes"),
+            (1024, "1.0 KiB"),
+            (1536, "1.5 KiB"),
+            (2_726_297, "2.6 MiB"),
+            // 1023.9 KiB rounds to 1024: shown as MiB, as aws does.
+            (1_048_474, "1.0 MiB"),
+            (5 << 40, "5.0 TiB"),
+            (u64::MAX, "16.0 EiB"),
+        ] {
+            assert_eq!(aws_human_size(bytes), shown, "{bytes}");
+        }
+    }
 }

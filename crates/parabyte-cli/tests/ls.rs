@@ -48,6 +48,47 @@ fn lists_one_level_or_everything(kind: ServerKind) {
 }
 
 #[test]
+fn a_wildcard_lists_the_keys_that_match_as_cp_takes_them() {
+    let bed = Bed::new(ServerKind::Versitygw, "lswild");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("imgs/a.jpg", payload(1, 3)),
+                ("imgs/b.png", payload(2, 4)),
+                ("imgs/sub/c.jpg", payload(3, 5)),
+                ("other.jpg", payload(4, 6)),
+            ],
+        )
+        .unwrap();
+    let output = run(bed
+        .parabyte()
+        .args(["ls", "--summarize", &bed.url("imgs/*.jpg")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .map(|line| &line[19..])
+        .collect();
+    assert_eq!(
+        names,
+        ["          3 imgs/a.jpg", "          5 imgs/sub/c.jpg"]
+    );
+    assert!(text.contains("Total Objects: 2"), "{text}");
+    // Only the literal prefix was listed.
+    assert_eq!(bed.proxy.counts().list, 1);
+
+    let output = run(bed.parabyte().args(["ls", &bed.url("imgs/*.gif")]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no key matches this pattern"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn lists_one_level_or_everything_versitygw() {
     lists_one_level_or_everything(ServerKind::Versitygw);
 }

@@ -170,6 +170,38 @@ fn buckets_are_listed_with_their_creation_dates_minio() {
 }
 
 #[test]
+fn human_readable_sizes_and_totals_as_aws_prints_them() {
+    let bed = Bed::new(ServerKind::Versitygw, "lshuman");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("a", payload(1, 1)),
+                ("b", payload(2, 10)),
+                ("c", payload(3, 1536)),
+                ("d", payload(4, 2_726_297)),
+            ],
+        )
+        .unwrap();
+    // `-rh` as aws users type it: recursive and human-readable, not help.
+    let lines = ls(&bed, &["-rh", "--summarize", &bed.url("")]);
+    let sizes: Vec<&str> = lines[..4].iter().map(|line| object_line(line)).collect();
+    assert_eq!(
+        sizes,
+        [
+            "    1 Byte a",
+            "  10 Bytes b",
+            "   1.5 KiB c",
+            "   2.6 MiB d"
+        ]
+    );
+    assert_eq!(
+        lines[4..],
+        ["", "Total Objects: 4", "   Total Size: 2.6 MiB"]
+    );
+}
+
+#[test]
 fn times_are_shown_in_the_local_time_zone_as_aws_does() {
     let bed = Bed::new(ServerKind::Versitygw, "lstz");
     bed.admin

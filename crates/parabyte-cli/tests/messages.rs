@@ -241,7 +241,12 @@ fn options_typed_from_other_tools_habits_work_or_point_to_ours() {
         );
         assert_eq!(std::fs::read(dir.path().join(&target)).unwrap(), b"hello");
         // --only-show-errors is aws's --quiet: no summary.
-        assert_eq!(stderr(&output).is_empty(), index == 1, "{}", stderr(&output));
+        assert_eq!(
+            stderr(&output).is_empty(),
+            index == 1,
+            "{}",
+            stderr(&output)
+        );
     }
     for (flag, ours) in [
         ("--numworkers", "--workers N"),
