@@ -181,6 +181,24 @@ fn a_destination_that_cannot_be_written_fails_before_any_get() {
     assert_eq!(std::fs::read(bed.path("file")).unwrap(), b"not a directory");
 }
 
+#[test]
+fn a_file_system_that_refuses_files_fails_before_any_get_even_for_root() {
+    // sysfs lets root pass access(W_OK) and still refuses every new file: only creating
+    // one tells (before, one GET went out and the object failed with exit 1).
+    let bed = bed_with_big("dest-sysfs");
+    for destination in ["/sys/parabyte-test.bin", "/sys/kernel/parabyte-test/"] {
+        bed.proxy.reset();
+        let output = run(bed
+            .parabyte()
+            .args(["cp", &bed.url("set/big"), destination]));
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{destination}: {text}");
+        assert!(text.contains("cannot write to"), "{destination}: {text}");
+        assert!(!text.contains(".parabyte-"), "no probe's name: {text}");
+        assert_eq!(bed.proxy.counts().get, 0, "{destination}: no GET");
+    }
+}
+
 /// The temporary name parabyte uses for a file named `name` (and the one it used to).
 fn temporary_names(name: &str) -> [String; 2] {
     [temporary_name(name), format!(".{name}.parabyte-part")]

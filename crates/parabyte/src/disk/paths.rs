@@ -82,8 +82,33 @@ pub(crate) fn check_writable(path: &Path, named: &Path) -> Result<()> {
             Err(e) => return Err(cannot(e)),
         }
     }
-    rustix::fs::access(existing, Access::WRITE_OK | Access::EXEC_OK).map_err(|e| cannot(e.into()))
+    rustix::fs::access(existing, Access::WRITE_OK | Access::EXEC_OK)
+        .map_err(|e| cannot(e.into()))?;
+    // Root passes access() where the file system itself refuses files (sysfs, procfs):
+    // only creating one tells. The probe's name is in parabyte's own reserved namespace,
+    // created exclusively (never through a link or into what is there) and gone at once.
+    let probe = existing.join(format!(
+        "{RESERVED_PREFIX}probe-{}-{}",
+        std::process::id(),
+        PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Taken by another run's probe: creating names there works.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(cannot(e)),
+    }
 }
+
+/// Probes made by this process, so two at once never share a name.
+static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The first directory between `root` and the file at `relative` that exists as a symbolic
 /// link: writing through it could land outside the destination.
