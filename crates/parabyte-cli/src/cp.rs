@@ -113,8 +113,9 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
     if let Some(bar) = &progress {
         reporters.push(bar.clone());
     }
-    if dry_run {
-        reporters.push(Arc::new(dryrun::Printer::new(args.output.json)));
+    let printer = dry_run.then(|| Arc::new(dryrun::Printer::new(args.output.json, verbose)));
+    if let Some(printer) = &printer {
+        reporters.push(printer.clone());
     }
     if args.output.json_lines {
         reporters.push(Arc::new(JsonLines::default()));
@@ -148,9 +149,14 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
         };
         print_summary(&summary, failures, args.output.quiet || dry_run);
     }
-    if dry_run && !args.output.quiet {
+    if let (Some(printer), false) = (&printer, args.output.quiet) {
+        let excluded = match printer.excluded() {
+            0 => String::new(),
+            count if verbose || args.output.json => format!(", {count} excluded by filters"),
+            count => format!(", {count} excluded by filters (-v lists them)"),
+        };
         tell(format_args!(
-            "(dryrun) {} object(s) would be copied, {} left as they are; {} LIST and no GET request sent",
+            "(dryrun) {} object(s) would be copied, {} left as they are{excluded}; {} LIST and no GET request sent",
             summary.objects, summary.skipped, summary.requests.list
         ));
     }

@@ -1,7 +1,9 @@
 //! `cp --dryrun`: one line per object on stdout saying what would happen to it, as `aws s3
-//! cp --dryrun` prints them; with `--json`, one JSON object per line instead.
+//! cp --dryrun` prints them; with `--json`, one JSON object per line instead. Objects the
+//! filters leave out are counted, and listed one by one only with `-v` (or as JSON).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use parabyte::{Preview, Reporter};
 
@@ -10,16 +12,34 @@ use crate::escape;
 /// Prints each preview as it is decided (keys escaped: they come from the store).
 pub(crate) struct Printer {
     json: bool,
+    /// Print a line for each object the filters leave out, not only their count.
+    list_excluded: bool,
+    excluded: AtomicU64,
 }
 
 impl Printer {
-    pub(crate) fn new(json: bool) -> Printer {
-        Printer { json }
+    pub(crate) fn new(json: bool, verbose: bool) -> Printer {
+        Printer {
+            json,
+            list_excluded: json || verbose,
+            excluded: AtomicU64::new(0),
+        }
+    }
+
+    /// How many objects the filters left out.
+    pub(crate) fn excluded(&self) -> u64 {
+        self.excluded.load(Relaxed)
     }
 }
 
 impl Reporter for Printer {
     fn previewed(&self, preview: Preview<'_>) {
+        if matches!(preview, Preview::Excluded { .. }) {
+            self.excluded.fetch_add(1, Relaxed);
+            if !self.list_excluded {
+                return;
+            }
+        }
         let line = if self.json {
             let value = match preview {
                 Preview::Copy {

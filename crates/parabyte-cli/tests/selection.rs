@@ -255,19 +255,42 @@ fn a_dry_run_sends_no_get_and_writes_nothing() {
             bed.url("imgs/a.jpg"),
             "out/a.jpg"
         ),
-        format!(
-            "(dryrun) skip: {} (excluded by --exclude '*.png')",
-            bed.url("imgs/c.png")
-        ),
     ];
     for line in &expect {
         assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
     }
-
+    // What the filters leave out is counted; -v lists it.
+    let excluded = format!(
+        "(dryrun) skip: {} (excluded by --exclude '*.png')",
+        bed.url("imgs/c.png")
+    );
+    assert!(!text.lines().any(|l| l == excluded), "{text}");
     assert!(
-        stderr(&output).contains("(dryrun) 1 object(s) would be copied, 4 left as they are"),
+        stderr(&output).contains("(dryrun) 1 object(s) would be copied, 4 left as they are, "),
         "{}",
         stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("excluded by filters (-v lists them)"),
+        "{}",
+        stderr(&output)
+    );
+    let verbose = run(bed.parabyte().args([
+        "cp",
+        "-v",
+        "--dryrun",
+        "--exclude",
+        "*.png",
+        "--exclude",
+        ".parabyte-*",
+        &bed.url("imgs/"),
+        "out",
+    ]));
+    assert!(verbose.status.success(), "{}", stderr(&verbose));
+    let listed = stdout(&verbose);
+    assert!(
+        listed.lines().any(|l| l == excluded),
+        "{excluded} not in\n{listed}"
     );
     // With --json, each line is a JSON object, then the summary.
     let output = run(bed.parabyte().args([
