@@ -73,6 +73,13 @@ pub enum Command {
         disable_help_flag = true
     )]
     Ls(LsArgs),
+    /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
+    /// else but errors.
+    #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte cat s3://bucket/config.json | jq .\n  \
+        parabyte cat https://example.com/big.iso | sha256sum")]
+    Cat(Box<CatArgs>),
     /// Print a shell completion script.
     #[command(after_help = "Examples:\n  \
         parabyte completions bash > ~/.local/share/bash-completion/completions/parabyte\n  \
@@ -83,6 +90,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// s3://bucket/key or an http(s):// URL.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]
@@ -387,18 +405,26 @@ impl StoreArgs {
 impl TransferArgs {
     pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
         TransferConfig {
+            list_parallelism: listing.list_parallelism,
+            list_page_size: listing.list_page_size,
+            ..self.to_config_unlisted()
+        }
+    }
+
+    /// For a command that lists nothing (`cat`): the listing settings stay the defaults.
+    pub fn to_config_unlisted(&self) -> TransferConfig {
+        TransferConfig {
             workers: self.workers,
             ranges_per_object: self.ranges_per_object,
             part_size: self.part_size.0,
             max_requests: self.max_requests,
-            list_parallelism: listing.list_parallelism,
-            list_page_size: listing.list_page_size,
             retry: RetryPolicy {
                 max_retries: self.retries,
                 ..RetryPolicy::default()
             },
             verify_content: !self.no_verify,
             skip_unchanged: !self.force,
+            ..TransferConfig::default()
         }
     }
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use args::Command;
 use completions::print_completions;
-use cp::copy;
+use cp::{cat, copy};
 use ls::list;
 use parse::{parse, without_misleading_tip};
 use runtime::{interrupted, request_log};
@@ -92,6 +92,7 @@ where
 async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
         Command::Cp(args) => copy(*args, verbose).await,
+        Command::Cat(args) => cat(*args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };

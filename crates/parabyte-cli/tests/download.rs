@@ -332,3 +332,28 @@ fn the_human_summary_names_requests_by_kind() {
         "stdout is for data and --json only"
     );
 }
+
+#[test]
+fn cat_writes_one_object_to_stdout_and_nothing_else() {
+    let bed = Bed::new(ServerKind::Versitygw, "cat");
+    let data = payload(42, 3 * PART + 11);
+    bed.admin
+        .fill(&bed.bucket, [("big.bin", data.clone())])
+        .unwrap();
+    let output = run(bed
+        .parabyte()
+        .args(["cat", "--part-size", "1MiB", &bed.url("big.bin")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(output.stdout == data, "{} bytes", output.stdout.len());
+    assert_eq!(stderr(&output), "", "errors only");
+    assert_eq!(bed.proxy.counts().get, 4, "parts in parallel, as cp - does");
+
+    let missing = run(bed.parabyte().args(["cat", &bed.url("nope")]));
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(missing.stdout.is_empty());
+    assert!(
+        stderr(&missing).contains("not found"),
+        "{}",
+        stderr(&missing)
+    );
+}
