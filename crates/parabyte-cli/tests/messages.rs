@@ -64,6 +64,47 @@ fn a_profile_that_does_not_exist_is_named_with_where_it_was_looked_for() {
 }
 
 #[test]
+fn no_credentials_says_where_it_looked_and_which_profiles_exist_before_the_chains_detail() {
+    let store = HostileServer::start(|_| Reply::status(500));
+    let dir = tempfile::tempdir().unwrap();
+    let aws = dir.path().join(".aws");
+    std::fs::create_dir(&aws).unwrap();
+    std::fs::write(
+        aws.join("config"),
+        "[profile dev]\nregion = eu-west-1\n[profile ops]\n",
+    )
+    .unwrap();
+    let config = aws.join("config").display().to_string();
+    for args in [
+        &["cp", "s3://bucket/k", "out"][..],
+        &["ls", "s3://bucket/"],
+        &["cat", "s3://bucket/k"],
+    ] {
+        let output = bare_parabyte(dir.path())
+            .env("AWS_ENDPOINT_URL", store.endpoint())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = stderr(&output);
+        assert_ne!(output.status.code(), Some(0), "{args:?}: {text}");
+        let looked = text
+            .find("profile 'default'")
+            .unwrap_or_else(|| panic!("{text}"));
+        let files = text.find(&config).unwrap_or_else(|| panic!("{text}"));
+        let profiles = text.find("dev, ops").unwrap_or_else(|| panic!("{text}"));
+        let detail = text
+            .find("the chain said")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            looked < detail && files < detail && profiles < detail,
+            "{text}"
+        );
+        assert!(text.contains("--no-sign-request"), "{text}");
+    }
+    assert_eq!(store.request_count(), 0);
+}
+
+#[test]
 fn https_to_a_plain_http_server_says_so_after_one_connection() {
     let bed = Bed::new(ServerKind::Versitygw, "plainhttp");
     bed.admin

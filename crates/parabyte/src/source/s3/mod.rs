@@ -147,7 +147,7 @@ impl S3Store {
         };
         let signer = match (config.no_sign_request, sdk.credentials_provider()) {
             (true, _) => None,
-            (false, Some(provider)) => Some(Signer::new(provider)),
+            (false, Some(provider)) => Some(Signer::new(provider, profile.clone())),
             (false, None) => {
                 return Err(Error::NoCredentials("the credential chain is empty".into()));
             }

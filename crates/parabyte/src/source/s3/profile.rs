@@ -22,6 +22,34 @@ pub(crate) async fn check_profile_exists(name: &str) -> Result<()> {
     if profiles.get_profile(name).is_some() {
         return Ok(());
     }
+    Err(Error::InvalidInput(format!(
+        "the profile '{name}' (--profile or AWS_PROFILE) does not exist: looked in {}",
+        shared_files(&profiles)
+    )))
+}
+
+/// Where the credential chain looked, for the message that it found nothing: said before
+/// what its last link (the instance metadata service) answered, which rarely is the reason.
+pub(crate) async fn where_credentials_were_looked_for(profile: Option<&str>) -> String {
+    let files = match aws_config::profile::load(
+        &Fs::real(),
+        &Env::real(),
+        &EnvConfigFiles::default(),
+        None,
+    )
+    .await
+    {
+        Ok(profiles) => shared_files(&profiles),
+        Err(e) => format!("the shared AWS files, which cannot be read ({e})"),
+    };
+    format!(
+        "looked in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), then for the profile '{}' in {files}, then web identity, container and instance roles",
+        profile.unwrap_or("default")
+    )
+}
+
+/// The two shared files and the profiles they define.
+fn shared_files(profiles: &aws_config::profile::ProfileSet) -> String {
     let mut known: Vec<&str> = profiles.profiles().collect();
     known.sort_unstable();
     let defined = if known.is_empty() {
@@ -29,11 +57,11 @@ pub(crate) async fn check_profile_exists(name: &str) -> Result<()> {
     } else {
         format!("which define: {}", known.join(", "))
     };
-    Err(Error::InvalidInput(format!(
-        "the profile '{name}' (--profile or AWS_PROFILE) does not exist: looked in {} and {}, {defined}",
+    format!(
+        "{} and {}, {defined}",
         shared_file("AWS_CONFIG_FILE", "config").display(),
         shared_file("AWS_SHARED_CREDENTIALS_FILE", "credentials").display(),
-    )))
+    )
 }
 
 /// Where aws-config reads a shared file from: its variable, else `~/.aws/NAME`.

@@ -12,6 +12,7 @@ use aws_sigv4::http_request::{
 };
 use aws_sigv4::sign::v4;
 
+use super::profile::where_credentials_were_looked_for;
 use crate::error::{with_causes, Error, Result};
 
 /// SHA-256 of an empty body: every request parabyte signs is a bodiless GET.
@@ -23,15 +24,18 @@ const REFRESH_MARGIN: Duration = Duration::from_secs(300);
 #[derive(Debug)]
 pub(crate) struct Signer {
     provider: SharedCredentialsProvider,
+    /// The profile the chain reads (`None`: `default`), for the message when it finds nothing.
+    profile: Option<String>,
     cached: Mutex<Option<Credentials>>,
     // Serialises refreshes so a thousand tasks do not all ask the chain at once.
     refreshing: tokio::sync::Mutex<()>,
 }
 
 impl Signer {
-    pub(crate) fn new(provider: SharedCredentialsProvider) -> Signer {
+    pub(crate) fn new(provider: SharedCredentialsProvider, profile: Option<String>) -> Signer {
         Signer {
             provider,
+            profile,
             cached: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
         }
@@ -46,11 +50,16 @@ impl Signer {
         if let Some(fresh) = self.cached_if_fresh() {
             return Ok(fresh);
         }
-        let credentials = self
-            .provider
-            .provide_credentials()
-            .await
-            .map_err(|e| Error::NoCredentials(with_causes(e.to_string(), &e)))?;
+        let credentials = match self.provider.provide_credentials().await {
+            Ok(credentials) => credentials,
+            Err(e) => {
+                let looked = where_credentials_were_looked_for(self.profile.as_deref()).await;
+                let last = with_causes(e.to_string(), &e);
+                return Err(Error::NoCredentials(format!(
+                    "{looked}; the chain said: {last}"
+                )));
+            }
+        };
         *self.cached.lock().expect("credential cache poisoned") = Some(credentials.clone());
         Ok(credentials)
     }
@@ -125,7 +134,7 @@ mod tests {
             None,
             "test",
         );
-        let signer = Signer::new(SharedCredentialsProvider::new(credentials.clone()));
+        let signer = Signer::new(SharedCredentialsProvider::new(credentials.clone()), None);
         // 20130524T000000Z
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600);
         (signer, credentials, time)
