@@ -48,7 +48,10 @@ pub enum Command {
         parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
         parabyte cp --manifest files.txt ./data\n  \
         parabyte cp /data/src /data/dst   # local tree: files in parallel, links skipped\n  \
+        parabyte cp s3://bucket/log.gz - | zcat   # '-': one object to standard output\n  \
         parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing\n\n\
+        A re-run skips what an earlier run left complete at the same version and resumes what\n\
+        it left unfinished from the bytes it kept (--force fetches everything again).\n\n\
         Wildcards: '*' matches any run of characters, '/' included ('**' is the same), '?'\n\
         one character, [abc] [a-z] [!a-z] one of a set. The longest literal prefix is listed\n\
         and each key that matches lands at its path after that prefix's last '/'. A key or\n\
@@ -110,19 +113,30 @@ pub struct CpArgs {
     /// reported and skipped, never followed). With --manifest, this is the destination.
     #[arg(value_name = "SOURCE", required_unless_present = "manifest")]
     pub source: Option<String>,
-    /// Destination file or directory (a directory when it exists or ends in '/').
+    /// Destination file or directory (a directory when it exists or ends in '/'); '-'
+    /// writes one object to standard output.
     #[arg(required_unless_present_any = ["discard", "manifest"])]
     pub destination: Option<PathBuf>,
     /// Copy every source listed in FILE ('-': standard input; format below) into the
     /// destination directory.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "What to copy")]
     pub manifest: Option<PathBuf>,
     /// Take everything under the source as a prefix, even without a trailing '/'.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "What to copy")]
     pub recursive: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Fetch everything but write nothing: measures the store and network, not the disk.
-    #[arg(long, conflicts_with = "destination")]
+    #[arg(long, conflicts_with = "destination", help_heading = "Where to")]
     pub discard: bool,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Spread the copy over a Dask cluster: its scheduler's address (tcp://HOST:PORT).
     /// Runs in the `parabyte` that `pip install 'parabyte[dask]'` installs.
     #[arg(
@@ -142,20 +156,10 @@ pub struct CpArgs {
         help_heading = "Cluster"
     )]
     pub dask_split_bytes: Option<Size>,
-    #[command(flatten)]
-    pub selection: SelectionArgs,
-    #[command(flatten)]
-    pub transfer: TransferArgs,
-    #[command(flatten)]
-    pub listing: ListingArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Selection")]
+#[command(next_help_heading = "What to copy")]
 pub struct SelectionArgs {
     /// Leave out objects whose path below the source matches PATTERN (repeatable).
     #[arg(long, value_name = "PATTERN")]
@@ -231,7 +235,7 @@ pub struct LsArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Parallelism")]
+#[command(next_help_heading = "How fast")]
 pub struct TransferArgs {
     /// Objects downloaded at the same time.
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
@@ -255,15 +259,16 @@ pub struct TransferArgs {
     #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
     pub retries: u32,
     /// Check sizes only: skip the content check by the store's CRC or the ETag's MD5.
-    #[arg(long)]
+    #[arg(long, help_heading = "Checking and re-runs")]
     pub no_verify: bool,
-    /// Download every object, even those an earlier run left complete at the same version.
-    #[arg(long)]
+    /// Download every object, even those an earlier run left complete at the same version
+    /// (a re-run otherwise skips those and resumes what it left unfinished).
+    #[arg(long, help_heading = "Checking and re-runs")]
     pub force: bool,
 }
 
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Listing")]
+#[command(next_help_heading = "How fast")]
 pub struct ListingArgs {
     /// Parts of the key space listed in parallel (1: page after page, still pipelined).
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().list_parallelism)]
@@ -432,6 +437,37 @@ impl TransferArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cp_help_groups_options_by_what_people_look_for() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        let help = cli
+            .find_subcommand_mut("cp")
+            .expect("cp")
+            .render_help()
+            .to_string();
+        let headings = [
+            "What to copy:",
+            "Where to:",
+            "How fast:",
+            "Checking and re-runs:",
+            "Output:",
+            "Store:",
+            "Cluster:",
+        ];
+        let at: Vec<usize> = headings
+            .iter()
+            .map(|heading| {
+                help.find(heading)
+                    .unwrap_or_else(|| panic!("{heading}\n{help}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|pair| pair[0] < pair[1]), "{help}");
+        for told in ["'-'", "A re-run skips", "resumes"] {
+            assert!(help.contains(told), "{told}\n{help}");
+        }
+    }
 
     #[test]
     fn sizes_show_as_users_write_them_and_parse_back() {
