@@ -22,10 +22,15 @@ pub struct ProgressBarReporter {
 /// The bar's layouts, widest first, each with the narrowest terminal it fits whatever the
 /// numbers (sizes up to "1023.99 GiB", counts up to seven digits). A line wider than the
 /// terminal wraps, and the bar's redraws then stack up copies of it.
-const LAYOUTS: [(u16, &str); 4] = [
+const LAYOUTS: [(u16, &str); 5] = [
     (
         100,
         "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+    ),
+    // The common 80-column terminal keeps the ETA; the rate is in the summary.
+    (
+        80,
+        "{spinner} {wide_bar} {binary_bytes}/{binary_total_bytes} ETA {eta} {msg}",
     ),
     (
         70,
@@ -251,7 +256,7 @@ mod tests {
 
     #[test]
     fn the_bar_fits_narrow_terminals() {
-        for width in [120, 100, 80, 70, 40, 20] {
+        for width in [120, 100, 80, 79, 70, 40, 20] {
             let lines = drawn_at(width);
             let drawn: Vec<_> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
             assert!(!drawn.is_empty(), "nothing drawn at {width} columns");
@@ -263,11 +268,17 @@ mod tests {
                 );
             }
         }
-        // Where there is room, the bar itself shows.
-        for width in [70, 100] {
+        // Where there is room, the bar itself shows, and from 80 columns the ETA.
+        for width in [70, 80, 100] {
             assert!(
                 drawn_at(width).iter().any(|line| line.contains("=>")),
                 "no bar at {width} columns"
+            );
+        }
+        for width in [80, 100, 120] {
+            assert!(
+                drawn_at(width).iter().any(|line| line.contains("ETA")),
+                "no ETA at {width} columns"
             );
         }
     }
