@@ -11,7 +11,6 @@ use parabyte::{
 use crate::args::LsArgs;
 use crate::escape;
 use crate::status::{tell, SOME_FAILED, SUCCESS};
-use crate::summary::human_bytes;
 
 pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     let bucket_list = args
@@ -110,10 +109,7 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
                 aws_human_size(bytes)
             )
         } else {
-            format!(
-                "\nTotal Objects: {objects}\n   Total Size: {bytes} ({})",
-                human_bytes(bytes as f64)
-            )
+            format!("\nTotal Objects: {objects}\n   Total Size: {bytes}")
         };
         let _ = writeln!(out, "{line}");
     }

@@ -135,7 +135,7 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings(kind: ServerKind) {
     assert_eq!(listing("8"), sequential);
     assert!(
         sequential.ends_with(&format!(
-            "Total Objects: 250\n   Total Size: {total} ({total} B)\n"
+            "Total Objects: 250\n   Total Size: {total}\n"
         )),
         "{sequential}"
     );
