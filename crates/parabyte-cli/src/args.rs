@@ -76,6 +76,16 @@ pub enum Command {
         disable_help_flag = true
     )]
     Ls(LsArgs),
+    /// How many objects and bytes are under a prefix or match a pattern (as s5cmd's du).
+    // `-h` is --human-readable, as in du everywhere; help is --help alone.
+    #[command(
+        override_usage = "parabyte du [OPTIONS] <s3://bucket/prefix>",
+        disable_help_flag = true
+    )]
+    #[command(after_help = "Examples:\n  \
+        parabyte du s3://bucket/dataset/\n  \
+        parabyte du -h --group 's3://bucket/logs/*.gz'   # per storage class, in KiB/MiB/GiB")]
+    Du(DuArgs),
     /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
     /// else but errors.
     #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
@@ -93,6 +103,30 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct DuArgs {
+    /// s3://bucket/prefix to total (everything below it), or a quoted wildcard
+    /// ('s3://b/logs/*.gz': the keys that match).
+    pub url: String,
+    /// One line per storage class.
+    #[arg(short, long)]
+    pub group: bool,
+    /// Sizes in KiB, MiB, GiB... as `aws s3 ls --human-readable` prints them (`-H`,
+    /// `--humanize` as in s5cmd).
+    #[arg(short = 'h', long, short_alias = 'H', alias = "humanize")]
+    pub human_readable: bool,
+    /// One JSON object per line on stdout: url, objects, bytes (and storage_class).
+    #[arg(long)]
+    pub json: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+    #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]

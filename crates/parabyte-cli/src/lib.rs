@@ -9,6 +9,7 @@ mod cluster;
 mod completions;
 mod cp;
 mod dryrun;
+mod du;
 mod escape;
 mod ls;
 mod parse;
@@ -23,6 +24,7 @@ use std::time::Duration;
 use args::Command;
 use completions::print_completions;
 use cp::{cat, copy};
+use du::disk_usage;
 use ls::list;
 use parse::{parse, without_misleading_tip};
 use runtime::{interrupted, request_log};
@@ -93,6 +95,7 @@ async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
         Command::Cp(args) => copy(*args, verbose).await,
         Command::Cat(args) => cat(*args).await,
+        Command::Du(args) => disk_usage(args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };

@@ -21,19 +21,9 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
         return list_buckets(&args).await;
     }
     let url = S3Url::parse(args.url.as_deref().unwrap_or_default())?;
-    // A wildcard lists its literal prefix and keeps the keys that match, as `cp` takes it;
-    // `*` crosses '/', so the listing is recursive and shows whole keys.
-    let pattern = has_wildcard(&url.key)
-        .then(|| Pattern::new(&url.key))
-        .transpose()?;
+    let (listed, pattern) = what_to_list(&url)?;
+    // `*` crosses '/', so a pattern's listing is recursive and shows whole keys.
     let recursive = args.recursive || pattern.is_some();
-    let listed = S3Url {
-        bucket: url.bucket.clone(),
-        key: pattern
-            .as_ref()
-            .map_or(url.key.as_str(), Pattern::literal_prefix)
-            .to_owned(),
-    };
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut pages = std::pin::pin!(client.list_pages(&listed, recursive));
     let mut out = std::io::stdout().lock();
@@ -127,9 +117,25 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     Ok(SUCCESS)
 }
 
+/// What to list for `url`: a wildcard (as `cp` takes it) lists its literal prefix, and the
+/// pattern then keeps the keys that match.
+pub(crate) fn what_to_list(url: &S3Url) -> Result<(S3Url, Option<Pattern>), Error> {
+    let pattern = has_wildcard(&url.key)
+        .then(|| Pattern::new(&url.key))
+        .transpose()?;
+    let listed = S3Url {
+        bucket: url.bucket.clone(),
+        key: pattern
+            .as_ref()
+            .map_or(url.key.as_str(), Pattern::literal_prefix)
+            .to_owned(),
+    };
+    Ok((listed, pattern))
+}
+
 /// A size as `aws s3 ls --human-readable` prints it: "1 Byte", "10 Bytes", then in the
 /// largest binary unit that shows it below 1024 after rounding, one decimal ("2.6 MiB").
-fn aws_human_size(bytes: u64) -> String {
+pub(crate) fn aws_human_size(bytes: u64) -> String {
     const SUFFIXES: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     match bytes {
         1 => return "1 Byte".to_owned(),

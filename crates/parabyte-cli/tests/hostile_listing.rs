@@ -144,6 +144,15 @@ fn truncated_without_a_token_is_an_error_not_the_end() {
     let output = parabyte(&store, dir.path(), &["ls", "--recursive", "s3://bucket/p/"]);
     assert_names_the_listing(&output, "sent no continuation token");
     assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 2);
+
+    // A total over part of the keys would mislead: du prints none.
+    let output = parabyte(&store, dir.path(), &["du", "s3://bucket/p/"]);
+    assert_names_the_listing(&output, "sent no continuation token");
+    assert!(
+        output.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
 }
 
 #[test]

@@ -134,9 +134,7 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings(kind: ServerKind) {
     let sequential = listing("1");
     assert_eq!(listing("8"), sequential);
     assert!(
-        sequential.ends_with(&format!(
-            "Total Objects: 250\n   Total Size: {total}\n"
-        )),
+        sequential.ends_with(&format!("Total Objects: 250\n   Total Size: {total}\n")),
         "{sequential}"
     );
     assert_eq!(
@@ -214,4 +212,48 @@ fn an_endless_bucket_list_is_refused_in_bounded_memory() {
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("more than any store sends"), "{text}");
     assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn du_totals_a_prefix_or_a_pattern_as_s5cmd_prints_it() {
+    let bed = Bed::new(ServerKind::Versitygw, "du");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [
+                ("logs/a.gz", payload(1, 1000)),
+                ("logs/b.txt", payload(2, 24)),
+                ("logs/sub/c.gz", payload(3, 2048)),
+                ("other", payload(4, 7)),
+            ],
+        )
+        .unwrap();
+    let du = |args: &[&str]| {
+        let output = run(bed.parabyte().arg("du").args(args));
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let prefix = bed.url("logs/");
+    assert_eq!(
+        du(&[&prefix]),
+        format!("3072 bytes in 3 objects: {prefix}\n")
+    );
+    let pattern = bed.url("logs/*.gz");
+    assert_eq!(
+        du(&["-h", "--group", &pattern]),
+        format!("STANDARD 3.0 KiB in 2 objects: {pattern}\n")
+    );
+    let json: serde_json::Value = serde_json::from_str(du(&["--json", &pattern]).trim()).unwrap();
+    assert_eq!(
+        (json["objects"].as_u64(), json["bytes"].as_u64()),
+        (Some(2), Some(3048))
+    );
+
+    let empty = run(bed.parabyte().args(["du", &bed.url("nothing/")]));
+    assert_eq!(empty.status.code(), Some(1), "{}", stderr(&empty));
+    assert!(
+        stderr(&empty).contains("no object there"),
+        "{}",
+        stderr(&empty)
+    );
 }
