@@ -86,6 +86,10 @@ pub enum Command {
         parabyte du s3://bucket/dataset/\n  \
         parabyte du -h --group 's3://bucket/logs/*.gz'   # per storage class, in KiB/MiB/GiB")]
     Du(DuArgs),
+    /// What the store keeps about one object: size, ETag, time, type, storage class, stored
+    /// checksum, metadata (one HEAD).
+    #[command(override_usage = "parabyte stat [OPTIONS] <s3://bucket/key>")]
+    Stat(StatArgs),
     /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
     /// else but errors.
     #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
@@ -125,6 +129,17 @@ pub struct DuArgs {
     help: Option<bool>,
     #[command(flatten)]
     pub listing: ListingArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// s3://bucket/key.
+    pub url: String,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }

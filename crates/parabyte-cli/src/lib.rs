@@ -15,6 +15,7 @@ mod ls;
 mod parse;
 mod progress;
 mod runtime;
+mod stat;
 mod status;
 mod summary;
 
@@ -28,6 +29,7 @@ use du::disk_usage;
 use ls::list;
 use parse::{parse, without_misleading_tip};
 use runtime::{interrupted, request_log};
+use stat::stat;
 use status::{tell, FATAL};
 
 pub use cluster::{cluster_copy, ClusterCopy};
@@ -96,6 +98,7 @@ async fn run(command: Command, verbose: bool) -> u8 {
         Command::Cp(args) => copy(*args, verbose).await,
         Command::Cat(args) => cat(*args).await,
         Command::Du(args) => disk_usage(args).await,
+        Command::Stat(args) => stat(args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };

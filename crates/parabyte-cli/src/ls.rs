@@ -179,7 +179,7 @@ async fn list_buckets(args: &LsArgs) -> Result<u8, Error> {
 
 /// `2026-11-22 18:34:48` in the local time zone, as `aws s3 ls` prints it, or blanks of the
 /// same width when the store gave no time.
-fn date_column(time: Option<Timestamp>) -> String {
+pub(crate) fn date_column(time: Option<Timestamp>) -> String {
     time.map(|t| Timestamp::from_unix_millis(t.unix_millis() + 1000 * utc_offset_seconds(t)))
         .and_then(|t| t.to_string().replace('T', " ").get(..19).map(str::to_owned))
         .unwrap_or_else(|| " ".repeat(19))

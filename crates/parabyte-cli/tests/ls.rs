@@ -257,3 +257,40 @@ fn du_totals_a_prefix_or_a_pattern_as_s5cmd_prints_it() {
         stderr(&empty)
     );
 }
+
+#[test]
+fn stat_tells_what_the_store_keeps_about_one_object() {
+    let bed = Bed::new(ServerKind::Versitygw, "stat");
+    bed.admin
+        .fill(&bed.bucket, [("k.json", payload(5, 1234))])
+        .unwrap();
+    let url = bed.url("k.json");
+    let output = run(bed.parabyte().args(["stat", &url]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        format!("URL:           {url}"),
+        "Size:          1234".to_owned(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+    }
+    assert!(text.contains("ETag:          \""), "{text}");
+    assert!(text.contains("Checksum:      CRC"), "{text}");
+
+    let output = run(bed.parabyte().args(["stat", "--json", &url]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (json["url"].as_str(), json["size"].as_u64()),
+        (Some(url.as_str()), Some(1234))
+    );
+    assert_eq!(bed.proxy.counts().head, 2, "one HEAD each");
+
+    let missing = run(bed.parabyte().args(["stat", &bed.url("nope")]));
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("not found"),
+        "{}",
+        stderr(&missing)
+    );
+}

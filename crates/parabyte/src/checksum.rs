@@ -50,7 +50,7 @@ impl Crc {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Crc::Crc32 => "CRC32",
             Crc::Crc32c => "CRC32C",

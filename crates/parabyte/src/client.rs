@@ -18,7 +18,7 @@ use crate::plan::CopyRequest;
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
-use crate::source::s3::{BucketEntry, S3Store};
+use crate::source::s3::{BucketEntry, ObjectInfo, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::Job;
@@ -126,6 +126,12 @@ impl Client {
         starts: &[u64],
     ) -> Result<u64> {
         self.driver.adopt_pieces(item, destination, starts).await
+    }
+
+    /// What the store keeps about one object: size, ETag, time, type, storage class, stored
+    /// checksum and metadata (one HEAD).
+    pub async fn stat(&self, url: &S3Url) -> Result<ObjectInfo> {
+        self.driver.store.s3.stat_object(url).await
     }
 
     /// Every bucket the credentials can see, with its creation date (ListBuckets).

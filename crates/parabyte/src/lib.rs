@@ -66,5 +66,5 @@ pub use report::{
 pub use retry::RetryPolicy;
 pub use source::http_client::REQUEST_EVENTS;
 pub use source::listing::{KeyBounds, Listed, ObjectEntry};
-pub use source::s3::BucketEntry;
+pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum};
 pub use timestamp::Timestamp;

@@ -19,6 +19,7 @@ mod list_buckets;
 mod list_objects;
 mod profile;
 mod sign;
+mod stat_object;
 mod store;
 mod xml;
 
@@ -37,6 +38,7 @@ use endpoint::Endpoint;
 use errors::{region_check, RegionCheck};
 use sign::Signer;
 
+pub use stat_object::{ObjectInfo, StoredChecksum};
 pub use xml::BucketEntry;
 
 /// A connection to one S3-compatible store.
