@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(info.storage_class, "STANDARD");
         assert_eq!(
             info.last_modified.map(Timestamp::unix_millis),
-            Some(1_764_054_000_000)
+            Some(1_795_590_000_000)
         );
         let checksum = info.checksum.unwrap();
         assert_eq!(
