@@ -27,10 +27,11 @@ use completions::print_completions;
 use cp::{cat, copy};
 use du::disk_usage;
 use ls::list;
+use parabyte::Error;
 use parse::{parse, without_misleading_tip};
 use runtime::{interrupted, request_log};
 use stat::stat;
-use status::{tell, FATAL};
+use status::{tell, FATAL, SOME_FAILED};
 
 pub use cluster::{cluster_copy, ClusterCopy};
 
@@ -104,6 +105,22 @@ async fn run(command: Command, verbose: bool) -> u8 {
     };
     result.unwrap_or_else(|error| {
         tell(format_args!("error: {error}"));
-        FATAL
+        status_of(&error)
     })
+}
+
+/// A store that could not be reached or answered with failures until the retries ran out
+/// (a refused connection, 5xx, throttling) failed this run, as an object that meets them
+/// fails a `cp`: 1 for `cp`, `ls` and the rest alike. Anything else that ends a command
+/// (usage, credentials, a bucket that does not exist, an unwritable destination) is 2.
+fn status_of(error: &Error) -> u8 {
+    let unreachable_for_now = matches!(
+        error,
+        Error::GaveUp { .. } | Error::Network { .. } | Error::Throttled { .. }
+    );
+    if unreachable_for_now && !error.is_fatal() {
+        SOME_FAILED
+    } else {
+        FATAL
+    }
 }

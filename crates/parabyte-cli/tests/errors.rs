@@ -171,16 +171,26 @@ fn an_unreachable_endpoint_fails_fast_and_clearly() {
         .local_addr()
         .unwrap()
         .port();
-    let output = run(bed
-        .parabyte()
-        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
-        .args(["cp", "--retries", "1", &bed.url("k"), "out"]));
-    assert_ne!(output.status.code(), Some(0));
-    let text = stderr(&output);
-    assert!(
-        text.contains("could not connect") && text.contains(&format!("127.0.0.1:{port}")),
-        "{text}"
-    );
+    // One object, a prefix, a listing, a total: the same failure, the same status (1: the
+    // store cannot be reached now; 2 is for what no later run can change).
+    for args in [
+        vec!["cp", "--retries", "1", &bed.url("k"), "out"],
+        vec!["cp", "--retries", "1", &bed.url("p/"), "out/"],
+        vec!["ls", &bed.url("p/")],
+        vec!["du", &bed.url("p/")],
+        vec!["stat", &bed.url("k")],
+    ] {
+        let output = run(bed
+            .parabyte()
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .args(&args));
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {text}");
+        assert!(
+            text.contains("could not connect") && text.contains(&format!("127.0.0.1:{port}")),
+            "{args:?}: {text}"
+        );
+    }
 }
 
 #[test]
