@@ -10,10 +10,45 @@ use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
+use crate::source::http_client::Response;
 use crate::source::{shape_of, Described, Shape};
 use crate::validator::Validator;
 
 impl S3Store {
+    /// HEAD `object`: an answer that is not a success is its error.
+    pub(super) async fn head(
+        &self,
+        object: &S3Url,
+        query: &str,
+        headers: &[(&str, &str)],
+        what: &str,
+    ) -> Result<Response> {
+        let response = self
+            .request(&Get {
+                method: &reqwest::Method::HEAD,
+                kind: RequestKind::Head,
+                bucket: &object.bucket,
+                key: &object.key,
+                query,
+                headers,
+                what,
+            })
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            // A HEAD's answer has no body: its status is all there is to classify.
+            return Err(classify(
+                status.as_u16(),
+                "",
+                "",
+                what,
+                &object.bucket,
+                self.anonymous(),
+            ));
+        }
+        Ok(response)
+    }
+
     /// HEAD with `x-amz-checksum-mode: ENABLED`: the store's checksum, which no ranged GET
     /// carries. By part number, where that upload part lies (its Content-Range). Pinned, an
     /// answer for another version is [`Error::Changed`].
@@ -33,29 +68,8 @@ impl S3Store {
         if let Some(precondition) = &precondition {
             headers.push((precondition.name, &precondition.value));
         }
-        let response = self
-            .request(&Get {
-                method: &reqwest::Method::HEAD,
-                kind: RequestKind::Head,
-                bucket: &object.bucket,
-                key: &object.key,
-                query: &query,
-                headers: &headers,
-                what: &what,
-            })
-            .await?;
+        let response = self.head(object, &query, &headers, &what).await?;
         let status = response.status();
-        if !status.is_success() {
-            // A HEAD's answer has no body: its status is all there is to classify.
-            return Err(classify(
-                status.as_u16(),
-                "",
-                "",
-                &what,
-                &object.bucket,
-                self.anonymous(),
-            ));
-        }
         let validator = response
             .headers()
             .get(ETAG)

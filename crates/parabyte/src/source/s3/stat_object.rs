@@ -6,10 +6,8 @@ use std::time::UNIX_EPOCH;
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, ETAG, LAST_MODIFIED};
 use serde::Serialize;
 
-use super::errors::classify;
-use super::{Get, S3Store};
+use super::S3Store;
 use crate::checksum::Crc;
-use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::timestamp::Timestamp;
@@ -54,29 +52,8 @@ impl S3Store {
     /// HEAD `object` with `x-amz-checksum-mode: ENABLED`.
     pub(crate) async fn stat_object(&self, object: &S3Url) -> Result<ObjectInfo> {
         let what = format!("HEAD {object}");
-        let response = self
-            .request(&Get {
-                method: &reqwest::Method::HEAD,
-                kind: RequestKind::Head,
-                bucket: &object.bucket,
-                key: &object.key,
-                query: "",
-                headers: &[("x-amz-checksum-mode", "ENABLED")],
-                what: &what,
-            })
-            .await?;
-        let status = response.status();
-        if !status.is_success() {
-            // A HEAD's answer has no body: its status is all there is to classify.
-            return Err(classify(
-                status.as_u16(),
-                "",
-                "",
-                &what,
-                &object.bucket,
-                self.anonymous(),
-            ));
-        }
+        let checksums = [("x-amz-checksum-mode", "ENABLED")];
+        let response = self.head(object, "", &checksums, &what).await?;
         info_from(object, response.headers()).map_err(|detail| Error::Protocol { what, detail })
     }
 }
