@@ -156,7 +156,10 @@ _clients_lock = threading.Lock()
 def _client(options: dict[str, Any]) -> Client:
     """The client for these options (the default one when there are none), made on first
     use and reused after."""
-    key = tuple(sorted(options.items()))
+    # A list (`bind=[...]`) is no dictionary key; as a tuple it names the same options.
+    key = tuple(
+        sorted((name, tuple(v) if isinstance(v, list) else v) for name, v in options.items())
+    )
     try:
         hash(key)
     except TypeError:  # an option value that cannot be a key: this call gets its own client

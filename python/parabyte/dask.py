@@ -492,7 +492,7 @@ def _worker_client(
     given the process's share of the host's cores first."""
     worker = distributed.get_worker()
     _share_the_cores(worker.address, sharing)
-    return worker, _client(_hashable(options))
+    return worker, _client(options)
 
 
 def _reporter(worker: distributed.Worker, topic: str, name: str) -> Callable[[Any], None]:
@@ -562,14 +562,6 @@ def _assemble(
         _ItemsTask([task.item], task.bytes), destination, options, topic, name, sharing
     )
     return _TaskResult(worker.address, result.summary, time.process_time() - cpu, pieces)
-
-
-def _hashable(options: dict[str, Any]) -> dict[str, Any]:
-    """The options with lists as tuples, so the worker process keeps one client (and its
-    connection pool) for every task of the job instead of making one per task."""
-    return {
-        name: tuple(value) if isinstance(value, list) else value for name, value in options.items()
-    }
 
 
 class _Progress:
