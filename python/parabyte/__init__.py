@@ -158,7 +158,9 @@ def _client(options: dict[str, Any]) -> Client:
     use and reused after."""
     # A list (`bind=[...]`) is no dictionary key; as a tuple it names the same options.
     key = tuple(
-        sorted((name, tuple(v) if isinstance(v, list) else v) for name, v in options.items())
+        sorted(
+            (name, tuple(v) if isinstance(v, builtins.list) else v) for name, v in options.items()
+        )
     )
     try:
         hash(key)

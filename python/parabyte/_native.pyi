@@ -4,7 +4,7 @@ import datetime
 import os
 import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import Any, TypeAlias, Unpack, overload
+from typing import Any, SupportsIndex, TypeAlias, Unpack, overload
 
 from ._keywords import DownloadOptions
 
@@ -269,11 +269,21 @@ class ListIterator(Iterator[ObjectInfo], AsyncIterator[ObjectInfo]):
 
 class Buffer:
     """Read-only bytes supporting the buffer protocol: use `memoryview(buf)`,
-    `numpy.frombuffer(buf, ...)`, `file.write(buf)`, or `bytes(buf)` for a copy."""
+    `numpy.frombuffer(buf, ...)`, `file.write(buf)`, or `bytes(buf)` for a copy. Otherwise
+    it reads as `bytes` does: `buf == b"..."`, `buf[0]`, `buf[:5]` (a copy as `bytes`),
+    `buf.decode()`, `hash(buf)`, and it pickles."""
 
+    def __init__(self, data: Buffer | bytes | bytearray | memoryview, /) -> None: ...
     def __len__(self) -> int: ...
     def __bytes__(self) -> bytes: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> int: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> bytes: ...
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str: ...
 
 class Progress:
     """How far a transfer has come; passed to `progress=` at most every 100 ms and at the end."""

@@ -158,6 +158,23 @@ def test_module_level_calls_reuse_a_client_per_options(store: Store):
     assert again.connections == 0
 
 
+def test_a_buffer_reads_as_bytes_do(client: parabyte.Client, store: Store):
+    url = store.url("large/big.bin")
+    stored = store.stored("large/big.bin")[:64]
+    buf = client.get_bytes(url, range=(0, 64))
+    assert buf == stored and buf == bytearray(stored) and buf == memoryview(stored)
+    assert buf != stored[:63] and buf != b"x" * 64 and buf != "text"
+    assert buf[0] == stored[0] and buf[-1] == stored[-1]
+    assert buf[:5] == stored[:5] and buf[10:20:3] == stored[10:20:3]
+    with pytest.raises(IndexError):
+        buf[64]
+    assert hash(buf) == hash(stored) and buf in {stored}
+    assert buf.decode("latin-1") == stored.decode("latin-1")
+    # Pickled, as a multiprocessing pool returns it: a Buffer again, the same bytes.
+    copy = pickle.loads(pickle.dumps(buf))
+    assert isinstance(copy, parabyte.Buffer) and copy == buf
+
+
 def test_get_bytes_takes_ranges(client: parabyte.Client, store: Store):
     url = store.url("large/big.bin")
     stored = store.stored("large/big.bin")
