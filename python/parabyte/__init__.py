@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -95,11 +96,30 @@ Destination = str | os.PathLike[str] | None
 ByteRange = tuple[int, int]
 """`(start, end)`: bytes start to end - 1, as in a slice."""
 
+# Client options that are secrets: a client given one is never pickled.
+_SECRET_OPTIONS = ("access_key_id", "secret_access_key", "session_token")
+
 
 class Client(_native.Client):
     """A connection pool and options, reused across calls and threads. See `_native.Client`
     for the options; the `*_async` methods here are coroutines, so `asyncio.create_task`,
-    `asyncio.gather` and type checkers take them."""
+    `asyncio.gather` and type checkers take them. A client pickles as its options (a
+    `multiprocessing` worker connects again), except one given keys as arguments: those
+    are secrets, and never go into a pickle."""
+
+    def __init__(self, **options: Any) -> None:
+        # The native constructor has read and checked the options already.
+        self._options = options
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        given = [name for name in _SECRET_OPTIONS if self._options.get(name)]
+        if given:
+            raise TypeError(
+                f"a Client given {', '.join(given)} is not pickled, so the secret never lands"
+                " in a pickle: give the keys through the environment or a profile, or make"
+                " the Client in the process that uses it"
+            )
+        return (functools.partial(Client, **self._options), ())
 
     async def download_async(
         self,

@@ -175,6 +175,27 @@ def test_a_buffer_reads_as_bytes_do(client: parabyte.Client, store: Store):
     assert isinstance(copy, parabyte.Buffer) and copy == buf
 
 
+def test_a_client_pickles_as_its_options_and_never_with_its_keys(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+):
+    # Keys from the environment, as a worker process would find them too.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", store.access_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", store.secret_key)
+    client = parabyte.Client(
+        retries=2, bind=["127.0.0.1"], endpoint_url=store.endpoint, region=store.region
+    )
+    copy = pickle.loads(pickle.dumps(client))
+    assert isinstance(copy, parabyte.Client) and copy is not client
+    url = store.url("small/00003.bin")
+    assert len(copy.get_bytes(url)) == SMALL_SIZE
+    keyed = parabyte.Client(
+        access_key_id="AKIDEXAMPLE", secret_access_key="a-secret-of-the-test", region="us-east-1"
+    )
+    with pytest.raises(TypeError, match="secret_access_key is not pickled") as refused:
+        pickle.dumps(keyed)
+    assert "a-secret-of-the-test" not in str(refused.value)
+
+
 def test_get_bytes_takes_ranges(client: parabyte.Client, store: Store):
     url = store.url("large/big.bin")
     stored = store.stored("large/big.bin")
