@@ -172,9 +172,14 @@ fn servers_reject_a_wrong_secret() {
             "not-the-secret",
             REGION,
         ));
-        match intruder.create_bucket(&unique_bucket_name("intruder")) {
-            Err(Error::Status { status, .. }) => assert_eq!(status, 403, "{kind}"),
-            other => panic!("{kind} accepted a wrong secret: {other:?}"),
+        match (
+            kind,
+            intruder.create_bucket(&unique_bucket_name("intruder")),
+        ) {
+            // moto checks no signature: tests of refused credentials run on the others.
+            (ServerKind::Moto, accepted) => assert!(accepted.is_ok(), "{accepted:?}"),
+            (_, Err(Error::Status { status, .. })) => assert_eq!(status, 403, "{kind}"),
+            (_, other) => panic!("{kind} accepted a wrong secret: {other:?}"),
         }
     }
 }
