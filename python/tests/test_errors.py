@@ -28,6 +28,16 @@ def test_a_missing_bucket_is_file_not_found(client: parabyte.Client, tmp_path: P
     assert "--" not in str(raised.value)
 
 
+def test_a_prefix_named_without_its_slash_says_the_keyword_to_add(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    with pytest.raises(parabyte.Error) as raised:
+        client.download(store.url("small"), tmp_path / "x")
+    # The CLI says "or --recursive"; Python names the keyword.
+    assert "recursive=True" in str(raised.value)
+    assert "--" not in str(raised.value)
+
+
 def test_bad_credentials_are_a_permission_error(store: Store, tmp_path: Path):
     options = {**store.client_options(), "secret_access_key": "not-the-secret"}
     with pytest.raises(PermissionError) as raised:

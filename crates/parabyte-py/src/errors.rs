@@ -73,6 +73,13 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--retries", "retries="),
     ("--list-parallelism", "list_parallelism="),
     ("--list-page-size", "list_page_size="),
+    ("--path-style", "path_style=True"),
+    ("--recursive", "recursive=True"),
+    ("--raw", "raw=True"),
+    ("--exclude", "exclude="),
+    ("--include", "include="),
+    ("--no-verify", "verify=False"),
+    ("--force", "force=True"),
 ];
 
 /// A core message with its CLI flags named as Python keywords: "--workers must be at least
@@ -139,6 +146,18 @@ mod tests {
             (
                 "--timeout 0.0 is out of range",
                 "timeout=0.0 is out of range",
+            ),
+            (
+                "s3://b/imgs is no object; add '/' or --recursive to copy the prefix",
+                "s3://b/imgs is no object; add '/' or recursive=True to copy the prefix",
+            ),
+            (
+                "cannot be checked; --no-verify accepts the size alone",
+                "cannot be checked; verify=False accepts the size alone",
+            ),
+            (
+                "a key with --raw-ish--recursive inside stays",
+                "a key with --raw-ish--recursive inside stays",
             ),
             (
                 "bucket 'b' does not exist (x); check the name and --endpoint-url/--region",
