@@ -22,11 +22,12 @@ from __future__ import annotations
 import atexit
 import builtins
 import functools
+import inspect
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from . import _native
 from ._keywords import DOWNLOAD_KEYWORDS, DownloadOptions
@@ -101,15 +102,44 @@ _SECRET_OPTIONS = ("access_key_id", "secret_access_key", "session_token")
 
 
 class Client(_native.Client):
-    """A connection pool and options, reused across calls and threads. See `_native.Client`
-    for the options; the `*_async` methods here are coroutines, so `asyncio.create_task`,
-    `asyncio.gather` and type checkers take them. A client pickles as its options (a
-    `multiprocessing` worker connects again), except one given keys as arguments: those
-    are secrets, and never go into a pickle."""
+    """A connection pool and options, reused across calls and threads; the `*_async`
+    methods are coroutines, so `asyncio.create_task`, `asyncio.gather` and type checkers
+    take them. A client pickles as its options (a `multiprocessing` worker connects
+    again), except one given keys as arguments: those are secrets, and never go into a
+    pickle. Every option is a keyword; left out, it keeps the default in brackets.
 
-    def __init__(self, **options: Any) -> None:
-        # The native constructor has read and checked the options already.
-        self._options = options
+    endpoint_url: an S3-compatible endpoint, e.g. "http://127.0.0.1:9000".
+    region: the region to sign for [AWS_REGION, the profile's, us-east-1].
+    profile: a named profile from ~/.aws/config and ~/.aws/credentials [AWS_PROFILE].
+    access_key_id, secret_access_key, session_token: explicit keys [the AWS chain].
+    no_sign_request: anonymous requests, for public buckets [False].
+    path_style: https://host/bucket/key addressing on AWS too [False].
+    ca_bundle: a PEM file of extra certificate authorities [AWS_CA_BUNDLE].
+    timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
+        "500ms", "2m" [30].
+    bind: local IP addresses to send from, taken in turn (several NICs) [any].
+    workers: objects in flight [64].
+    ranges_per_object: ranged requests in flight per object [16] (`threads`: its old
+        name).
+    part_size: bytes of an object's first ranged GET, an int or "8MiB", "16M"; later ones
+        grow in multiples of it, up to 64 MiB [8 MiB].
+    max_requests: requests in flight overall, which bounds connections and memory [128].
+    retries: retries of a failed request before its object fails [5].
+    list_parallelism: key ranges listed at once [16].
+    list_page_size: keys per listing request [1000].
+    verify: check content by the store's CRC or the ETag's MD5, not size alone [True].
+    force: download again what an earlier run finished at the same version [False].
+    """
+
+    _options: dict[str, Any]
+
+    if not TYPE_CHECKING:  # type checkers read the keywords from `_native.Client`
+
+        def __init__(self, **options: Any) -> None:
+            # The native constructor has read and checked the options already.
+            self._options = options
+
+        __signature__ = inspect.signature(_native.Client)
 
     def __reduce__(self) -> tuple[Any, ...]:
         given = [name for name in _SECRET_OPTIONS if self._options.get(name)]

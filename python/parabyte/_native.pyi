@@ -32,7 +32,7 @@ class Client:
         no_sign_request: bool = False,
         path_style: bool = False,
         ca_bundle: _Path | None = None,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         bind: list[str] | None = None,
         workers: int | None = None,
         ranges_per_object: int | None = None,
@@ -54,7 +54,8 @@ class Client:
             no_sign_request: anonymous requests, for public buckets.
             path_style: https://host/bucket/key addressing on AWS too.
             ca_bundle: a PEM file of extra certificate authorities (default AWS_CA_BUNDLE).
-            timeout: seconds to wait for a connection or the next byte (30).
+            timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
+                "500ms", "2m" (30).
             bind: local IP addresses to send from, taken in turn (several NICs).
             workers: objects in flight (64).
             ranges_per_object: ranged requests in flight per object (16).
@@ -404,4 +405,4 @@ def parse_manifest(text: str) -> tuple[list[Item], list[tuple[int, str]]]:
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str
-_Range: TypeAlias = tuple[int, int]
+_Range: TypeAlias = tuple[int, int] | list[int]

@@ -196,6 +196,29 @@ def test_a_client_pickles_as_its_options_and_never_with_its_keys(
     assert "a-secret-of-the-test" not in str(refused.value)
 
 
+def test_help_explains_every_option_and_shows_the_real_keywords():
+    keywords = inspect.signature(parabyte.Client).parameters
+    assert "endpoint_url" in keywords and "ranges_per_object" in keywords
+    for name in keywords:
+        assert f"{name}" in (parabyte.Client.__doc__ or ""), name
+
+
+def test_durations_and_ranges_as_people_write_them(client: parabyte.Client, store: Store):
+    for timeout in (5, 0.5, "5s", "500ms", "2m", "30"):
+        parabyte.Client(timeout=timeout, **store.client_options())
+    with pytest.raises(parabyte.InvalidInputError, match=r'timeout="five" is no duration'):
+        parabyte.Client(timeout="five")
+    url = store.url("large/big.bin")
+    stored = store.stored("large/big.bin")
+    assert client.get_bytes(url, range=[3, 9]) == stored[3:9]
+    assert [bytes(b) for b in client.get_bytes(url, ranges=[[0, 2], (4, 5)])] == [
+        stored[0:2],
+        stored[4:5],
+    ]
+    with pytest.raises(parabyte.InvalidInputError, match=r"two integers.*3 were given"):
+        client.get_bytes(url, range=[1, 2, 3])
+
+
 def test_get_bytes_takes_ranges(client: parabyte.Client, store: Store):
     url = store.url("large/big.bin")
     stored = store.stored("large/big.bin")

@@ -17,10 +17,11 @@ use pyo3::IntoPyObjectExt;
 
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
+use crate::byte_range::ByteRangeArg;
 use crate::download_keywords::DownloadKeywords;
 use crate::errors::{to_py, InvalidInputError};
 use crate::listing::{ListIterator, ObjectInfo};
-use crate::options::{Size, StoreOptions, TransferOptions};
+use crate::options::{Seconds, Size, StoreOptions, TransferOptions};
 use crate::pyvalue::{reduce, repr};
 use crate::run::{transfer_async, transfer_sync, wait, Transfer};
 use crate::runtime::runtime;
@@ -191,7 +192,7 @@ impl Client {
         no_sign_request: bool,
         path_style: bool,
         ca_bundle: Option<PathBuf>,
-        timeout: Option<f64>,
+        timeout: Option<Seconds>,
         bind: Option<Vec<String>>,
         workers: Option<usize>,
         ranges_per_object: Option<usize>,
@@ -312,8 +313,8 @@ impl Client {
         &self,
         py: Python<'py>,
         source: &str,
-        range: Option<(u64, u64)>,
-        ranges: Option<Vec<(u64, u64)>>,
+        range: Option<ByteRangeArg>,
+        ranges: Option<Vec<ByteRangeArg>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let fetch = self.fetch(py, source, range, ranges)?;
         wait(py, fetch, |_| Ok(()))?.into_bound_py_any(py)
@@ -325,8 +326,8 @@ impl Client {
         &self,
         py: Python<'py>,
         source: &str,
-        range: Option<(u64, u64)>,
-        ranges: Option<Vec<(u64, u64)>>,
+        range: Option<ByteRangeArg>,
+        ranges: Option<Vec<ByteRangeArg>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let fetch = self.fetch(py, source, range, ranges)?;
         awaitable(py, fetch)
@@ -494,8 +495,8 @@ impl Client {
         &self,
         py: Python<'_>,
         source: &str,
-        range: Option<(u64, u64)>,
-        ranges: Option<Vec<(u64, u64)>>,
+        range: Option<ByteRangeArg>,
+        ranges: Option<Vec<ByteRangeArg>>,
     ) -> PyResult<impl Future<Output = PyResult<Fetched>> + use<>> {
         let source = object_url(source)?;
         let client = self.inner(py)?;
@@ -505,9 +506,12 @@ impl Client {
                     "give range=(start, end) or ranges=[...], not both",
                 ))
             }
-            (Some((start, end)), None) => Some((std::iter::once(start..end).collect(), false)),
+            (Some(range), None) => Some((vec![range.into_range()?], false)),
             (None, Some(ranges)) => Some((
-                ranges.into_iter().map(|(start, end)| start..end).collect(),
+                ranges
+                    .into_iter()
+                    .map(ByteRangeArg::into_range)
+                    .collect::<PyResult<_>>()?,
                 true,
             )),
             (None, None) => None,

@@ -17,6 +17,7 @@
 
 mod awaitable;
 mod buffer;
+mod byte_range;
 mod client;
 mod download_keywords;
 mod errors;

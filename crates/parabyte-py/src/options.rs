@@ -16,6 +16,41 @@ pub enum Size {
     Text(String),
 }
 
+/// `timeout=30`, `timeout=0.5` or `timeout="5s"` (also "500ms", "2m"): seconds.
+#[derive(Debug, FromPyObject)]
+pub enum Seconds {
+    Number(f64),
+    Text(String),
+}
+
+impl Seconds {
+    fn seconds(&self) -> PyResult<f64> {
+        let text = match self {
+            Seconds::Number(seconds) => return Ok(*seconds),
+            Seconds::Text(text) => text.trim(),
+        };
+        let (number, scale) = if let Some(number) = text.strip_suffix("ms") {
+            (number, 0.001)
+        } else if let Some(number) = text.strip_suffix('s') {
+            (number, 1.0)
+        } else if let Some(number) = text.strip_suffix('m') {
+            (number, 60.0)
+        } else {
+            (text, 1.0)
+        };
+        number
+            .trim()
+            .parse::<f64>()
+            .map(|value| value * scale)
+            .map_err(|_| {
+                InvalidInputError::new_err(format!(
+                    "timeout={text:?} is no duration: give seconds (30, 0.5) or text such as \
+                     \"5s\", \"500ms\" or \"2m\""
+                ))
+            })
+    }
+}
+
 /// How to reach the store (the CLI's "Store" flags, plus explicit keys).
 #[derive(Debug, Default)]
 pub struct StoreOptions {
@@ -29,7 +64,7 @@ pub struct StoreOptions {
     pub path_style: bool,
     pub ca_bundle: Option<PathBuf>,
     /// `None` keeps the core's default.
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds>,
     /// Local addresses to send from, in turn (`--bind`), as Python gives them.
     pub bind: Vec<String>,
 }
@@ -50,6 +85,8 @@ impl StoreOptions {
         };
         let timeout = self
             .timeout
+            .map(|timeout| timeout.seconds())
+            .transpose()?
             .map(parabyte::parse_timeout_seconds)
             .transpose()
             .map_err(to_py)?;
