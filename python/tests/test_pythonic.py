@@ -112,7 +112,13 @@ def test_results_are_values(client: parabyte.Client, store: Store, tmp_path: Pat
     summary = client.download_many([item, missing], tmp_path)
     assert (summary.objects, summary.failed) == (1, 1)
     copy = pickle.loads(pickle.dumps(summary))
+    assert copy == summary and copy.requests == summary.requests
     assert copy.to_dict() | {"failures": None} == summary.to_dict() | {"failures": None}
+    # The repr shows every field, the failures and how objects were checked included.
+    shown = repr(summary)
+    for field in summary.to_dict():
+        assert f"{field}=" in shown, field
+    assert "Failure(source=" in shown and "Verified(" in shown
     [failure] = copy.failures
     assert failure.source == store.url("small/missing.bin")
     assert isinstance(failure.exception, parabyte.NotFoundError)

@@ -10,8 +10,8 @@ use crate::errors::{to_py, TransferFailedError};
 use crate::pyvalue::{reduce, repr};
 
 /// Requests sent, by kind (downloads send no other kinds).
-#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Requests {
     pub get: u64,
     pub list: u64,
@@ -50,8 +50,8 @@ impl Requests {
 }
 
 /// How the objects that arrived were checked.
-#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verified {
     /// By the store's full-object CRC32, CRC32C or CRC64NVME.
     pub checksum: u64,
@@ -97,7 +97,7 @@ impl Verified {
 }
 
 /// One object that did not arrive, and why.
-#[pyclass(frozen, from_py_object, module = "parabyte")]
+#[pyclass(frozen, eq, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone)]
 pub struct Failure {
     /// The source URL, e.g. `s3://bucket/key`.
@@ -109,6 +109,14 @@ pub struct Failure {
     /// The error as the exception a single download would raise; shared by the copies
     /// `Summary.failures` hands out, so each read gives the same exception object.
     exception: Arc<PyErr>,
+}
+
+/// The same object failed the same way: the exception objects, made apart (a pickled copy
+/// has its own), do not take part.
+impl PartialEq for Failure {
+    fn eq(&self, other: &Failure) -> bool {
+        self.source == other.source && self.error == other.error
+    }
 }
 
 impl Failure {
@@ -156,8 +164,8 @@ impl Failure {
 }
 
 /// What one transfer did.
-#[pyclass(frozen, get_all, from_py_object, module = "parabyte")]
-#[derive(Debug, Clone)]
+#[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     /// Objects that arrived (or were fetched, when discarding).
     pub objects: u64,
@@ -358,18 +366,13 @@ impl Summary {
         reduce(slf.as_any(), slf.get().fields(slf.py())?)
     }
 
-    /// The counts; the failures themselves are in `failures`.
+    /// Every field, as a dataclass shows itself (times to the millisecond).
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let fields = self.fields(py)?;
-        for long in [
-            "failures",
-            "verified",
-            "first_object_seconds",
-            "bytes_per_second",
-        ] {
-            fields.del_item(long)?;
-        }
-        fields.set_item("elapsed", (self.elapsed * 1000.0).round() / 1000.0)?;
+        let millis = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
+        fields.set_item("elapsed", millis(self.elapsed))?;
+        fields.set_item("first_object_seconds", self.first_object_seconds.map(millis))?;
+        fields.set_item("bytes_per_second", self.bytes_per_second.round())?;
         repr("Summary", &fields)
     }
 }
