@@ -56,7 +56,7 @@ fn bash_completion_completes_commands_and_flags() {
     );
     assert_eq!(
         bash_completes(&script, &["parabyte", "c"]),
-        ["completions", "cp"]
+        ["cat", "completions", "cp"]
     );
     assert_eq!(
         bash_completes(&script, &["parabyte", "cp", "--endpoint-u"]),
