@@ -371,7 +371,10 @@ impl Summary {
         let fields = self.fields(py)?;
         let millis = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
         fields.set_item("elapsed", millis(self.elapsed))?;
-        fields.set_item("first_object_seconds", self.first_object_seconds.map(millis))?;
+        fields.set_item(
+            "first_object_seconds",
+            self.first_object_seconds.map(millis),
+        )?;
         fields.set_item("bytes_per_second", self.bytes_per_second.round())?;
         repr("Summary", &fields)
     }
