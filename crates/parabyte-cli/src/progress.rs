@@ -104,8 +104,15 @@ impl Reporter for ProgressBarReporter {
     }
 
     fn bytes_skipped(&self, bytes: u64) {
-        // The bar shows what this run moves: skipped bytes leave the total.
+        // The bar shows what this run moves: skipped files leave the total.
         self.bar.dec_length(bytes);
+    }
+
+    fn bytes_resumed(&self, bytes: u64) {
+        // A resumed object keeps its whole size: what an earlier run kept counts as done,
+        // and the rate and ETA start again from what this run moves.
+        self.bar.inc(bytes);
+        self.bar.reset_eta();
     }
 
     fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {
@@ -175,6 +182,10 @@ impl Reporter for Tee {
 
     fn bytes_skipped(&self, bytes: u64) {
         self.0.iter().for_each(|r| r.bytes_skipped(bytes));
+    }
+
+    fn bytes_resumed(&self, bytes: u64) {
+        self.0.iter().for_each(|r| r.bytes_resumed(bytes));
     }
 
     fn object_finished(&self, key: &str, outcome: Result<u64, &Error>) {
@@ -252,6 +263,18 @@ mod tests {
         bar.bar.tick();
         let drawn = lines.lock().unwrap().clone();
         drawn
+    }
+
+    #[test]
+    fn a_resumed_object_shows_its_whole_size_and_a_skipped_one_leaves_the_total() {
+        let bar = ProgressBarReporter::drawn_on(ProgressDrawTarget::hidden(), 100);
+        bar.object_queued(Some(1000));
+        bar.object_queued(Some(300));
+        // 400 bytes kept by an interrupted run, 100 fetched now; the other file complete.
+        bar.bytes_resumed(400);
+        bar.bytes_transferred(100);
+        bar.bytes_skipped(300);
+        assert_eq!((bar.bar.position(), bar.bar.length()), (500, Some(1000)));
     }
 
     #[test]

@@ -21,6 +21,11 @@ pub trait Reporter: Send + Sync {
     fn bytes_transferred(&self, _bytes: u64) {}
     /// Bytes that need no fetching: files and parts an earlier run completed.
     fn bytes_skipped(&self, _bytes: u64) {}
+    /// Of those, the bytes an interrupted run left of an object this run completes: part
+    /// of the object, done already. Skipped bytes unless a reporter tells them apart.
+    fn bytes_resumed(&self, bytes: u64) {
+        self.bytes_skipped(bytes);
+    }
     /// An object finished, well or badly.
     fn object_finished(&self, _key: &str, _outcome: Result<u64, &Error>) {}
     /// How one object ended, with what a script needs to know of it. Every object of a

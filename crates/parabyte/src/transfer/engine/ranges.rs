@@ -35,7 +35,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
     ) -> Result<u64> {
         let restored = object.sink.restored().bytes();
         if restored > 0 {
-            self.reporter.bytes_skipped(restored);
+            self.reporter.bytes_resumed(restored);
         }
         // After a failure no new part starts, but those in flight finish: their bytes are
         // paid for, and a later run resumes from them.

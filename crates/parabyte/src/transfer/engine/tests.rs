@@ -1,7 +1,7 @@
 //! The engine's decisions, through the scripted fake source: every test names a behaviour
 //! and fails when it breaks.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use md5::{Digest as _, Md5};
@@ -10,7 +10,7 @@ use super::*;
 use crate::checksum::{Crc, FullChecksum, StoreChecksum};
 use crate::disk::sink::{FilePath, StreamTarget};
 use crate::location::S3Url;
-use crate::report::Silent;
+use crate::report::{Reporter, Silent};
 use crate::retry::RetryPolicy;
 use crate::source::{Answer, MemoryStore, Seen, When};
 
@@ -60,6 +60,27 @@ struct Run {
 }
 
 fn run_with(source: MemoryStore, config: TransferConfig) -> Run {
+    run_reporting(source, config, Arc::new(Silent))
+}
+
+/// Bytes a run reported as resumed and as skipped.
+#[derive(Debug, Default)]
+struct Kept {
+    resumed: AtomicU64,
+    skipped: AtomicU64,
+}
+
+impl Reporter for Kept {
+    fn bytes_skipped(&self, bytes: u64) {
+        self.skipped.fetch_add(bytes, Relaxed);
+    }
+
+    fn bytes_resumed(&self, bytes: u64) {
+        self.resumed.fetch_add(bytes, Relaxed);
+    }
+}
+
+fn run_reporting(source: MemoryStore, config: TransferConfig, reporter: Arc<dyn Reporter>) -> Run {
     let source = Arc::new(source);
     let counters = Arc::new(Counters::default());
     let single_stream = config.part_size;
@@ -69,7 +90,7 @@ fn run_with(source: MemoryStore, config: TransferConfig) -> Run {
         config,
         request_limit,
         counters.clone(),
-        Arc::new(Silent),
+        reporter,
     );
     engine.single_stream = single_stream;
     engine.max_part = single_stream;
@@ -985,8 +1006,13 @@ async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
             Some((size, "\"e1-4\"".to_owned()))
         );
     };
+    let kept = Arc::new(Kept::default());
     let resume = || async {
-        let run = run_with(one_object(&object, Some("\"e1-4\"")), config.clone());
+        let run = run_reporting(
+            one_object(&object, Some("\"e1-4\"")),
+            config.clone(),
+            kept.clone(),
+        );
         run.source.keep_checksum(OBJECT, checksum, size);
         let outcome = run.engine.download(&job(None, target.clone())).await;
         (outcome, run)
@@ -994,6 +1020,11 @@ async fn a_resumed_object_is_checked_with_what_the_earlier_run_wrote() {
 
     interrupted().await;
     let (outcome, run) = resume().await;
+    // The parts kept are reported as resumed (the bar counts them done), not skipped.
+    assert_eq!(
+        (kept.resumed.load(Relaxed), kept.skipped.load(Relaxed)),
+        (2 * FILE_PART, 0)
+    );
     assert_eq!(outcome.unwrap(), Finished::Downloaded(size - 2 * FILE_PART));
     assert_eq!(run.counters.snapshot().verified.checksum, 1);
     assert!(std::fs::read(&path).unwrap() == object);
