@@ -26,12 +26,12 @@ pub(crate) async fn disk_usage(args: DuArgs) -> Result<u8, Error> {
     let mut pages = std::pin::pin!(client.list_pages(&listed, true));
     // By storage class when grouping; one group, "", otherwise.
     let mut groups: BTreeMap<String, Usage> = BTreeMap::new();
-    let mut broken = None;
     while let Some(page) = pages.next().await {
         let page = match page {
+            // A total over part of the keys would mislead: none is printed.
             Err(error @ Error::BadListing { .. }) => {
-                broken = Some(error);
-                break;
+                tell(format_args!("error: {error}"));
+                return Ok(SOME_FAILED);
             }
             page => page?,
         };
@@ -52,11 +52,6 @@ pub(crate) async fn disk_usage(args: DuArgs) -> Result<u8, Error> {
             usage.objects += 1;
             usage.bytes += object.size;
         }
-    }
-    if let Some(error) = broken {
-        // A total over part of the keys would mislead: none is printed.
-        tell(format_args!("error: {error}"));
-        return Ok(SOME_FAILED);
     }
     let shown_url = escape::printable(&url.to_string()).into_owned();
     if groups.is_empty() {
