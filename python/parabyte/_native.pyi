@@ -300,12 +300,17 @@ class Progress:
 class Requests:
     """Requests sent, by kind: redirect hops and retries included, never a request that got
     no connection. `head` counts the HEADs for the store's checksum of objects that take
-    more than one GET. Downloads send no other kinds (no PUT)."""
+    more than one GET. `put` counts PUTs of an object or of one upload part, `multipart`
+    the create, complete, abort and list-parts requests of multipart uploads."""
 
     get: int
     list: int
     head: int
-    def __init__(self, get: int = 0, list: int = 0, head: int = 0) -> None: ...
+    put: int
+    multipart: int
+    def __init__(
+        self, get: int = 0, list: int = 0, head: int = 0, put: int = 0, multipart: int = 0
+    ) -> None: ...
     def to_dict(self) -> dict[str, int]: ...
 
 class Verified:

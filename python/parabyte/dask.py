@@ -796,6 +796,8 @@ def _sum_up(
             get=sum(s.requests.get for s in summaries),
             list=sum(s.requests.list for s in summaries),
             head=sum(s.requests.head for s in summaries),
+            put=sum(s.requests.put for s in summaries),
+            multipart=sum(s.requests.multipart for s in summaries),
         ),
         connections=total("connections"),
         retries=total("retries"),

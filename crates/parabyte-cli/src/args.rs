@@ -163,7 +163,8 @@ pub struct CpArgs {
     #[arg(value_name = "SOURCE", required_unless_present = "manifest")]
     pub source: Option<String>,
     /// Destination file or directory (a directory when it exists or ends in '/'); '-'
-    /// writes one object to standard output.
+    /// writes one object to standard output; s3://bucket/key (or s3://bucket/prefix/ for
+    /// a tree, or to keep the file's name) uploads a local source.
     #[arg(required_unless_present_any = ["discard", "manifest"])]
     pub destination: Option<PathBuf>,
     /// Copy every source listed in FILE ('-': standard input; format below) into the
@@ -178,6 +179,8 @@ pub struct CpArgs {
     /// Fetch everything but write nothing: measures the store and network, not the disk.
     #[arg(long, conflicts_with = "destination", help_heading = "Where to")]
     pub discard: bool,
+    #[command(flatten)]
+    pub upload: UploadArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
     #[command(flatten)]
@@ -205,6 +208,30 @@ pub struct CpArgs {
         help_heading = "Cluster"
     )]
     pub dask_split_bytes: Option<Size>,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Uploads")]
+pub struct UploadArgs {
+    /// Never replace an object: a key that exists is skipped and reported, even when
+    /// another writer stores it during the upload (a conditional write, If-None-Match).
+    #[arg(long, visible_alias = "ignore-existing")]
+    pub no_clobber: bool,
+    /// The objects' Content-Type (default: the store's, binary/octet-stream).
+    #[arg(long, value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// Store NAME=VALUE as the objects' user metadata (x-amz-meta-NAME; repeatable;
+    /// ASCII). The file's modification time is always kept as `mtime`.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = metadata_entry)]
+    pub metadata: Vec<(String, String)>,
+}
+
+/// One --metadata NAME=VALUE.
+fn metadata_entry(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("'{text}' is not NAME=VALUE")),
+    }
 }
 
 #[derive(Debug, Args)]

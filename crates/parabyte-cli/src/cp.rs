@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parabyte::{
-    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Reporter, Silent,
-    Source, Summary,
+    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Location, Reporter,
+    Silent, Source, Summary, UploadOptions,
 };
 
 use crate::args::{CatArgs, CpArgs};
@@ -30,7 +30,10 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
     };
     let destination = match (destination_arg, args.discard) {
         (Some(path), false) if path.as_os_str() == "-" => Destination::Stdout,
-        (Some(path), false) => Destination::Path(path),
+        (Some(path), false) => match path.to_str().map(Location::parse) {
+            Some(Ok(Location::S3(url))) => Destination::Store(url),
+            _ => Destination::Path(path),
+        },
         _ => Destination::Discard,
     };
     let json = args.output.json || args.output.json_lines;
@@ -61,6 +64,11 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         filters,
         raw: selection.raw,
         dry_run: selection.dryrun,
+        upload: UploadOptions {
+            no_clobber: args.upload.no_clobber,
+            content_type: args.upload.content_type.clone(),
+            metadata: args.upload.metadata.clone(),
+        },
     };
     let mut request = match &args.manifest {
         Some(path) => CopyRequest {

@@ -98,9 +98,17 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
     }
     let requests = summary.requests;
     // A local copy sends nothing: no line of zeros.
-    if requests.get + requests.list + requests.head + summary.connections + summary.retries > 0 {
+    let writes = requests.put + requests.multipart;
+    if requests.get + requests.list + requests.head + writes + summary.connections + summary.retries
+        > 0
+    {
+        // Uploads add their kinds; a download's line stays as it always was.
+        let uploads = match writes {
+            0 => String::new(),
+            _ => format!(", {} PUT, {} multipart", requests.put, requests.multipart),
+        };
         lines.push(format!(
-            "requests: {} GET, {} LIST, {} HEAD; {} connection(s) opened; {} retr{}",
+            "requests: {} GET, {} LIST, {} HEAD{uploads}; {} connection(s) opened; {} retr{}",
             requests.get,
             requests.list,
             requests.head,

@@ -61,7 +61,7 @@ fn out_of_range_numbers_are_usage_errors_naming_the_flag() {
 }
 
 #[test]
-fn remote_destinations_exit_2_and_create_nothing() {
+fn destinations_that_cannot_be_written_exit_2_and_create_nothing() {
     let store = one_file();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "local\n").unwrap();
@@ -73,18 +73,34 @@ fn remote_destinations_exit_2_and_create_nothing() {
     let before = files_under(dir.path());
     let source_url = format!("{}/f.bin", store.endpoint());
     let bytes = |text: &[u8]| OsString::from_vec(text.to_vec());
+    let between_stores = "copies into S3 from S3, the web or a manifest are not supported yet";
+    let not_local = "is not a local path";
     let text_cases = [
-        vec!["cp", "f.txt", "s3://bucket/up/f.txt"],
-        vec!["cp", "s3://bucket/k", "s3://bucket/copy/k"],
-        vec!["cp", "-", "s3://bucket/up/f.txt"],
-        vec!["cp", "f.txt", "https://example.com/up/f.txt"],
-        vec!["cp", &source_url, "http://127.0.0.1:9/up/f.bin"],
-        vec!["cp", "--manifest", "list.txt", "s3://bucket/up/"],
-        vec!["cp", "-r", "s3://bucket/dir/", "s3://other/dir/"],
+        (
+            vec!["cp", "s3://bucket/k", "s3://bucket/copy/k"],
+            between_stores,
+        ),
+        (vec!["cp", "-", "s3://bucket/up/f.txt"], "standard input"),
+        (
+            vec!["cp", "f.txt", "https://example.com/up/f.txt"],
+            not_local,
+        ),
+        (
+            vec!["cp", &source_url, "http://127.0.0.1:9/up/f.bin"],
+            not_local,
+        ),
+        (
+            vec!["cp", "--manifest", "list.txt", "s3://bucket/up/"],
+            between_stores,
+        ),
+        (
+            vec!["cp", "-r", "s3://bucket/dir/", "s3://other/dir/"],
+            between_stores,
+        ),
     ];
-    let mut cases: Vec<Vec<OsString>> = text_cases
+    let mut cases: Vec<(Vec<OsString>, &str)> = text_cases
         .iter()
-        .map(|args| args.iter().map(OsString::from).collect())
+        .map(|(args, expected)| (args.iter().map(OsString::from).collect(), *expected))
         .collect();
     // Not UTF-8, still a URL: classified on its bytes, never a folder named `s3:`.
     for url in [
@@ -92,9 +108,9 @@ fn remote_destinations_exit_2_and_create_nothing() {
         b"gs://bkt/\xfe/k",
         b"https://h/\xff",
     ] {
-        cases.push(vec!["cp".into(), "f.txt".into(), bytes(url)]);
+        cases.push((vec!["cp".into(), "f.txt".into(), bytes(url)], not_local));
     }
-    for args in cases {
+    for (args, expected) in cases {
         let output = bare_parabyte(dir.path())
             .env("AWS_ACCESS_KEY_ID", "id")
             .env("AWS_SECRET_ACCESS_KEY", "secret")
@@ -103,7 +119,7 @@ fn remote_destinations_exit_2_and_create_nothing() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert_usage_error(&output, "uploads are not supported yet");
+        assert_usage_error(&output, expected);
         assert_eq!(files_under(dir.path()), before, "{args:?} created files");
         let entries = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(entries, before.len(), "{args:?} created a folder");

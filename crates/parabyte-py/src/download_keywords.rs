@@ -69,6 +69,7 @@ impl DownloadKeywords {
                 .map_err(to_py)?,
             raw: self.raw,
             dry_run: false,
+            upload: Default::default(),
         };
         if self.after.is_some() || self.until_after.is_some() {
             request.source = Source::KeyRange {

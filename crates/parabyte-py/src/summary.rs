@@ -9,13 +9,17 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::errors::{to_py, TransferFailedError};
 use crate::pyvalue::{reduce, repr};
 
-/// Requests sent, by kind (downloads send no other kinds).
+/// Requests sent, by kind.
 #[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Requests {
     pub get: u64,
     pub list: u64,
     pub head: u64,
+    /// PUTs of an object or of one upload part.
+    pub put: u64,
+    /// Create, complete, abort and list-parts requests of multipart uploads.
+    pub multipart: u64,
 }
 
 impl Requests {
@@ -24,6 +28,8 @@ impl Requests {
         fields.set_item("get", self.get)?;
         fields.set_item("list", self.list)?;
         fields.set_item("head", self.head)?;
+        fields.set_item("put", self.put)?;
+        fields.set_item("multipart", self.multipart)?;
         Ok(fields)
     }
 }
@@ -31,9 +37,15 @@ impl Requests {
 #[pymethods]
 impl Requests {
     #[new]
-    #[pyo3(signature = (get = 0, list = 0, head = 0))]
-    fn new(get: u64, list: u64, head: u64) -> Self {
-        Requests { get, list, head }
+    #[pyo3(signature = (get = 0, list = 0, head = 0, put = 0, multipart = 0))]
+    fn new(get: u64, list: u64, head: u64, put: u64, multipart: u64) -> Self {
+        Requests {
+            get,
+            list,
+            head,
+            put,
+            multipart,
+        }
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -220,6 +232,8 @@ impl From<parabyte::Summary> for Summary {
                 get: requests.get,
                 list: requests.list,
                 head: requests.head,
+                put: requests.put,
+                multipart: requests.multipart,
             },
             connections: summary.connections,
             retries: summary.retries,
@@ -281,7 +295,7 @@ impl Summary {
         elapsed = 0.0,
         first_object_seconds = None,
         bytes_per_second = 0.0,
-        requests = Requests { get: 0, list: 0, head: 0 },
+        requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0 },
         connections = 0,
         retries = 0,
         verified = Verified { checksum: 0, md5: 0, size_only: 0 },

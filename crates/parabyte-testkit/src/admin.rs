@@ -271,6 +271,18 @@ impl AdminClient {
         self.expect_success(Method::GET, bucket, key, response)
     }
 
+    /// Multipart uploads begun in `bucket` and neither completed nor aborted: what an
+    /// upload that failed must not leave behind (ListMultipartUploads).
+    pub async fn open_uploads(&self, bucket: &str) -> Result<usize> {
+        let response = self
+            .request(Method::GET, bucket, "")
+            .query("uploads", "")
+            .send()
+            .await?;
+        let body = self.expect_success(Method::GET, bucket, "", response)?;
+        Ok(String::from_utf8_lossy(&body).matches("<UploadId>").count())
+    }
+
     pub async fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         let response = self.request(Method::DELETE, bucket, key).send().await?;
         self.expect_success(Method::DELETE, bucket, key, response)

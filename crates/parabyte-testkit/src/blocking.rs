@@ -75,6 +75,10 @@ impl BlockingAdmin {
         self.block_on(self.client.get_object(bucket, key))
     }
 
+    pub fn open_uploads(&self, bucket: &str) -> Result<usize> {
+        self.block_on(self.client.open_uploads(bucket))
+    }
+
     pub fn delete_object(&self, bucket: &str, key: &str) -> Result<()> {
         self.block_on(self.client.delete_object(bucket, key))
     }

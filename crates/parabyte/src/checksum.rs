@@ -154,13 +154,23 @@ impl FullChecksum {
         Some(FullChecksum { algorithm, value })
     }
 
-    fn render(self) -> String {
+    pub(crate) fn render(self) -> String {
         base64::engine::general_purpose::STANDARD.encode(self.be_bytes())
     }
 
     fn be_bytes(self) -> Vec<u8> {
         self.value.to_be_bytes()[8 - self.algorithm.width()..].to_vec()
     }
+}
+
+/// The CRC64NVME of `data`: what an upload sends with each part and whole object.
+pub(crate) fn crc64nvme(data: &[u8]) -> u64 {
+    crc_fast::checksum(CrcAlgorithm::Crc64Nvme, data)
+}
+
+/// The CRC64NVME of two stretches one after the other, from theirs and the second's length.
+pub(crate) fn crc64nvme_after(first: u64, second: u64, second_length: u64) -> u64 {
+    crc_fast::checksum_combine(CrcAlgorithm::Crc64Nvme, first, second, second_length)
 }
 
 /// The CRCs of one stretch of an object, as one response delivered it: of every algorithm

@@ -18,6 +18,10 @@ pub struct RequestCounts {
     /// HEADs for the store's checksum of an object that takes more than one GET (and, for a
     /// composite checksum, one more for where its upload parts end).
     pub head: u64,
+    /// PUTs of object bytes: a whole object, or one part of a multipart upload.
+    pub put: u64,
+    /// The other requests of a multipart upload: create, complete, abort, list parts.
+    pub multipart: u64,
 }
 
 /// The kinds of request parabyte sends.
@@ -26,6 +30,8 @@ pub(crate) enum RequestKind {
     Get,
     List,
     Head,
+    Put,
+    Multipart,
 }
 
 /// Counters shared by everything that sends requests during one run.
@@ -34,6 +40,8 @@ pub(crate) struct Counters {
     get: AtomicU64,
     list: AtomicU64,
     head: AtomicU64,
+    put: AtomicU64,
+    multipart: AtomicU64,
     pub(crate) connections: AtomicU64,
     pub(crate) retries: AtomicU64,
     verified_checksum: AtomicU64,
@@ -50,6 +58,8 @@ impl Counters {
             RequestKind::Get => &self.get,
             RequestKind::List => &self.list,
             RequestKind::Head => &self.head,
+            RequestKind::Put => &self.put,
+            RequestKind::Multipart => &self.multipart,
         }
         .fetch_add(1, Relaxed);
     }
@@ -82,6 +92,8 @@ impl Counters {
                 get: self.get.load(Relaxed),
                 list: self.list.load(Relaxed),
                 head: self.head.load(Relaxed),
+                put: self.put.load(Relaxed),
+                multipart: self.multipart.load(Relaxed),
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
@@ -116,6 +128,8 @@ impl Snapshot {
                 get: self.requests.get - earlier.requests.get,
                 list: self.requests.list - earlier.requests.list,
                 head: self.requests.head - earlier.requests.head,
+                put: self.requests.put - earlier.requests.put,
+                multipart: self.requests.multipart - earlier.requests.multipart,
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,

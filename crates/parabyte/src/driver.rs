@@ -1,6 +1,6 @@
 //! The one driver of every copy: a [`CopyRequest`] is decided, planned into jobs on a
-//! bounded queue, and the jobs run `workers` at a time through the engine, each ending in
-//! one [`ObjectReport`]; the [`Summary`] adds them up. Generic over the store, so the CLI,
+//! bounded queue, and the jobs run `workers` at a time through the engine (downloads), the
+//! local copier or the uploader, each ending in one [`ObjectReport`]; the [`Summary`] adds them up. Generic over the store, so the CLI,
 //! Python and Dask run it against S3 and the web, and the unit tests against the in-memory
 //! store. Listing feeds downloads through the queue, so the first object starts with the
 //! first page and memory stays flat however many keys there are.
@@ -26,6 +26,7 @@ use crate::source::listing::{list, KeyBounds, ListSpec};
 use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
+use crate::transfer::upload::{UploadJob, Uploader};
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -40,6 +41,8 @@ pub(crate) struct Driver<S> {
     request_limit: Arc<RequestLimit>,
     /// How local files are copied, for every call.
     local: Arc<LocalCopier>,
+    /// How local files are uploaded, for every call (one memory budget).
+    uploader: Arc<Uploader<S>>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -49,10 +52,18 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         transfer: TransferConfig,
         counters: Arc<Counters>,
     ) -> Driver<S> {
+        let request_limit = RequestLimit::new(transfer.max_requests);
+        let uploader = Uploader::new(
+            store.clone(),
+            transfer.clone(),
+            request_limit.clone(),
+            counters.clone(),
+        );
         Driver {
             store,
-            request_limit: RequestLimit::new(transfer.max_requests),
+            request_limit,
             local: Arc::new(LocalCopier::new(&transfer, counters.clone())),
+            uploader: Arc::new(uploader),
             transfer,
             counters,
         }
@@ -171,6 +182,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         let movers = Movers {
             engine: Arc::new(self.engine(reporter.clone())),
             local: self.local.clone(),
+            uploader: self.uploader.clone(),
         };
         let workers = self.transfer.workers;
         let driven = drive(movers, jobs, workers, dry_run, reporter.clone(), started).await;
@@ -230,16 +242,18 @@ struct Outcome {
 }
 
 /// What moves the bytes of a queued job: the engine for objects of the store, the local
-/// copier for local files.
+/// copier for local files, the uploader for files to the store.
 struct Movers<S> {
     engine: Arc<Engine<S>>,
     local: Arc<LocalCopier>,
+    uploader: Arc<Uploader<S>>,
 }
 
 /// A queued job to run.
 enum Move {
     Object(Job),
     Local(LocalJob),
+    Upload(UploadJob),
 }
 
 /// One job's end: its source, the file it was to write, and how it went.
@@ -254,6 +268,7 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
         reporter: Arc<dyn Reporter>,
     ) -> impl Future<Output = Ended> + Send + 'static {
         let (engine, local) = (self.engine.clone(), self.local.clone());
+        let uploader = self.uploader.clone();
         async move {
             match job {
                 Move::Object(job) => {
@@ -280,6 +295,17 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                         job.destination().map(Path::to_path_buf),
                         result,
                     )
+                }
+                Move::Upload(job) => {
+                    let source = job.from.display().to_string();
+                    let result = if dry_run {
+                        let key = job.to.to_string();
+                        reporter.previewed(Preview::verdict(false, &source, &key));
+                        Ok(Finished::Downloaded(0))
+                    } else {
+                        uploader.upload(&job, &*reporter).await
+                    };
+                    (source, None, result)
                 }
             }
         }
@@ -326,6 +352,7 @@ async fn drive<S: Store<Object = ObjectUrl>>(
         let job = match planned {
             Planned::Job(job) => Move::Object(job),
             Planned::Local(job) => Move::Local(job),
+            Planned::Upload(job) => Move::Upload(job),
             Planned::Refused(failure) => {
                 report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
                 outcome.failures.push(failure);

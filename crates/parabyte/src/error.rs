@@ -94,6 +94,22 @@ pub enum Error {
         detail: String,
     },
 
+    /// A write with `--no-clobber` met an object already under its key, which was kept.
+    #[error("{what}: an object is already there and --no-clobber keeps it; leave out --no-clobber to replace it")]
+    Exists {
+        /// The object it is about, e.g. `s3://bucket/key`.
+        what: String,
+    },
+
+    /// A local file changed while it was read for an upload: nothing was stored under its key.
+    #[error("{}: the file changed while it was uploaded ({detail}); nothing was stored under its key, run the command again once it is written", path.display())]
+    FileChanged {
+        /// The file read.
+        path: PathBuf,
+        /// What moved.
+        detail: String,
+    },
+
     /// The bytes received are not the object's: a checksum or the MD5 in the ETag disagrees.
     #[error("{what}: content check failed: {detail}; nothing was saved, run the command again to fetch it anew")]
     Corrupt {

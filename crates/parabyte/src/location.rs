@@ -210,14 +210,15 @@ pub(crate) fn has_userinfo(url: &str) -> bool {
         .is_some_and(|authority| authority.contains('@'))
 }
 
-/// A destination argument, which for now must be a local path: `s3://` and `http(s)://`
-/// destinations are refused (exit 2) rather than taken as a folder named `s3:`.
+/// A destination argument taken as a local path: a URL (`s3://`, `http(s)://`, `gs://`) is
+/// refused (exit 2) rather than taken as a folder named `s3:`. An S3 destination is
+/// `Destination::Store`, never a path.
 pub(crate) fn local_destination(argument: &std::ffi::OsStr) -> Result<PathBuf> {
     let lossy = argument.to_string_lossy();
     let uploads = || {
         Error::InvalidInput(format!(
-            "'{}': uploads are not supported yet; parabyte downloads to a local path \
-             (the destination must be a file or directory on this machine)",
+            "'{}' is not a local path, and parabyte writes only to local paths and to \
+             s3://bucket/key (a UTF-8 key; a web server or another scheme cannot be written)",
             redact(&lossy).escape_debug()
         ))
     };
@@ -499,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn remote_destinations_are_refused_until_uploads_exist() {
+    fn urls_are_never_taken_as_local_paths() {
         for remote in [
             "s3://bucket/up/f.txt",
             "s3://bucket",
@@ -508,7 +509,7 @@ mod tests {
             "gs://bucket/k",
         ] {
             let error = local_destination(remote.as_ref()).unwrap_err().to_string();
-            assert!(error.contains("uploads are not supported yet"), "{error}");
+            assert!(error.contains("is not a local path"), "{error}");
             assert!(!error.contains("hush"), "{error}");
         }
         for local in ["out", "./s3:", "dir/x://y", "-"] {

@@ -82,7 +82,7 @@ impl<'a> Preview<'a> {
 pub struct ObjectReport<'a> {
     /// The source, e.g. `s3://bucket/key` (URLs redacted).
     pub source: &'a str,
-    /// The file written or left in place, when there is one.
+    /// The file written or left in place, when there is one; for an upload, the key's URL.
     #[serde(serialize_with = "as_lossy_path")]
     pub destination: Option<&'a Path>,
     /// Body bytes this run moved for it (a resumed object: only the missing ones).
@@ -129,6 +129,8 @@ pub enum Verification {
     /// Skipped: a file of the same size whose modification time is the object's (another
     /// tool downloaded it, as `aws s3 sync` judges), or a local copy's source's.
     SizeAndTime,
+    /// Skipped: an upload with `--no-clobber` found an object under its key.
+    Exists,
 }
 
 /// A reporter that ignores everything.

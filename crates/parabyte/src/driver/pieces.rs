@@ -11,7 +11,7 @@ use crate::disk::sink::{adopt_pieces, FilePath, Target};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::manifest::Item;
-use crate::plan::{item_target, Destination};
+use crate::plan::{item_target, Landing};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Summary};
 use crate::source::Store;
@@ -88,7 +88,7 @@ fn piece_target(item: &Item, destination: &Path) -> Result<(FilePath, u64, Strin
             item.source
         )));
     };
-    match item_target(item, &Destination::Path(destination.to_owned()))? {
+    match item_target(item, &Landing::Path(destination.to_owned()))? {
         Target::File(path) => Ok((path, size, etag)),
         _ => Err(Error::InvalidInput(format!(
             "{}: its destination is not a regular file; pieces need one",
@@ -171,7 +171,12 @@ mod tests {
         let gets_before = store.seen().len();
         let request = CopyRequest {
             source: crate::plan::Source::Items(vec![item.clone()]),
-            ..CopyRequest::parse(URL, Destination::Path(dir.path().to_owned()), false).unwrap()
+            ..CopyRequest::parse(
+                URL,
+                crate::plan::Destination::Path(dir.path().to_owned()),
+                false,
+            )
+            .unwrap()
         };
         let summary = driver.copy(&request, Arc::new(Silent)).await.unwrap();
         assert!(summary.failures.is_empty(), "{:?}", summary.failures);

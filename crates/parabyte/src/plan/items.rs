@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::planned::{refuse, Planned};
-use super::request::Destination;
+use super::request::Landing;
 use crate::disk::paths::{check_writable, linked_directory, relative_path};
 use crate::disk::sink::{FilePath, StreamTarget, Target};
 use crate::error::{Error, Result};
@@ -20,11 +20,11 @@ use crate::validator::Validator;
 /// and two items may not share a path: they would write into one temporary file.
 pub(crate) async fn plan_items(
     items: Vec<Item>,
-    destination: Destination,
+    destination: Landing,
     queue: mpsc::Sender<Planned>,
     reporter: Arc<dyn Reporter>,
 ) -> Result<()> {
-    if destination == Destination::Stdout && items.len() > 1 {
+    if destination == Landing::Stdout && items.len() > 1 {
         return Err(Error::InvalidInput(format!(
             "{} objects cannot all go to stdout; give a directory",
             items.len()
@@ -43,7 +43,7 @@ pub(crate) async fn plan_items(
             source: item.source.clone(),
         };
         let target = item_target(&item, &destination);
-        if let (Ok(Target::File(_)), Destination::Path(root)) = (&target, &destination) {
+        if let (Ok(Target::File(_)), Landing::Path(root)) = (&target, &destination) {
             if !std::mem::replace(&mut root_checked, true) {
                 // Once, before the first file is fetched: a destination that cannot be
                 // written fails the whole batch, not every item in turn.
@@ -80,11 +80,11 @@ pub(crate) async fn plan_items(
 }
 
 /// Where one item of a batch goes, or why it cannot go there.
-pub(crate) fn item_target(item: &Item, destination: &Destination) -> Result<Target> {
+pub(crate) fn item_target(item: &Item, destination: &Landing) -> Result<Target> {
     let root = match destination {
-        Destination::Path(root) => root,
-        Destination::Stdout => return Ok(Target::Stream(StreamTarget::stdout())),
-        Destination::Discard => return Ok(Target::Discard),
+        Landing::Path(root) => root,
+        Landing::Stdout => return Ok(Target::Stream(StreamTarget::stdout())),
+        Landing::Discard => return Ok(Target::Discard),
     };
     let unsafe_path = |reason: String| Error::UnsafeKey {
         key: item.source.to_string(),

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::destination::{single_object_path, user_file_target};
 use super::planned::{refuse, Planned};
-use super::request::{Destination, StoreCopy};
+use super::request::{Landing, StoreCopy};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::paths::{
@@ -62,15 +62,15 @@ async fn plan_request<S: Store>(
 ) -> Result<()> {
     if request.lists() {
         match &request.destination {
-            Destination::Stdout => {
+            Landing::Stdout => {
                 return Err(Error::InvalidInput(format!(
                     "s3://{}/{} is a prefix: its objects cannot all go to stdout; give a directory",
                     request.source.bucket,
                     list_prefix(&request)
                 )))
             }
-            Destination::Path(root) => check_writable(root, root)?,
-            Destination::Discard => {}
+            Landing::Path(root) => check_writable(root, root)?,
+            Landing::Discard => {}
         }
         let prefix = list_prefix(&request);
         let spec = ListSpec {
@@ -97,11 +97,11 @@ async fn plan_request<S: Store>(
         return Ok(());
     }
     let target = match &request.destination {
-        Destination::Discard => Ok(Target::Discard),
-        Destination::Stdout => Ok(Target::Stream(StreamTarget::stdout())),
+        Landing::Discard => Ok(Target::Discard),
+        Landing::Stdout => Ok(Target::Stream(StreamTarget::stdout())),
         // A path the user named that cannot be written is fatal, before any GET; a key
         // whose name cannot be a file there is refused on its own.
-        Destination::Path(path) => match single_object_path(path, &request.source.key) {
+        Landing::Path(path) => match single_object_path(path, &request.source.key) {
             Ok(path) => Ok(user_file_target(&path)?),
             Err(reason) => Err(reason),
         },
@@ -202,9 +202,9 @@ async fn plan_listing(
             // An unsafe key fails at once, so it can never pass for one side of a collision.
             let unsafe_reason = match (&relative, &request.destination) {
                 (None, _) => Some("it is not under the listed prefix".to_owned()),
-                (Some(relative), Destination::Path(_)) => relative_path(relative).err(),
+                (Some(relative), Landing::Path(_)) => relative_path(relative).err(),
                 // A prefix never lists for stdout: that is refused before listing.
-                (Some(_), Destination::Discard | Destination::Stdout) => None,
+                (Some(_), Landing::Discard | Landing::Stdout) => None,
             };
             let refusal = unsafe_reason.map(|reason| Error::UnsafeKey {
                 key: object.key.clone(),
@@ -282,7 +282,7 @@ async fn send_verdict(
     queue: &mpsc::Sender<Planned>,
     verdict: Verdict<(String, Job)>,
     prefix: &str,
-    destination: &Destination,
+    destination: &Landing,
     reporter: &dyn Reporter,
 ) -> bool {
     let planned = match verdict {
@@ -306,8 +306,8 @@ async fn send_verdict(
         }
         Verdict::Clear((relative, mut job)) => match destination {
             // A prefix never plans for stdout (refused before listing).
-            Destination::Discard | Destination::Stdout => Planned::Job(job),
-            Destination::Path(root) => match relative_path(&relative) {
+            Landing::Discard | Landing::Stdout => Planned::Job(job),
+            Landing::Path(root) => match relative_path(&relative) {
                 Ok(path) => match linked_directory(root, &path) {
                     None => {
                         job.target = Target::File(FilePath::below(root, &path));
@@ -387,7 +387,7 @@ mod tests {
                 bucket: "b".into(),
                 key: key.into(),
             },
-            destination: Destination::Path("/dest".into()),
+            destination: Landing::Path("/dest".into()),
             recursive: false,
             pattern: has_wildcard(key).then(|| Pattern::new(key).unwrap()),
             filters,

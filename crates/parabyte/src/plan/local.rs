@@ -1,5 +1,7 @@
-//! The planner of a local copy: the source file, or the files of a tree in key order (the
-//! local store's walk), each checked and queued as a [`LocalJob`] for the driver. Links are
+//! The planner of a local copy or upload: the source file, or the files of a tree in key
+//! order (the local store's walk), each checked and queued as a [`LocalJob`] (to a local
+//! path) or an [`UploadJob`] (to a key, the file's path below the source with `/`
+//! between names, as the AWS CLI makes it) for the driver. Links are
 //! never followed: each is refused on its own, as are FIFOs, devices and names reserved for
 //! temporary files. A plain tree copy mirrors every directory, empty ones included; a
 //! selective one (a pattern, filters, a dry run) creates only what its files need.
@@ -16,17 +18,20 @@ use crate::disk::local::{LocalJob, LocalTarget};
 use crate::disk::paths::{check_writable, is_reserved, reserved_reason};
 use crate::disk::sink::{FilePath, StreamTarget};
 use crate::error::{Error, Result};
+use crate::location::S3Url;
 use crate::pattern::{excluded_by, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
 use crate::source::local::{Kind, LocalStore, Next, Walked, Window};
+use crate::source::WriteOptions;
+use crate::transfer::upload::UploadJob;
 
 use super::planned::Planned;
 
-/// A local file or tree (or the files a pattern matches) to another local path.
+/// A local file or tree (or the files a pattern matches) to another local path or a store.
 #[derive(Debug, Clone)]
 pub(crate) struct LocalCopy {
     pub source: PathBuf,
-    pub destination: PathBuf,
+    pub destination: LocalDestination,
     /// The source path as a wildcard pattern: walk the directory its literal prefix ends
     /// in, copy the files whose path matches, each to its path below that directory.
     pub pattern: Option<Pattern>,
@@ -35,9 +40,67 @@ pub(crate) struct LocalCopy {
     pub dry_run: bool,
 }
 
+/// Where a local copy goes.
+#[derive(Debug, Clone)]
+pub(crate) enum LocalDestination {
+    /// A local file or directory.
+    Path(PathBuf),
+    /// A key, or a prefix for a tree (a key not ending in `/` is taken as `key/`).
+    Store {
+        url: S3Url,
+        options: Arc<WriteOptions>,
+    },
+}
+
+impl LocalDestination {
+    /// The job for the file `from`, at `relative` below the walked directory.
+    fn job(&self, from: PathBuf, relative: &Path, size: u64) -> Planned {
+        match self {
+            LocalDestination::Path(destination) => Planned::Local(LocalJob {
+                to: LocalTarget::File(FilePath::below(destination, relative)),
+                from,
+                size,
+            }),
+            LocalDestination::Store { url, options } => {
+                let Some(relative) = relative.to_str() else {
+                    return not_a_key(from);
+                };
+                let prefix = match url.key.as_str() {
+                    "" => String::new(),
+                    key if key.ends_with('/') => key.to_owned(),
+                    key => format!("{key}/"),
+                };
+                Planned::Upload(UploadJob {
+                    to: S3Url {
+                        bucket: url.bucket.clone(),
+                        key: format!("{prefix}{relative}"),
+                    },
+                    from,
+                    size,
+                    options: options.clone(),
+                })
+            }
+        }
+    }
+}
+
+/// A file whose name is not UTF-8 cannot become a key.
+fn not_a_key(from: PathBuf) -> Planned {
+    let reason = "its name is not UTF-8, which S3 keys must be; rename it to upload it";
+    Planned::Refused(Failure {
+        source: from.display().to_string(),
+        error: Error::io("skipped", from, io::Error::other(reason)),
+    })
+}
+
 impl LocalCopy {
+    /// A plain tree copy to a local path makes every directory, empty ones too; a store has
+    /// no directories to make.
     fn mirrors_directories(&self) -> bool {
-        self.pattern.is_none() && self.filters.is_empty() && !self.dry_run
+        matches!(self.destination, LocalDestination::Path(_))
+            && self.pattern.is_none()
+            && self.filters.is_empty()
+            && !self.dry_run
     }
 
     /// The directory walked: the source, or the one a pattern's literal part ends in.
@@ -77,8 +140,11 @@ struct Queue {
 impl Queue {
     /// Send one entry; false once the driver stopped taking them.
     fn send(&mut self, planned: Planned) -> bool {
-        if let Planned::Local(job) = &planned {
-            self.reporter.object_queued(Some(job.size));
+        match &planned {
+            Planned::Local(LocalJob { size, .. }) | Planned::Upload(UploadJob { size, .. }) => {
+                self.reporter.object_queued(Some(*size))
+            }
+            Planned::Job(_) | Planned::Refused(_) => {}
         }
         self.queue.blocking_send(planned).is_ok()
     }
@@ -103,8 +169,10 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
     let source = walked.as_path();
     let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
     if metadata.is_dir() {
-        refuse_copy_into_itself(source, &copy.destination)?;
-        check_writable(&copy.destination, &copy.destination)?;
+        if let LocalDestination::Path(destination) = &copy.destination {
+            refuse_copy_into_itself(source, destination)?;
+            check_writable(destination, destination)?;
+        }
         plan_tree(copy, source, queue);
         return Ok(());
     }
@@ -126,16 +194,41 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
         queue.refuse(source, error);
         return Ok(());
     }
-    let to = single_file_target(source, &copy.destination);
-    if let LocalTarget::File(to) = &to {
-        let parent = to.parent().filter(|p| !p.as_os_str().is_empty());
-        check_writable(parent.unwrap_or(Path::new(".")), to)?;
-    }
-    queue.send(Planned::Local(LocalJob {
-        from: source.to_owned(),
-        to,
-        size: metadata.len(),
-    }));
+    let planned = match &copy.destination {
+        LocalDestination::Path(destination) => {
+            let to = single_file_target(source, destination);
+            if let LocalTarget::File(to) = &to {
+                let parent = to.parent().filter(|p| !p.as_os_str().is_empty());
+                check_writable(parent.unwrap_or(Path::new(".")), to)?;
+            }
+            Planned::Local(LocalJob {
+                from: source.to_owned(),
+                to,
+                size: metadata.len(),
+            })
+        }
+        LocalDestination::Store { url, options } => {
+            // Into a prefix (`s3://b/` or `s3://b/dir/`) under the file's name, else to the key.
+            let key = match source.file_name().map(|name| name.to_str()) {
+                _ if !(url.key.is_empty() || url.key.ends_with('/')) => url.key.clone(),
+                Some(Some(name)) => format!("{}{name}", url.key),
+                _ => {
+                    queue.send(not_a_key(source.to_owned()));
+                    return Ok(());
+                }
+            };
+            Planned::Upload(UploadJob {
+                from: source.to_owned(),
+                to: S3Url {
+                    bucket: url.bucket.clone(),
+                    key,
+                },
+                size: metadata.len(),
+                options: options.clone(),
+            })
+        }
+    };
+    queue.send(planned);
     Ok(())
 }
 
@@ -160,8 +253,9 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
     // written (up to the last '/' of the literal prefix), then the path below it.
     let pattern_base = copy.pattern.as_ref().map(Pattern::literal_directory);
     let mut matched = false;
-    let destination = &copy.destination;
-    if copy.mirrors_directories() {
+    if let (true, LocalDestination::Path(destination)) =
+        (copy.mirrors_directories(), &copy.destination)
+    {
         if let Err(error) = Dir::open_tree(destination, Path::new("")) {
             queue.refuse(root, error);
             return;
@@ -170,8 +264,10 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
     let tree = LocalStore::new(root);
     tree.walk(Window::default(), |Walked { relative, kind }| {
         let from = root.join(&relative);
-        let metadata = match kind {
-            Kind::Directory if copy.mirrors_directories() => {
+        let metadata = match (kind, &copy.destination) {
+            (Kind::Directory, LocalDestination::Path(destination))
+                if copy.mirrors_directories() =>
+            {
                 // Created one name at a time below the destination, never through a link.
                 return match Dir::open_tree(destination, &relative) {
                     Ok(_) => Next::Continue,
@@ -181,12 +277,12 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
                     },
                 };
             }
-            Kind::Directory => return Next::Continue,
-            Kind::Unreadable(e) => {
+            (Kind::Directory, _) => return Next::Continue,
+            (Kind::Unreadable(e), _) => {
                 let error = Error::io("cannot read", &from, e);
                 return next(queue.refuse(&from, error));
             }
-            Kind::File(metadata) | Kind::Other(metadata) => metadata,
+            (Kind::File(metadata) | Kind::Other(metadata), _) => metadata,
         };
         let relative_text = relative.to_string_lossy();
         if let (Some(pattern), Some(base)) = (&copy.pattern, &pattern_base) {
@@ -205,9 +301,8 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
         } else if let Some(error) = not_copied(&from, &metadata) {
             queue.refuse(&from, error)
         } else {
-            let to = LocalTarget::File(FilePath::below(destination, &relative));
-            let size = metadata.len();
-            queue.send(Planned::Local(LocalJob { from, to, size }))
+            let job = copy.destination.job(from, &relative, metadata.len());
+            queue.send(job)
         };
         next(sent)
     });

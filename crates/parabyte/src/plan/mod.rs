@@ -19,10 +19,11 @@ use crate::report::Failure;
 use crate::source::listing::KeyBounds;
 pub(crate) use items::{item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
-pub(crate) use local::{plan_local, LocalCopy};
+pub(crate) use local::{plan_local, LocalCopy, LocalDestination};
 pub(crate) use planned::Planned;
+pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
-pub use request::{CopyOptions, CopyRequest, Destination, Source};
+pub use request::{CopyOptions, CopyRequest, Destination, Source, UploadOptions};
 
 /// A request decided: which of the three ways it runs.
 #[derive(Debug)]
@@ -32,34 +33,35 @@ pub(crate) enum Work {
     /// A batch; `refused` are manifest lines that are not items, failures of their own.
     Items {
         items: Vec<Item>,
-        destination: Destination,
+        destination: Landing,
         refused: Vec<Failure>,
     },
-    /// A local file or tree (or the files a pattern matches) to another local path.
+    /// A local file or tree (or the files a pattern matches) to another local path or to
+    /// the store.
     Local(LocalCopy),
 }
 
-/// Decide how a request runs: the one place that tells S3 from web from local from manifest.
+/// Decide how a request runs: the one place that tells S3 from web from local from manifest,
+/// and a download from an upload.
 pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     if let Destination::Path(path) = &request.destination {
         local_destination(path.as_os_str())?;
     }
-    let destination = request.destination.clone();
     let location = match &request.source {
         Source::Location(location) => location,
         Source::Items(items) => {
             return Ok(Work::Items {
                 items: items.clone(),
-                destination,
+                destination: landing(request)?,
                 refused: Vec::new(),
             })
         }
-        Source::Manifest(path) => return read_manifest(path, destination).await,
+        Source::Manifest(path) => return read_manifest(path, landing(request)?).await,
         Source::KeyRange { prefix, bounds } => {
             // A key range is a part of a prefix: filters and dry runs apply as to the whole.
             return Ok(Work::Store(StoreCopy {
                 source: prefix.clone(),
-                destination,
+                destination: landing(request)?,
                 recursive: true,
                 pattern: None,
                 filters: request.options.filters.clone(),
@@ -71,7 +73,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     match location {
         Location::S3(source) => Ok(Work::Store(StoreCopy {
             source: source.clone(),
-            destination,
+            destination: landing(request)?,
             recursive: request.recursive,
             pattern: request.pattern(&source.key)?,
             filters: request.options.filters.clone(),
@@ -82,35 +84,66 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             "a recursive copy needs an s3:// prefix; {url} is one file"
         ))),
         Location::Http(url) => {
-            let (item, destination) = to_path(ObjectUrl::Http(url.clone()), destination);
+            let (item, destination) = to_path(ObjectUrl::Http(url.clone()), landing(request)?);
             Ok(Work::Items {
                 items: vec![item],
                 destination,
                 refused: Vec::new(),
             })
         }
-        Location::Local(source) => match destination {
-            Destination::Path(destination) => Ok(Work::Local(LocalCopy {
-                pattern: request.pattern(&source.to_string_lossy())?,
-                source: source.clone(),
-                destination,
-                filters: request.options.filters.clone(),
-                dry_run: request.options.dry_run,
-            })),
-            Destination::Discard => Err(Error::InvalidInput(
+        Location::Local(source) => decide_local(request, source),
+    }
+}
+
+/// A download's destination; an S3 one is refused until copies between stores exist.
+fn landing(request: &CopyRequest) -> Result<Landing> {
+    match &request.destination {
+        Destination::Path(path) => Ok(Landing::Path(path.clone())),
+        Destination::Discard => Ok(Landing::Discard),
+        Destination::Stdout => Ok(Landing::Stdout),
+        Destination::Store(url) => Err(Error::InvalidInput(format!(
+            "{url}: copies into S3 from S3, the web or a manifest are not supported yet; \
+             download to a local directory, then upload it with parabyte cp -r DIR {url}"
+        ))),
+    }
+}
+
+/// A local file or tree to a local path, or uploaded to the store.
+fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
+    if let (Destination::Store(url), true) = (&request.destination, source == Path::new("-")) {
+        return Err(Error::InvalidInput(format!(
+            "uploading standard input to {url} is not supported yet; write it to a file and upload that"
+        )));
+    }
+    let destination =
+        match &request.destination {
+            Destination::Path(destination) => LocalDestination::Path(destination.clone()),
+            Destination::Store(url) => LocalDestination::Store {
+                url: url.clone(),
+                options: std::sync::Arc::new(request.options.upload.write_options()?),
+            },
+            Destination::Discard => return Err(Error::InvalidInput(
                 "discarding measures a store or a web server; a local source needs a destination"
                     .into(),
             )),
-            Destination::Stdout => Err(Error::InvalidInput(
-                "a local source needs a destination path, not stdout".into(),
-            )),
-        },
-    }
+            Destination::Stdout => {
+                return Err(Error::InvalidInput(
+                    "a local source needs a destination path, not stdout".into(),
+                ))
+            }
+        };
+    Ok(Work::Local(LocalCopy {
+        pattern: request.pattern(&source.to_string_lossy())?,
+        source: source.to_owned(),
+        destination,
+        filters: request.options.filters.clone(),
+        dry_run: request.options.dry_run,
+    }))
 }
 
 /// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard
 /// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`).
-async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
+async fn read_manifest(path: &Path, destination: Landing) -> Result<Work> {
     let (text, name) = if path == Path::new("-") {
         let read = tokio::task::spawn_blocking(|| {
             let mut text = String::new();
@@ -147,7 +180,7 @@ async fn read_manifest(path: &Path, destination: Destination) -> Result<Work> {
 /// One source to `destination` as `cp` reads it: into the directory when it is one (exists
 /// as one or ends in '/'), else to that file name. Returns the item and the directory the
 /// batch goes into.
-fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
+fn to_path(source: ObjectUrl, destination: Landing) -> (Item, Landing) {
     let mut item = Item {
         source,
         destination: None,
@@ -155,15 +188,15 @@ fn to_path(source: ObjectUrl, destination: Destination) -> (Item, Destination) {
         etag: None,
     };
     let destination = match destination {
-        Destination::Path(path) if StreamTarget::device(&path, true).is_some() => {
+        Landing::Path(path) if StreamTarget::device(&path, true).is_some() => {
             // A device or FIFO is written as it is, not as a name in its directory.
             item.destination = Some(std::path::absolute(&path).unwrap_or(path));
-            Destination::Path(PathBuf::from("."))
+            Landing::Path(PathBuf::from("."))
         }
-        Destination::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
+        Landing::Path(path) if !(path.is_dir() || path.to_string_lossy().ends_with('/')) => {
             item.destination = path.file_name().map(PathBuf::from);
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-            Destination::Path(parent.unwrap_or(Path::new(".")).to_owned())
+            Landing::Path(parent.unwrap_or(Path::new(".")).to_owned())
         }
         other => other,
     };

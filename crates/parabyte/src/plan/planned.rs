@@ -1,15 +1,18 @@
-//! What a planner queues for the engine: a job, or an object refused on its own.
+//! What a planner queues for the driver: a job, or an object refused on its own.
 
 use crate::disk::local::LocalJob;
 use crate::error::Error;
 use crate::report::Failure;
 use crate::transfer::engine::Job;
+use crate::transfer::upload::UploadJob;
 
-/// One planned item: an object to fetch, a local file to copy, or one that cannot be.
+/// One planned item: an object to fetch, a local file to copy or upload, or one that
+/// cannot be.
 #[derive(Debug)]
 pub(crate) enum Planned {
     Job(Job),
     Local(LocalJob),
+    Upload(UploadJob),
     Refused(Failure),
 }
 

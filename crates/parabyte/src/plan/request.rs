@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::location::{Location, S3Url};
 use crate::manifest::Item;
 use crate::pattern::{has_wildcard, Filter, Pattern};
 use crate::source::listing::KeyBounds;
+use crate::source::WriteOptions;
 
-/// Where downloaded bytes go.
+/// Where copied bytes go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Destination {
     /// A file, or a directory when it exists as one or ends in `/` (a prefix always goes
@@ -18,6 +19,17 @@ pub enum Destination {
     /// Fetch everything, keep nothing: measures the store and the network, not the disk.
     Discard,
     /// One object's bytes, in order, to standard output (`-` on the command line).
+    Stdout,
+    /// An S3 key, or a prefix when the key is empty or ends in `/` (a tree always goes
+    /// under a prefix): an upload.
+    Store(S3Url),
+}
+
+/// Where a download's bytes land: a destination that is not a store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Landing {
+    Path(PathBuf),
+    Discard,
     Stdout,
 }
 
@@ -65,6 +77,52 @@ pub struct CopyOptions {
     /// Decide everything, fetch nothing: each object goes to [`crate::Reporter::previewed`] as
     /// what would be copied, or why it would be skipped. Listing requests still go out.
     pub dry_run: bool,
+    /// How uploaded objects are stored.
+    pub upload: UploadOptions,
+}
+
+/// How an upload stores its objects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UploadOptions {
+    /// Never replace an object: a key that exists is skipped (`If-None-Match: *`), even
+    /// when another writer stores it while the upload runs.
+    pub no_clobber: bool,
+    /// The objects' `Content-Type`; the store's default when `None`.
+    pub content_type: Option<String>,
+    /// User metadata (`x-amz-meta-NAME: VALUE`), names in lower case, ASCII only.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl UploadOptions {
+    /// What each object is stored with; metadata a header cannot carry is refused.
+    pub(crate) fn write_options(&self) -> Result<WriteOptions> {
+        for (name, value) in &self.metadata {
+            let token = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+            if !token {
+                return Err(Error::InvalidInput(format!(
+                    "metadata name '{}': use letters, digits, '-', '_' or '.'",
+                    name.escape_debug()
+                )));
+            }
+            if !value.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+                return Err(Error::InvalidInput(format!(
+                    "metadata '{name}': its value must be printable ASCII, as S3 headers carry it"
+                )));
+            }
+        }
+        Ok(WriteOptions {
+            no_clobber: self.no_clobber,
+            content_type: self.content_type.clone(),
+            metadata: self
+                .metadata
+                .iter()
+                .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
+                .collect(),
+        })
+    }
 }
 
 impl CopyRequest {
@@ -111,7 +169,7 @@ impl CopyRequest {
 #[derive(Debug, Clone)]
 pub(crate) struct StoreCopy {
     pub source: S3Url,
-    pub destination: Destination,
+    pub destination: Landing,
     pub recursive: bool,
     /// The key as a wildcard pattern: list its literal prefix, keep the keys it matches.
     pub pattern: Option<Pattern>,

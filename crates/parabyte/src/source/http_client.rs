@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::Stream;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -61,7 +61,9 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
 ];
 
 type Connector = CountConnections<HttpsConnector<HttpConnector>>;
-type Sender = hyper_util::client::legacy::Client<Connector, Empty<Bytes>>;
+/// Every request body is in memory: a GET's is empty, an upload part's is read whole
+/// before it is sent, since its CRC goes in a header ahead of it.
+type Sender = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
 
 /// The clients every request of a run goes through: one per local address to send from
 /// (`--bind`), or one that lets the system choose. Each keeps its own pool, and requests
@@ -132,13 +134,17 @@ impl HttpClient {
     }
 
     /// Send one request as it is (no redirects followed).
-    async fn execute(&self, mut request: Request) -> std::result::Result<Response, HttpError> {
+    async fn execute(
+        &self,
+        mut request: Request,
+        body: Bytes,
+    ) -> std::result::Result<Response, HttpError> {
         let url = request.url().clone();
         let uri: hyper::Uri = url
             .as_str()
             .parse()
             .map_err(|e| HttpError::new(Kind::Builder, e))?;
-        let mut sent = hyper::Request::new(Empty::<Bytes>::new());
+        let mut sent = hyper::Request::new(Full::new(body));
         *sent.method_mut() = request.method().clone();
         *sent.uri_mut() = uri;
         // Moved, not copied: the request is consumed here.
@@ -419,29 +425,32 @@ pub(crate) async fn send_following(
     for _ in 0..MAX_REDIRECTS {
         // Bodiless requests always clone; the copy is what the next hop is made from.
         let sent = request.try_clone();
-        let response = send_counted(http, request, counters, kind).await?;
+        let response = send_counted(http, request, Bytes::new(), counters, kind).await?;
         match (sent, redirect_target(&response)) {
             (Some(sent), Some(next)) => request = next_hop(sent, next),
             _ => return Ok(response),
         }
     }
     // Still redirected after the last hop: the caller reports the 3xx it got.
-    send_counted(http, request, counters, kind).await
+    send_counted(http, request, Bytes::new(), counters, kind).await
 }
 
-/// Send a bodiless request as it is, following no redirect: a 3xx is the answer.
+/// Send a request with `body` (empty for a GET) as it is, following no redirect: a 3xx is
+/// the answer.
 pub(crate) async fn send_once(
     http: &HttpClient,
     request: Request,
+    body: Bytes,
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, HttpError> {
-    send_counted(http, request, counters, kind).await
+    send_counted(http, request, body, counters, kind).await
 }
 
 async fn send_counted(
     http: &HttpClient,
     request: Request,
+    body: Bytes,
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, HttpError> {
@@ -456,7 +465,7 @@ async fn send_counted(
         );
         (shown, Instant::now())
     });
-    let result = http.execute(request).await;
+    let result = http.execute(request, body).await;
     if !matches!(&result, Err(error) if error.is_connect() || error.is_builder()) {
         counters.count_request(kind);
     }
@@ -685,7 +694,7 @@ mod read_buffer {
         });
         let http = HttpClient::new(&StoreConfig::default(), Arc::default()).unwrap();
         let request = http.get(format!("http://{address}/big")).build().unwrap();
-        let response = http.execute(request).await.unwrap();
+        let response = http.execute(request, Bytes::new()).await.unwrap();
         let (mut total, mut largest) = (0, 0);
         let mut chunks = response.bytes_stream();
         while let Some(chunk) = chunks.try_next().await.unwrap() {

@@ -16,6 +16,6 @@ pub(crate) mod web;
 
 pub(crate) use answer::{body_of, last_modified, shape_of};
 #[cfg(test)]
-pub(crate) use memory::{Answer, MemoryStore, Seen, When};
+pub(crate) use memory::{Answer, MemoryStore, Request, Seen, When};
 pub(crate) use sources::Sources;
-pub(crate) use store::{Described, Fetched, Shape, Store};
+pub(crate) use store::{Described, Fetched, Shape, Store, UploadedPart, WriteOptions, Written};

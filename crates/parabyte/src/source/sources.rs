@@ -2,12 +2,14 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::listing::{ListPage, ListQuery, PageSink};
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::{Described, Fetched, Store};
+use super::{Described, Fetched, Store, UploadedPart, WriteOptions, Written};
 use crate::error::Result;
-use crate::location::ObjectUrl;
+use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::validator::Validator;
 
@@ -52,5 +54,51 @@ impl Store for Sources {
             ObjectUrl::S3(url) => self.s3.describe(url, pinned, part_number).await,
             ObjectUrl::Http(url) => self.web.describe(url, pinned, part_number).await,
         }
+    }
+
+    // Writes go to S3: a web server takes none.
+
+    async fn put(
+        &self,
+        object: &S3Url,
+        body: Bytes,
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.s3.put(object, body, crc64nvme, options).await
+    }
+
+    async fn create_upload(&self, object: &S3Url, options: &WriteOptions) -> Result<String> {
+        self.s3.create_upload(object, options).await
+    }
+
+    async fn upload_part(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        crc64nvme: u64,
+    ) -> Result<UploadedPart> {
+        self.s3
+            .upload_part(object, upload_id, number, body, crc64nvme)
+            .await
+    }
+
+    async fn complete_upload(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.s3
+            .complete_upload(object, upload_id, parts, crc64nvme, options)
+            .await
+    }
+
+    async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
+        self.s3.abort_upload(object, upload_id).await
     }
 }

@@ -15,7 +15,7 @@ use futures::Stream;
 
 use crate::checksum::StoreChecksum;
 use crate::error::{Error, Result};
-use crate::location::ObjectUrl;
+use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::source::listing::page::{ListPage, ListQuery, PageSink};
 use crate::validator::Validator;
@@ -28,6 +28,8 @@ pub(crate) enum Operation {
     List,
     /// What the store keeps about one version of an object (a HEAD).
     Describe,
+    /// Objects written: PutObject and the multipart upload requests.
+    Write,
 }
 
 impl fmt::Display for Operation {
@@ -35,6 +37,7 @@ impl fmt::Display for Operation {
         f.write_str(match self {
             Operation::List => "list keys",
             Operation::Describe => "describe objects",
+            Operation::Write => "store objects",
         })
     }
 }
@@ -81,6 +84,37 @@ pub(crate) struct Described {
     pub content_md5: Option<[u8; 16]>,
     /// For a HEAD of one upload part: where that part lies in the object.
     pub part: Option<ByteRange>,
+}
+
+/// What an object is stored with, beyond its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct WriteOptions {
+    /// Write only where no object is (`If-None-Match: *`): an existing key answers
+    /// [`Error::Exists`], even when another writer got there first.
+    pub no_clobber: bool,
+    /// `Content-Type`; the store's default when `None`.
+    pub content_type: Option<String>,
+    /// User metadata (`x-amz-meta-NAME`), names in lower case.
+    pub metadata: Vec<(String, String)>,
+}
+
+/// What a store said of an object it stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// The new version's ETag.
+    pub etag: Option<String>,
+    /// The whole-object CRC64NVME the store computed, when it says (it must equal the one sent).
+    pub crc64nvme: Option<u64>,
+}
+
+/// One part of a multipart upload, as the store took it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UploadedPart {
+    /// From 1.
+    pub number: u32,
+    pub etag: String,
+    /// The CRC64NVME of its bytes, sent with it and given back on completion.
+    pub crc64nvme: u64,
 }
 
 /// Something that holds objects: S3, a web server, the in-memory fake.
@@ -131,6 +165,61 @@ pub(crate) trait Store: Send + Sync + 'static {
         _sink: PageSink<'_>,
     ) -> impl Future<Output = Result<ListPage>> + Send {
         std::future::ready(Err(self.unsupported(Operation::List)))
+    }
+
+    /// Store `body` as `object` in one request, with its CRC64NVME for the store to check.
+    fn put(
+        &self,
+        _object: &S3Url,
+        _body: Bytes,
+        _crc64nvme: u64,
+        _options: &WriteOptions,
+    ) -> impl Future<Output = Result<Written>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// Begin a multipart upload whose parts carry CRC64NVMEs and whose object keeps a
+    /// whole-object (FULL_OBJECT) CRC64NVME; returns its upload ID.
+    fn create_upload(
+        &self,
+        _object: &S3Url,
+        _options: &WriteOptions,
+    ) -> impl Future<Output = Result<String>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// Send part `number` (from 1) of an upload, with its CRC64NVME.
+    fn upload_part(
+        &self,
+        _object: &S3Url,
+        _upload_id: &str,
+        _number: u32,
+        _body: Bytes,
+        _crc64nvme: u64,
+    ) -> impl Future<Output = Result<UploadedPart>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// Join `parts` (in order) into the object, whose whole CRC64NVME is `crc64nvme`. A
+    /// store that answers success with an error inside fails here.
+    fn complete_upload(
+        &self,
+        _object: &S3Url,
+        _upload_id: &str,
+        _parts: &[UploadedPart],
+        _crc64nvme: u64,
+        _options: &WriteOptions,
+    ) -> impl Future<Output = Result<Written>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// Throw an upload's parts away: nothing of it stays in the store.
+    fn abort_upload(
+        &self,
+        _object: &S3Url,
+        _upload_id: &str,
+    ) -> impl Future<Output = Result<()>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
     }
 }
 

@@ -7,8 +7,10 @@
 //!   response must say before its bytes are taken for a range;
 //! - `check`: the content check (CRC pieces, ordered MD5), which keeps its own state;
 //! - `throttle`: requests in flight, cut when the store throttles and grown back;
+//! - `upload`: one local file into the store, in one PUT or parts read in parallel;
 
 mod check;
 pub(crate) mod engine;
 mod parts;
 pub(crate) mod throttle;
+pub(crate) mod upload;

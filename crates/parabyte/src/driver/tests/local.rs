@@ -62,6 +62,7 @@ async fn copy(
             filters: selection.filters,
             raw: false,
             dry_run: selection.dry_run,
+            ..CopyOptions::default()
         },
     };
     let summary = driver.copy(&request, recorded.clone()).await;

@@ -2,11 +2,13 @@
 //! each one version with its ETag, modification time, stored checksum and upload part
 //! size; listings with ListObjectsV2's prefix, delimiter, start-after and continuation
 //! rules; and a fault script ([`When`], [`Answer`]) that fails the Nth request of a kind,
-//! cuts a body or a page, changes an object between two requests, or lies. It records
-//! every request. Real servers and the fault proxy prove the wire; this proves the code
+//! cuts a body or a page, changes an object between two requests, or lies. It takes
+//! writes as S3 does (`writes.rs`): PUTs and multipart uploads, each body checked against
+//! the CRC64NVME it came with. It records every request. Real servers and the fault proxy prove the wire; this proves the code
 //! above the seam, fast and exactly.
 
 mod script;
+mod writes;
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -16,14 +18,17 @@ use bytes::Bytes;
 
 use crate::checksum::StoreChecksum;
 use crate::error::{Error, Result};
-use crate::location::ObjectUrl;
+use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::source::listing::{Cursor, ListPage, ListQuery, ObjectEntry, PageSink};
-use crate::source::store::{Body, Described, Fetched, Shape, Store};
+use crate::source::store::{
+    Body, Described, Fetched, Shape, Store, UploadedPart, WriteOptions, Written,
+};
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
-use script::{answer_for, Request, Scripted};
-pub(crate) use script::{Answer, When};
+use script::{answer_for, Scripted};
+pub(crate) use script::{Answer, Request, When};
+use writes::Upload;
 
 /// Bodies arrive in chunks of this size, as from a socket.
 const CHUNK: usize = 64 * 1024;
@@ -71,6 +76,12 @@ struct State {
     /// The HEADs received: the part number each asked for, if any.
     heads: Vec<Option<u32>>,
     lists: Vec<ListSeen>,
+    /// Multipart uploads begun and neither completed nor aborted, by upload ID.
+    uploads: BTreeMap<String, Upload>,
+    /// Upload IDs given out so far.
+    uploads_begun: u64,
+    /// The write requests received, by kind, in order.
+    writes: Vec<Request>,
 }
 
 /// The in-memory store.
@@ -477,6 +488,46 @@ impl Store for MemoryStore {
             });
         }
         sink.finish(page, query)
+    }
+
+    async fn put(
+        &self,
+        object: &S3Url,
+        body: Bytes,
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.answer_put(object, body, crc64nvme, options)
+    }
+
+    async fn create_upload(&self, object: &S3Url, _options: &WriteOptions) -> Result<String> {
+        self.answer_create(object)
+    }
+
+    async fn upload_part(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        crc64nvme: u64,
+    ) -> Result<UploadedPart> {
+        self.answer_part(object, upload_id, number, body, crc64nvme)
+    }
+
+    async fn complete_upload(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.answer_complete(object, upload_id, parts, crc64nvme, options)
+    }
+
+    async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
+        self.answer_abort(object, upload_id)
     }
 }
 

@@ -15,6 +15,16 @@ pub(crate) enum Request {
     Get,
     Head,
     List,
+    /// PutObject.
+    Put,
+    /// CreateMultipartUpload.
+    Create,
+    /// UploadPart (its part number stands where a GET's range start does).
+    Part,
+    /// CompleteMultipartUpload.
+    Complete,
+    /// AbortMultipartUpload.
+    Abort,
 }
 
 /// How a scripted request is answered differently from the honest answer. Each part applies
@@ -168,6 +178,22 @@ impl When {
             request: Request::List,
             nth: Some(n),
             ..When::every()
+        }
+    }
+
+    /// Every write request of this kind.
+    pub(crate) fn write(request: Request) -> When {
+        When {
+            request,
+            ..When::every()
+        }
+    }
+
+    /// The `n`th write request of this kind.
+    pub(crate) fn write_nth(request: Request, n: usize) -> When {
+        When {
+            nth: Some(n),
+            ..When::write(request)
         }
     }
 

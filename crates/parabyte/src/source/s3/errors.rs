@@ -36,11 +36,12 @@ pub(super) async fn error_from_response(
 
 /// The error document of a failed response, read up to [`MAX_ERROR_BODY`] bytes.
 pub(super) async fn read_error(response: Response) -> ErrorDocument {
-    xml::parse_error(&read_error_body(response).await).unwrap_or_default()
+    xml::parse_error(&read_bounded_body(response).await).unwrap_or_default()
 }
 
-/// The body of a failed response, up to [`MAX_ERROR_BODY`] bytes.
-pub(super) async fn read_error_body(response: Response) -> Vec<u8> {
+/// The body of a failed response, or of a small answer (an upload ID), up to
+/// [`MAX_ERROR_BODY`] bytes.
+pub(super) async fn read_bounded_body(response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
@@ -81,7 +82,7 @@ pub(super) async fn region_check(
         .get("x-amz-bucket-region")
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    let body = read_error_body(response).await;
+    let body = read_bounded_body(response).await;
     if status == 400 && body.starts_with(HTTP_TO_HTTPS) {
         return Err(Error::CannotConnect {
             what: what.to_owned(),

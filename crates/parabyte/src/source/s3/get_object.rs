@@ -5,7 +5,7 @@ use reqwest::header::ETAG;
 
 use super::checksum_headers::{content_md5, store_checksum};
 use super::errors::error_from_response;
-use super::{Get, S3Store};
+use super::{Call, S3Store};
 use crate::counters::RequestKind;
 use crate::error::Result;
 use crate::location::S3Url;
@@ -35,7 +35,7 @@ impl S3Store {
             headers.push((precondition.name, &precondition.value));
         }
         let response = self
-            .request(&Get {
+            .request(&Call {
                 method: &reqwest::Method::GET,
                 kind: RequestKind::Get,
                 bucket: &object.bucket,
@@ -43,6 +43,7 @@ impl S3Store {
                 query: "",
                 headers: &headers,
                 what: &what,
+                body: None,
             })
             .await?;
         let Some(shape) = shape_of(response.status(), response.headers(), range, &what)? else {

@@ -5,7 +5,7 @@ use reqwest::header::ETAG;
 
 use super::checksum_headers::{content_md5, store_checksum};
 use super::errors::classify;
-use super::{Get, S3Store};
+use super::{Call, S3Store};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
@@ -24,7 +24,7 @@ impl S3Store {
         what: &str,
     ) -> Result<Response> {
         let response = self
-            .request(&Get {
+            .request(&Call {
                 method: &reqwest::Method::HEAD,
                 kind: RequestKind::Head,
                 bucket: &object.bucket,
@@ -32,6 +32,7 @@ impl S3Store {
                 query,
                 headers,
                 what,
+                body: None,
             })
             .await?;
         let status = response.status();

@@ -4,7 +4,7 @@ use futures::TryStreamExt;
 
 use super::endpoint::encode_query_value;
 use super::errors::{classify, error_from_response};
-use super::{xml, BucketEntry, Get, S3Store};
+use super::{xml, BucketEntry, Call, S3Store};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::source::http_client::{describe, Response};
@@ -28,7 +28,7 @@ impl S3Store {
                 None => String::new(),
             };
             let response = self
-                .request(&Get {
+                .request(&Call {
                     method: &reqwest::Method::GET,
                     kind: RequestKind::List,
                     bucket: "",
@@ -36,6 +36,7 @@ impl S3Store {
                     query: &query,
                     headers: &[],
                     what,
+                    body: None,
                 })
                 .await?;
             if !response.status().is_success() {

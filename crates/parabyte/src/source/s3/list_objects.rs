@@ -9,7 +9,7 @@ use futures::TryStreamExt;
 use super::endpoint::encode_query_value;
 use super::errors::{classify, error_from_response};
 use super::xml::{ListError, PageParser};
-use super::{Get, S3Store};
+use super::{Call, S3Store};
 
 /// Bytes of a listing page that may be held per key asked for (a 1024-byte key
 /// URL-encoded to 3 KiB plus every field stores add, with room to spare)...
@@ -31,7 +31,7 @@ impl S3Store {
     ) -> Result<ListPage> {
         let what = format!("LIST s3://{}/{}", query.bucket, query.prefix);
         let response = self
-            .request(&Get {
+            .request(&Call {
                 method: &reqwest::Method::GET,
                 kind: RequestKind::List,
                 bucket: query.bucket,
@@ -39,6 +39,7 @@ impl S3Store {
                 query: &list_query_string(query),
                 headers: &[],
                 what: &what,
+                body: None,
             })
             .await?;
         if !response.status().is_success() {

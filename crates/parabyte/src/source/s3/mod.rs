@@ -1,7 +1,7 @@
 //! The S3 store: a connection (endpoint, credentials, the region each bucket answered
 //! from) and the one path every request takes, signed and sent again when a bucket turns
 //! out to live elsewhere. Each operation is a file of its own (`get_object`, `head_object`,
-//! `list_objects`, `list_buckets`), `store.rs` puts them behind the [`Store`] trait, and
+//! `list_objects`, `list_buckets`, `put_object`, `multipart`), `store.rs` puts them behind the [`Store`] trait, and
 //! `errors.rs` holds the one function that turns an S3 error response into an [`Error`]
 //! kind.
 //!
@@ -17,10 +17,13 @@ mod get_object;
 mod head_object;
 mod list_buckets;
 mod list_objects;
+mod multipart;
 mod profile;
+mod put_object;
 mod sign;
 mod stat_object;
 mod store;
+mod upload_xml;
 mod xml;
 
 use std::collections::HashMap;
@@ -29,6 +32,7 @@ use std::time::SystemTime;
 
 use aws_config::meta::region::RegionProviderChain;
 use aws_config::BehaviorVersion;
+use bytes::Bytes;
 
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
@@ -36,7 +40,7 @@ use crate::error::{Error, Result};
 use crate::source::http_client::{send_once, transport_error, HttpClient, Response};
 use endpoint::Endpoint;
 use errors::{region_check, RegionCheck};
-use sign::Signer;
+use sign::{Payload, SignedCall, Signer};
 
 pub use stat_object::{ObjectInfo, StoredChecksum};
 pub use xml::BucketEntry;
@@ -84,10 +88,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// One bodiless GET to the store, before it is signed.
+/// One request to the store, before it is signed.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Get<'a> {
-    /// GET, or HEAD for an object's checksum.
+pub(super) struct Call<'a> {
+    /// GET, HEAD for an object's checksum, PUT, POST or DELETE for writes.
     pub(super) method: &'a reqwest::Method,
     pub(super) kind: RequestKind,
     /// Empty for the service itself (ListBuckets).
@@ -98,6 +102,9 @@ pub(super) struct Get<'a> {
     pub(super) headers: &'a [(&'a str, &'a str)],
     /// The request as messages name it, e.g. `GET s3://bucket/key`.
     pub(super) what: &'a str,
+    /// What a write sends; `None` for a bodiless request. Sent unsigned: its checksum
+    /// header, which is signed, is what the store checks it by.
+    pub(super) body: Option<&'a Bytes>,
 }
 
 impl S3Store {
@@ -164,12 +171,12 @@ impl S3Store {
         })
     }
 
-    /// Send a signed (or anonymous) bodiless GET or HEAD and return the response, whatever its status.
+    /// Send a signed (or anonymous) request and return the response, whatever its status.
     /// A redirect to another origin is followed without the signature or session token.
     /// An answer naming another region for the bucket (S3's 301 PermanentRedirect, a 400
     /// AuthorizationHeaderMalformed) is remembered, and the request is signed for that
     /// region and sent once more, to the same host (only AWS's own host follows the region).
-    pub(super) async fn request(&self, get: &Get<'_>) -> Result<Response> {
+    pub(super) async fn request(&self, get: &Call<'_>) -> Result<Response> {
         let bucket = self.bucket_region(get.bucket);
         // Until an answer has settled the region, requests about the bucket go one at a time.
         // One that waited its turn while another settled it goes at once: holding the turn
@@ -216,8 +223,8 @@ impl S3Store {
     }
 
     /// One GET signed for `region`; an empty bucket addresses the service (ListBuckets).
-    async fn send(&self, get: &Get<'_>, region: &str) -> Result<Response> {
-        let Get {
+    async fn send(&self, get: &Call<'_>, region: &str) -> Result<Response> {
+        let Call {
             method,
             kind,
             bucket,
@@ -225,6 +232,7 @@ impl S3Store {
             query,
             headers: extra_headers,
             what,
+            body,
         } = *get;
         let endpoint = if region == self.region {
             std::borrow::Cow::Borrowed(&self.endpoint)
@@ -249,14 +257,17 @@ impl S3Store {
             signed.push(("host", target.host.as_str()));
             signed.extend_from_slice(extra_headers);
             let time = SystemTime::now();
-            for (name, value) in signer.sign(
-                &credentials,
-                region,
-                time,
-                method.as_str(),
-                &target.url,
-                &signed,
-            )? {
+            let payload = match body {
+                None => Payload::Empty,
+                Some(_) => Payload::Unsigned,
+            };
+            let call = SignedCall {
+                method: method.as_str(),
+                url: &target.url,
+                headers: &signed,
+                payload,
+            };
+            for (name, value) in signer.sign(&credentials, region, time, &call)? {
                 request = request.header(name, value);
             }
         }
@@ -264,7 +275,8 @@ impl S3Store {
         let request = request.build().map_err(|e| failed(e.into()))?;
         // Never a redirect: only the endpoint the user gave receives S3 requests, and a
         // region answer changes the signature, nothing else (`errors::region_check`).
-        send_once(&self.http, request, &self.counters, kind)
+        let body = body.cloned().unwrap_or_default();
+        send_once(&self.http, request, body, &self.counters, kind)
             .await
             .map_err(failed)
     }

@@ -15,8 +15,29 @@ use aws_sigv4::sign::v4;
 use super::profile::where_credentials_were_looked_for;
 use crate::error::{with_causes, Error, Result};
 
-/// SHA-256 of an empty body: every request parabyte signs is a bodiless GET.
+/// SHA-256 of an empty body, which every GET, HEAD and LIST signs.
 const EMPTY_BODY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// What the signature says of a request's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// No body.
+    Empty,
+    /// A body the signature does not cover (`UNSIGNED-PAYLOAD`): hashing every uploaded
+    /// byte with SHA-256 would cost more CPU than the upload; the CRC64NVME header each
+    /// body carries is signed, and the store checks the body against it.
+    Unsigned,
+}
+
+/// The parts of one request the signature covers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SignedCall<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) url: &'a str,
+    /// Must include `host`.
+    pub(crate) headers: &'a [(&'a str, &'a str)],
+    pub(crate) payload: Payload,
+}
 
 /// Credentials closer than this to expiry are refreshed before use.
 const REFRESH_MARGIN: Duration = Duration::from_secs(300);
@@ -76,17 +97,21 @@ impl Signer {
     }
 
     /// The headers (x-amz-date, x-amz-content-sha256, authorization, maybe x-amz-security-token)
-    /// that sign a bodiless request for `region` with the given `headers` (which must include
-    /// `host`). The region is per request: a bucket may turn out to live in another one.
+    /// that sign `call` for `region`. The region is per request: a bucket may turn out to
+    /// live in another one.
     pub(crate) fn sign(
         &self,
         credentials: &Credentials,
         region: &str,
         time: SystemTime,
-        method: &str,
-        url: &str,
-        headers: &[(&str, &str)],
+        call: &SignedCall<'_>,
     ) -> Result<Vec<(&'static str, String)>> {
+        let SignedCall {
+            method,
+            url,
+            headers,
+            payload,
+        } = *call;
         let mut settings = SigningSettings::default();
         // S3 wants the path signed exactly as sent: no double encoding, no normalisation.
         settings.percent_encoding_mode = PercentEncodingMode::Single;
@@ -106,7 +131,10 @@ impl Signer {
             method,
             url,
             headers.iter().copied(),
-            SignableBody::Precomputed(EMPTY_BODY_SHA256.to_owned()),
+            match payload {
+                Payload::Empty => SignableBody::Precomputed(EMPTY_BODY_SHA256.to_owned()),
+                Payload::Unsigned => SignableBody::UnsignedPayload,
+            },
         )
         .and_then(|request| sign(request, &params))
         .map_err(|e| Error::InvalidInput(format!("cannot sign {method} request: {e}")))?;
@@ -156,12 +184,15 @@ mod tests {
                 &credentials,
                 "us-east-1",
                 time,
-                "GET",
-                "https://examplebucket.s3.amazonaws.com/test.txt",
-                &[
-                    ("host", "examplebucket.s3.amazonaws.com"),
-                    ("range", "bytes=0-9"),
-                ],
+                &SignedCall {
+                    method: "GET",
+                    url: "https://examplebucket.s3.amazonaws.com/test.txt",
+                    headers: &[
+                        ("host", "examplebucket.s3.amazonaws.com"),
+                        ("range", "bytes=0-9"),
+                    ],
+                    payload: Payload::Empty,
+                },
             )
             .unwrap();
         assert_eq!(
@@ -180,9 +211,12 @@ mod tests {
                 &credentials,
                 "us-east-1",
                 time,
-                "GET",
-                "https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J",
-                &[("host", "examplebucket.s3.amazonaws.com")],
+                &SignedCall {
+                    method: "GET",
+                    url: "https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J",
+                    headers: &[("host", "examplebucket.s3.amazonaws.com")],
+                    payload: Payload::Empty,
+                },
             )
             .unwrap();
         assert!(authorization(&headers).ends_with(

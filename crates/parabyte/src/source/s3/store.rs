@@ -1,11 +1,13 @@
 //! The S3 store behind the [`Store`] seam: each operation is its own file.
 
+use bytes::Bytes;
+
 use super::S3Store;
 use crate::error::Result;
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::listing::{ListPage, ListQuery, PageSink};
-use crate::source::{Described, Fetched, Store};
+use crate::source::{Described, Fetched, Store, UploadedPart, WriteOptions, Written};
 use crate::validator::Validator;
 
 impl Store for S3Store {
@@ -35,5 +37,47 @@ impl Store for S3Store {
 
     async fn list_page(&self, query: &ListQuery<'_>, sink: PageSink<'_>) -> Result<ListPage> {
         self.list_objects_page(query, sink).await
+    }
+
+    async fn put(
+        &self,
+        object: &S3Url,
+        body: Bytes,
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.put_object(object, body, crc64nvme, options).await
+    }
+
+    async fn create_upload(&self, object: &S3Url, options: &WriteOptions) -> Result<String> {
+        self.create_multipart_upload(object, options).await
+    }
+
+    async fn upload_part(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        crc64nvme: u64,
+    ) -> Result<UploadedPart> {
+        self.upload_part_of(object, upload_id, number, body, crc64nvme)
+            .await
+    }
+
+    async fn complete_upload(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.complete_multipart_upload(object, upload_id, parts, crc64nvme, options)
+            .await
+    }
+
+    async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
+        self.abort_multipart_upload(object, upload_id).await
     }
 }

@@ -416,7 +416,7 @@ fn blank_entry() -> ObjectEntry {
 }
 
 /// Append the character an entity such as `&quot;` or `&#34;` stands for.
-fn push_reference(
+pub(super) fn push_reference(
     value: &mut String,
     reference: &quick_xml::events::BytesRef<'_>,
 ) -> Result<(), String> {

@@ -1,0 +1,254 @@
+//! Uploads through the real binary against the real servers: every key's bytes read back
+//! and compared, the CRC64NVME each object keeps checked by a download, requests counted by
+//! the proxy, faults injected by it, and nothing left behind (no object, no unfinished
+//! multipart upload) when an upload fails.
+
+mod common;
+
+use std::os::unix::ffi::OsStrExt;
+
+use common::{run, stderr, summary, Bed};
+use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind};
+
+const MIB: usize = 1024 * 1024;
+
+/// A tree with a file at every size the uploader tells apart: empty, small, exactly one
+/// part (one PUT), one byte more (two parts), several parts, and names that need encoding.
+fn tree() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("empty", Vec::new()),
+        ("small.txt", payload(1, 1000)),
+        ("one part.bin", payload(2, 5 * MIB)),
+        ("nested/two parts.bin", payload(3, 5 * MIB + 1)),
+        ("nested/deeper/ünïcödé+%.bin", payload(4, 11 * MIB + 7)),
+    ]
+}
+
+fn write_tree(bed: &Bed, root: &str) {
+    for (path, bytes) in tree() {
+        let path = bed.path(root).join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+fn tree_round_trip(kind: ServerKind) {
+    let bed = Bed::new(kind, "upload");
+    write_tree(&bed, "src");
+    let output = run(bed.parabyte().args([
+        "cp",
+        "-r",
+        "--json",
+        "--part-size",
+        "5MiB",
+        "src",
+        &bed.url("up"),
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (path, bytes) in tree() {
+        let stored = bed
+            .admin
+            .get_object(&bed.bucket, &format!("up/{path}"))
+            .unwrap();
+        assert!(
+            stored == bytes,
+            "{path}: {} vs {} bytes",
+            stored.len(),
+            bytes.len()
+        );
+    }
+    // One PUT per file up to a part, one per part above it, and a create and a complete
+    // for each of the two multipart files.
+    let seen = bed.proxy.counts();
+    assert_eq!(
+        (seen.put, seen.other, seen.get, seen.head),
+        (3 + 2 + 3, 4, 0, 0)
+    );
+    let json = summary(&output);
+    assert_eq!(json["requests"]["put"], seen.put);
+    assert_eq!(json["requests"]["multipart"], seen.other);
+    assert_eq!(json["objects"], tree().len());
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+
+    // Each object keeps the CRC64NVME sent, which the download checks at no extra cost.
+    let back = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("up/"), "back"]));
+    assert!(back.status.success(), "{}", stderr(&back));
+    let downloaded = summary(&back);
+    assert_eq!(
+        downloaded["verified"]["checksum"],
+        tree().len() - 1,
+        "all but the empty one"
+    );
+    for (path, bytes) in tree() {
+        assert_eq!(
+            std::fs::read(bed.path("back").join(path)).unwrap(),
+            bytes,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn a_tree_goes_up_and_comes_back_checked_versitygw() {
+    tree_round_trip(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_tree_goes_up_and_comes_back_checked_minio() {
+    tree_round_trip(ServerKind::Minio);
+}
+
+#[test]
+fn a_tree_goes_up_and_comes_back_checked_seaweedfs() {
+    tree_round_trip(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn a_tree_goes_up_and_comes_back_checked_moto() {
+    tree_round_trip(ServerKind::Moto);
+}
+
+#[test]
+fn a_file_goes_to_the_key_named_or_under_the_prefix_named() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-one");
+    std::fs::write(bed.path("f.txt"), b"one file\n").unwrap();
+    for (destination, key) in [("s3://{b}/k.txt", "k.txt"), ("s3://{b}/p/", "p/f.txt")] {
+        let destination = destination.replace("{b}", &bed.bucket);
+        let output = run(bed.parabyte().args(["cp", "f.txt", &destination]));
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(
+            &bed.admin.get_object(&bed.bucket, key).unwrap()[..],
+            b"one file\n"
+        );
+    }
+}
+
+/// Runs an upload of one 11 MiB file (three parts of 5 MiB) with `fault` on the requests
+/// `rule` picks; returns the run's output.
+fn upload_with(bed: &Bed, rule: Rule, fault: Fault) -> std::process::Output {
+    std::fs::write(bed.path("big.bin"), payload(9, 11 * MIB)).unwrap();
+    bed.proxy.inject(rule, fault);
+    run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "5MiB",
+        "--timeout",
+        "2",
+        "big.bin",
+        &bed.url("big.bin"),
+    ]))
+}
+
+#[test]
+fn a_part_refused_or_unanswered_is_sent_again() {
+    // The second: the store took the part, but its answer never came.
+    let lost = Fault::delay_headers(std::time::Duration::from_secs(30));
+    for fault in [Fault::error(503, "SlowDown"), lost] {
+        let bed = Bed::new(ServerKind::Minio, "upload-retry");
+        let output = upload_with(&bed, Rule::kind(RequestKind::Put).nth(2), fault);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let json = summary(&output);
+        assert_eq!(json["requests"]["put"], 4, "three parts and one sent again");
+        assert_eq!(json["retries"], 1);
+        let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
+        assert!(stored == payload(9, 11 * MIB));
+    }
+}
+
+#[test]
+fn a_complete_answered_200_with_an_error_is_a_failure_sent_again() {
+    let bed = Bed::new(ServerKind::Minio, "upload-200");
+    // The second POST is the complete (the first created the upload).
+    let rule = Rule::kind(RequestKind::Other)
+        .key_contains("big.bin")
+        .nth(2);
+    let output = upload_with(&bed, rule, Fault::error_in_200("InternalError"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = summary(&output);
+    assert_eq!(
+        json["requests"]["multipart"], 3,
+        "create, the complete, and it again"
+    );
+    assert_eq!(json["retries"], 1);
+    let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
+    assert!(stored == payload(9, 11 * MIB));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+#[test]
+fn a_failed_upload_is_aborted_and_leaves_nothing() {
+    let bed = Bed::new(ServerKind::Minio, "upload-abort");
+    let output = upload_with(
+        &bed,
+        Rule::kind(RequestKind::Put).nth(2),
+        Fault::error(403, "AccessDenied"),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("big.bin"), "{}", stderr(&output));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0, "aborted");
+    assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
+}
+
+#[test]
+fn no_clobber_keeps_what_is_there() {
+    let bed = Bed::new(ServerKind::Minio, "upload-noclobber");
+    bed.admin
+        .put_object(&bed.bucket, "small.txt", "theirs")
+        .unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "big.bin", "theirs too")
+        .unwrap();
+    std::fs::write(bed.path("small.txt"), b"mine").unwrap();
+    std::fs::write(bed.path("big.bin"), payload(5, 6 * MIB)).unwrap();
+    for name in ["small.txt", "big.bin"] {
+        let output = run(bed.parabyte().args([
+            "cp",
+            "--json",
+            "--no-clobber",
+            "--part-size",
+            "5MiB",
+            name,
+            &bed.url(name),
+        ]));
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert_eq!(summary(&output)["skipped"], 1, "{name}");
+    }
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "small.txt").unwrap()[..],
+        b"theirs"
+    );
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "big.bin").unwrap()[..],
+        b"theirs too"
+    );
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+#[test]
+fn links_fifos_and_names_that_cannot_be_keys_are_reported_and_the_rest_go_on() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-odd");
+    let src = bed.path("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("plain.txt"), b"plain").unwrap();
+    std::fs::write(bed.path("outside.txt"), b"secret").unwrap();
+    std::os::unix::fs::symlink(bed.path("outside.txt"), src.join("link.txt")).unwrap();
+    let fifo = std::ffi::CString::new(src.join("fifo").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only reads it.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let odd = std::ffi::OsStr::from_bytes(b"not-utf8-\xff.txt");
+    std::fs::write(src.join(odd), b"odd").unwrap();
+    let output = run(bed.parabyte().args(["cp", "-r", "src", &bed.url("t/")]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    for reported in ["link.txt", "fifo", "not UTF-8"] {
+        assert!(message.contains(reported), "{reported}: {message}");
+    }
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "t/plain.txt").unwrap()[..],
+        b"plain"
+    );
+    assert!(bed.admin.get_object(&bed.bucket, "t/link.txt").is_err());
+}

@@ -1,0 +1,237 @@
+//! Writes to the in-memory store, taken as S3 takes them: a PUT's body must match the
+//! CRC64NVME it came with, a multipart upload's parts theirs and the complete the whole
+//! object's; `If-None-Match: *` refuses an existing key; an aborted upload leaves nothing.
+//! The fault script picks writes by kind (and a part by its number).
+
+use std::collections::BTreeMap;
+
+use bytes::{Bytes, BytesMut};
+use md5::{Digest as _, Md5};
+
+use super::script::{answer_for, Request};
+use super::{MemoryStore, Stored};
+use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecksum};
+use crate::error::{Error, Result};
+use crate::location::S3Url;
+use crate::source::{UploadedPart, WriteOptions, Written};
+use crate::validator::Validator;
+
+/// A multipart upload begun and not yet completed or aborted.
+#[derive(Debug, Clone)]
+pub(super) struct Upload {
+    url: String,
+    /// By part number: its bytes and ETag.
+    parts: BTreeMap<u32, (Bytes, String)>,
+}
+
+impl MemoryStore {
+    /// The uploads begun and neither completed nor aborted: orphans, after a run.
+    pub(crate) fn open_uploads(&self) -> usize {
+        self.lock().uploads.len()
+    }
+
+    /// The write requests received, by kind, in order.
+    pub(crate) fn writes(&self) -> Vec<Request> {
+        self.lock().writes.clone()
+    }
+
+    /// The checksum the object at `url` keeps.
+    pub(crate) fn checksum_of(&self, url: &str) -> Option<StoreChecksum> {
+        let state = self.lock();
+        state
+            .objects
+            .get(url)
+            .and_then(|object| object.keeps.map(|(kept, _)| kept))
+    }
+
+    /// The bytes of the object at `url`, if there is one.
+    pub(crate) fn data_of(&self, url: &str) -> Option<Bytes> {
+        self.lock()
+            .objects
+            .get(url)
+            .map(|object| object.data.clone())
+    }
+
+    /// The scripted answer to a write, after recording it; its failure, if scripted.
+    fn receive(&self, request: Request, url: &str, number: Option<u32>) -> Result<()> {
+        let mut state = self.lock();
+        state.writes.push(request);
+        let answer = answer_for(&mut state.script, request, url, number.map(u64::from));
+        match answer.fail {
+            Some(error) => Err(error()),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn answer_put(
+        &self,
+        object: &S3Url,
+        body: Bytes,
+        crc: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let url = object.to_string();
+        self.receive(Request::Put, &url, None)?;
+        check_body(&format!("PUT {url}"), &body, crc)?;
+        let etag = format!("\"{}\"", hex::encode(Md5::digest(&body)));
+        self.store_object(&url, body, etag, crc, options)
+    }
+
+    pub(super) fn answer_create(&self, object: &S3Url) -> Result<String> {
+        let url = object.to_string();
+        self.receive(Request::Create, &url, None)?;
+        let mut state = self.lock();
+        state.uploads_begun += 1;
+        let id = format!("upload-{}", state.uploads_begun);
+        state.uploads.insert(
+            id.clone(),
+            Upload {
+                url,
+                parts: BTreeMap::new(),
+            },
+        );
+        Ok(id)
+    }
+
+    pub(super) fn answer_part(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        crc: u64,
+    ) -> Result<UploadedPart> {
+        let url = object.to_string();
+        let what = format!("UploadPart {url} part {number}");
+        self.receive(Request::Part, &url, Some(number))?;
+        check_body(&what, &body, crc)?;
+        let etag = format!("\"{}\"", hex::encode(Md5::digest(&body)));
+        let mut state = self.lock();
+        let upload = upload_of(&mut state.uploads, upload_id, &url, &what)?;
+        upload.parts.insert(number, (body, etag.clone()));
+        Ok(UploadedPart {
+            number,
+            etag,
+            crc64nvme: crc,
+        })
+    }
+
+    pub(super) fn answer_complete(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let url = object.to_string();
+        let what = format!("CompleteMultipartUpload {url}");
+        self.receive(Request::Complete, &url, None)?;
+        let mut data = BytesMut::new();
+        let mut whole = 0;
+        {
+            let mut state = self.lock();
+            let upload = upload_of(&mut state.uploads, upload_id, &url, &what)?;
+            for (index, part) in parts.iter().enumerate() {
+                let Some((bytes, etag)) = upload.parts.get(&part.number) else {
+                    return Err(invalid_part(&what, part.number, "was never uploaded"));
+                };
+                if *etag != part.etag || crc64nvme(bytes) != part.crc64nvme {
+                    return Err(invalid_part(&what, part.number, "is not the one named"));
+                }
+                whole = match index {
+                    0 => part.crc64nvme,
+                    _ => crc64nvme_after(whole, part.crc64nvme, bytes.len() as u64),
+                };
+                data.extend_from_slice(bytes);
+            }
+        }
+        if whole != crc {
+            return Err(Error::Corrupt {
+                what,
+                detail: "400 BadDigest: the parts' CRC64NVME is not the one sent".into(),
+            });
+        }
+        let etag = format!("\"{}-{}\"", hex::encode(Md5::digest(&data)), parts.len());
+        let written = self.store_object(&url, data.freeze(), etag, crc, options)?;
+        self.lock().uploads.remove(upload_id);
+        Ok(written)
+    }
+
+    pub(super) fn answer_abort(&self, object: &S3Url, upload_id: &str) -> Result<()> {
+        let url = object.to_string();
+        self.receive(Request::Abort, &url, None)?;
+        self.lock().uploads.remove(upload_id);
+        Ok(())
+    }
+
+    /// Store an object, unless `no_clobber` and one is there.
+    fn store_object(
+        &self,
+        url: &str,
+        data: Bytes,
+        etag: String,
+        crc: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let mut state = self.lock();
+        if options.no_clobber && state.objects.contains_key(url) {
+            return Err(Error::Exists {
+                what: url.to_owned(),
+            });
+        }
+        let checksum = FullChecksum {
+            algorithm: Crc::Crc64Nvme,
+            value: crc,
+        };
+        let size = data.len() as u64;
+        state.objects.insert(
+            url.to_owned(),
+            Stored {
+                data,
+                validator: Some(Validator::ETag(etag.clone())),
+                modified: None,
+                keeps: Some((StoreChecksum::Full(checksum), size)),
+                own_part_etags: false,
+            },
+        );
+        Ok(Written {
+            etag: Some(etag),
+            crc64nvme: Some(crc),
+        })
+    }
+}
+
+/// S3 refuses a body whose CRC is not the one in its header (400 BadDigest).
+fn check_body(what: &str, body: &[u8], crc: u64) -> Result<()> {
+    match crc64nvme(body) == crc {
+        true => Ok(()),
+        false => Err(Error::Corrupt {
+            what: what.to_owned(),
+            detail: "400 BadDigest: the body is not the CRC64NVME sent".into(),
+        }),
+    }
+}
+
+fn upload_of<'a>(
+    uploads: &'a mut BTreeMap<String, Upload>,
+    id: &str,
+    url: &str,
+    what: &str,
+) -> Result<&'a mut Upload> {
+    uploads
+        .get_mut(id)
+        .filter(|upload| upload.url == url)
+        .ok_or_else(|| Error::NotFound {
+            what: what.to_owned(),
+            detail: "404 NoSuchUpload".into(),
+        })
+}
+
+fn invalid_part(what: &str, number: u32, why: &str) -> Error {
+    Error::Http {
+        what: what.to_owned(),
+        status: 400,
+        detail: format!("400 InvalidPart: part {number} {why}"),
+    }
+}

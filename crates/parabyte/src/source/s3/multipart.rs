@@ -1,0 +1,204 @@
+//! Multipart uploads: create (asking for a whole-object CRC64NVME), one part with its CRC,
+//! complete (whose 200 may carry an error), abort.
+
+use bytes::Bytes;
+use reqwest::header::ETAG;
+
+use super::endpoint::encode_query_value;
+use super::errors::{classify, error_from_response, read_bounded_body};
+use super::put_object::{
+    checksum_headers, metadata_headers, object_headers, parse_crc64nvme, refused_write,
+    render_crc64nvme, CRC64NVME_HEADER,
+};
+use super::upload_xml::{complete_body, completed, upload_id, Completed};
+use super::{Call, S3Store};
+use crate::counters::RequestKind;
+use crate::error::{Error, Result};
+use crate::location::S3Url;
+use crate::source::{UploadedPart, WriteOptions, Written};
+
+impl S3Store {
+    pub(super) async fn create_multipart_upload(
+        &self,
+        object: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<String> {
+        let what = format!("CreateMultipartUpload {object}");
+        let metadata = metadata_headers(options);
+        let mut headers = object_headers(options, &metadata);
+        headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
+        headers.push(("x-amz-checksum-type", "FULL_OBJECT"));
+        let response = self
+            .request(&Call {
+                method: &reqwest::Method::POST,
+                kind: RequestKind::Multipart,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: "uploads=",
+                headers: &headers,
+                what: &what,
+                body: None,
+            })
+            .await?;
+        if !response.status().is_success() {
+            return Err(
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
+            );
+        }
+        let body = read_bounded_body(response).await;
+        upload_id(&body).map_err(|detail| Error::Protocol { what, detail })
+    }
+
+    pub(super) async fn upload_part_of(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        crc64nvme: u64,
+    ) -> Result<UploadedPart> {
+        let what = format!("UploadPart {object} part {number}");
+        let query = format!(
+            "partNumber={number}&uploadId={}",
+            encode_query_value(upload_id)
+        );
+        let checksum = render_crc64nvme(crc64nvme);
+        let response = self
+            .request(&Call {
+                method: &reqwest::Method::PUT,
+                kind: RequestKind::Put,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: &query,
+                headers: &checksum_headers(&checksum),
+                what: &what,
+                body: Some(&body),
+            })
+            .await?;
+        if !response.status().is_success() {
+            return Err(
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
+            );
+        }
+        let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok());
+        // Without its ETag the part cannot be named in the complete: send it again.
+        let Some(etag) = etag.filter(|etag| !etag.is_empty()) else {
+            return Err(Error::Protocol {
+                what,
+                detail: "the store took the part but named no ETag for it".into(),
+            });
+        };
+        let echoed = response.headers().get(CRC64NVME_HEADER);
+        if let Some(echoed) = echoed.and_then(|v| v.to_str().ok()) {
+            if parse_crc64nvme(echoed) != Some(crc64nvme) {
+                return Err(Error::Corrupt {
+                    what,
+                    detail: format!(
+                        "the store computed CRC64NVME {echoed}, parabyte sent {checksum}"
+                    ),
+                });
+            }
+        }
+        Ok(UploadedPart {
+            number,
+            etag: etag.to_owned(),
+            crc64nvme,
+        })
+    }
+
+    pub(super) async fn complete_multipart_upload(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let what = format!("CompleteMultipartUpload {object}");
+        let query = format!("uploadId={}", encode_query_value(upload_id));
+        let checksum = render_crc64nvme(crc64nvme);
+        let mut headers = vec![
+            (CRC64NVME_HEADER, checksum.as_str()),
+            ("x-amz-checksum-type", "FULL_OBJECT"),
+        ];
+        if options.no_clobber {
+            headers.push(("if-none-match", "*"));
+        }
+        let body = Bytes::from(complete_body(parts));
+        let response = self
+            .request(&Call {
+                method: &reqwest::Method::POST,
+                kind: RequestKind::Multipart,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: &query,
+                headers: &headers,
+                what: &what,
+                body: Some(&body),
+            })
+            .await?;
+        if !response.status().is_success() {
+            let error =
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await;
+            return Err(refused_write(error, object, options));
+        }
+        let mut done = super::put_object::written(response.headers());
+        let body = read_bounded_body(response).await;
+        match completed(&body).map_err(|detail| Error::Protocol {
+            what: what.clone(),
+            detail,
+        })? {
+            Completed::Done { etag, crc64nvme } => {
+                done.etag = etag.or(done.etag);
+                done.crc64nvme = crc64nvme
+                    .as_deref()
+                    .and_then(parse_crc64nvme)
+                    .or(done.crc64nvme);
+                Ok(done)
+            }
+            // An InternalError here is a 500 in all but status: retried like one.
+            Completed::Failed(error) => {
+                let status = match error.code.as_str() {
+                    "InternalError" | "ServiceUnavailable" => 500,
+                    "SlowDown" => 503,
+                    _ => 400,
+                };
+                let error = classify(
+                    status,
+                    &error.code,
+                    &error.message,
+                    &what,
+                    &object.bucket,
+                    self.anonymous(),
+                );
+                Err(refused_write(error, object, options))
+            }
+        }
+    }
+
+    pub(super) async fn abort_multipart_upload(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+    ) -> Result<()> {
+        let what = format!("AbortMultipartUpload {object}");
+        let query = format!("uploadId={}", encode_query_value(upload_id));
+        let response = self
+            .request(&Call {
+                method: &reqwest::Method::DELETE,
+                kind: RequestKind::Multipart,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: &query,
+                headers: &[],
+                what: &what,
+                body: None,
+            })
+            .await?;
+        match response.status().as_u16() {
+            // Gone already is what an abort asks for.
+            200..=299 | 404 => Ok(()),
+            _ => Err(error_from_response(response, &what, &object.bucket, self.anonymous()).await),
+        }
+    }
+}

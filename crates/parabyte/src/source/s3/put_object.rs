@@ -1,0 +1,117 @@
+//! PutObject: one object in one request, with its CRC64NVME for the store to check, and
+//! the headers every write shares (conditions, content type, metadata).
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, ETAG};
+
+use super::errors::error_from_response;
+use super::{Call, S3Store};
+use crate::checksum::{Crc, FullChecksum};
+use crate::counters::RequestKind;
+use crate::error::{Error, Result};
+use crate::location::S3Url;
+use crate::source::{WriteOptions, Written};
+
+/// The header a CRC64NVME travels in, requests and answers alike.
+pub(super) const CRC64NVME_HEADER: &str = "x-amz-checksum-crc64nvme";
+
+impl S3Store {
+    pub(super) async fn put_object(
+        &self,
+        object: &S3Url,
+        body: Bytes,
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let what = format!("PUT {object}");
+        let checksum = render_crc64nvme(crc64nvme);
+        let metadata = metadata_headers(options);
+        let mut headers = object_headers(options, &metadata);
+        headers.extend(checksum_headers(&checksum));
+        if options.no_clobber {
+            headers.push(("if-none-match", "*"));
+        }
+        let response = self
+            .request(&Call {
+                method: &reqwest::Method::PUT,
+                kind: RequestKind::Put,
+                bucket: &object.bucket,
+                key: &object.key,
+                query: "",
+                headers: &headers,
+                what: &what,
+                body: Some(&body),
+            })
+            .await?;
+        if !response.status().is_success() {
+            let error =
+                error_from_response(response, &what, &object.bucket, self.anonymous()).await;
+            return Err(refused_write(error, object, options));
+        }
+        Ok(written(response.headers()))
+    }
+}
+
+/// The headers that send a body's CRC64NVME. The algorithm header is what the AWS SDKs
+/// send beside it, and moto reads the checksum only when it is there.
+pub(super) fn checksum_headers(checksum: &str) -> [(&'static str, &str); 2] {
+    [
+        ("x-amz-sdk-checksum-algorithm", "CRC64NVME"),
+        (CRC64NVME_HEADER, checksum),
+    ]
+}
+
+/// A CRC64NVME as S3's headers and XML carry it: base64 of its big-endian bytes.
+pub(super) fn render_crc64nvme(value: u64) -> String {
+    FullChecksum {
+        algorithm: Crc::Crc64Nvme,
+        value,
+    }
+    .render()
+}
+
+/// The CRC64NVME an answer names, when it names a well-formed one.
+pub(super) fn parse_crc64nvme(text: &str) -> Option<u64> {
+    FullChecksum::parse(Crc::Crc64Nvme, text).map(|checksum| checksum.value)
+}
+
+/// `x-amz-meta-NAME` for each metadata entry, owned so the headers can borrow them.
+pub(super) fn metadata_headers(options: &WriteOptions) -> Vec<(String, &str)> {
+    options
+        .metadata
+        .iter()
+        .map(|(name, value)| (format!("x-amz-meta-{name}"), value.as_str()))
+        .collect()
+}
+
+/// The headers an object is stored with: its content type and metadata.
+pub(super) fn object_headers<'a>(
+    options: &'a WriteOptions,
+    metadata: &'a [(String, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut headers = Vec::with_capacity(metadata.len() + 3);
+    if let Some(content_type) = &options.content_type {
+        headers.push(("content-type", content_type.as_str()));
+    }
+    headers.extend(metadata.iter().map(|(name, value)| (name.as_str(), *value)));
+    headers
+}
+
+/// What the store's answer to a finished write says of the new object.
+pub(super) fn written(headers: &HeaderMap) -> Written {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    Written {
+        etag: header(ETAG.as_str()).map(str::to_owned),
+        crc64nvme: header(CRC64NVME_HEADER).and_then(parse_crc64nvme),
+    }
+}
+
+/// A refused conditional write is an existing key kept, not a changed object.
+pub(super) fn refused_write(error: Error, object: &S3Url, options: &WriteOptions) -> Error {
+    match error {
+        Error::Changed { .. } if options.no_clobber => Error::Exists {
+            what: object.to_string(),
+        },
+        other => other,
+    }
+}

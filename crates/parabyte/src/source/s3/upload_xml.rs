@@ -1,0 +1,182 @@
+//! The XML of multipart uploads: the upload ID a create answers, the part list a complete
+//! sends, and what a complete answers, which may be an error inside a 200.
+
+use quick_xml::escape::escape;
+use quick_xml::events::Event;
+use quick_xml::Reader;
+
+use super::put_object::render_crc64nvme;
+use super::xml::{push_reference, ErrorDocument};
+use crate::source::UploadedPart;
+
+/// What a CompleteMultipartUpload answered with a 200.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Completed {
+    /// The object is stored: its ETag and the CRC64NVME the store computed, when named.
+    Done {
+        etag: Option<String>,
+        crc64nvme: Option<String>,
+    },
+    /// S3 answers 200 as soon as it starts joining the parts and may still fail: then
+    /// the body is an error document.
+    Failed(ErrorDocument),
+}
+
+/// The body of a CompleteMultipartUpload: every part in order, with its ETag and CRC.
+pub(super) fn complete_body(parts: &[UploadedPart]) -> String {
+    let mut body = String::with_capacity(64 + parts.len() * 128);
+    body.push_str("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+    for part in parts {
+        body.push_str("<Part><ETag>");
+        body.push_str(&escape(part.etag.as_str()));
+        body.push_str("</ETag><PartNumber>");
+        body.push_str(&part.number.to_string());
+        body.push_str("</PartNumber><ChecksumCRC64NVME>");
+        body.push_str(&render_crc64nvme(part.crc64nvme));
+        body.push_str("</ChecksumCRC64NVME></Part>");
+    }
+    body.push_str("</CompleteMultipartUpload>");
+    body
+}
+
+/// The `UploadId` of a CreateMultipartUpload answer.
+pub(super) fn upload_id(body: &[u8]) -> Result<String, String> {
+    let document = Document::read(body, &["UploadId"])?;
+    match document.texts.into_iter().next().flatten() {
+        Some(id) if !id.is_empty() => Ok(id),
+        _ => Err(format!(
+            "the answer to CreateMultipartUpload ({}) has no UploadId",
+            document.root
+        )),
+    }
+}
+
+/// A CompleteMultipartUpload's 200: its result, or the error it carries.
+pub(super) fn completed(body: &[u8]) -> Result<Completed, String> {
+    let document = Document::read(body, &["ETag", "ChecksumCRC64NVME", "Code", "Message"])?;
+    let [etag, crc64nvme, code, message] = <[Option<String>; 4]>::try_from(document.texts)
+        .map_err(|_| "unreachable: four names asked".to_owned())?;
+    match document.root.as_str() {
+        "CompleteMultipartUploadResult" => Ok(Completed::Done { etag, crc64nvme }),
+        "Error" => Ok(Completed::Failed(ErrorDocument {
+            code: code.unwrap_or_default(),
+            message: message.unwrap_or_default(),
+            region: None,
+        })),
+        "" => Err("the answer to CompleteMultipartUpload is empty".into()),
+        other => Err(format!(
+            "the answer to CompleteMultipartUpload is a <{other}>, not its result"
+        )),
+    }
+}
+
+/// The root element's name and the text of the first element of each name asked for.
+struct Document {
+    root: String,
+    texts: Vec<Option<String>>,
+}
+
+impl Document {
+    fn read(body: &[u8], names: &[&str]) -> Result<Document, String> {
+        let text = std::str::from_utf8(body).map_err(|_| "the answer is not UTF-8".to_owned())?;
+        let mut reader = Reader::from_str(text);
+        let mut document = Document {
+            root: String::new(),
+            texts: vec![None; names.len()],
+        };
+        let mut collecting: Option<usize> = None;
+        loop {
+            let event = reader
+                .read_event()
+                .map_err(|e| format!("the answer is not XML: {e}"))?;
+            match event {
+                Event::Start(start) => {
+                    let name = start.local_name().as_ref().to_owned();
+                    if document.root.is_empty() {
+                        document.root = name.clone();
+                    }
+                    collecting = names
+                        .iter()
+                        .position(|wanted| *wanted == name)
+                        .filter(|&index| document.texts[index].is_none());
+                    if let Some(index) = collecting {
+                        document.texts[index] = Some(String::new());
+                    }
+                }
+                Event::Empty(empty) if document.root.is_empty() => {
+                    document.root = empty.local_name().as_ref().to_owned();
+                }
+                Event::Text(chunk) => {
+                    if let Some(target) = collecting.and_then(|i| document.texts[i].as_mut()) {
+                        target.push_str(&chunk);
+                    }
+                }
+                Event::GeneralRef(reference) => {
+                    if let Some(target) = collecting.and_then(|i| document.texts[i].as_mut()) {
+                        push_reference(target, &reference)?;
+                    }
+                }
+                Event::End(_) => collecting = None,
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        Ok(document)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_complete_lists_each_part_with_its_etag_escaped_and_its_crc() {
+        let parts = [
+            UploadedPart {
+                number: 1,
+                etag: "\"a&b\"".into(),
+                crc64nvme: 0,
+            },
+            UploadedPart {
+                number: 2,
+                etag: "\"c\"".into(),
+                crc64nvme: u64::MAX,
+            },
+        ];
+        let body = complete_body(&parts);
+        assert!(body.contains("<Part><ETag>&quot;a&amp;b&quot;</ETag><PartNumber>1</PartNumber><ChecksumCRC64NVME>AAAAAAAAAAA=</ChecksumCRC64NVME></Part>"), "{body}");
+        assert!(
+            body.contains(
+                "<PartNumber>2</PartNumber><ChecksumCRC64NVME>//////////8=</ChecksumCRC64NVME>"
+            ),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn an_upload_id_is_read_and_its_absence_is_an_error() {
+        let body = b"<?xml version=\"1.0\"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>id&amp;1</UploadId></InitiateMultipartUploadResult>";
+        assert_eq!(upload_id(body).unwrap(), "id&1");
+        let error = upload_id(b"<InitiateMultipartUploadResult/>").unwrap_err();
+        assert!(error.contains("no UploadId"), "{error}");
+    }
+
+    #[test]
+    fn a_200_carrying_an_error_is_a_failure() {
+        let body = b"<?xml version=\"1.0\"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>";
+        let Completed::Failed(error) = completed(body).unwrap() else {
+            panic!("an error document read as success");
+        };
+        assert_eq!(error.code, "InternalError");
+        let done = b"<CompleteMultipartUploadResult><ETag>&quot;e-2&quot;</ETag><ChecksumCRC64NVME>AAAAAAAAAAA=</ChecksumCRC64NVME></CompleteMultipartUploadResult>";
+        assert_eq!(
+            completed(done).unwrap(),
+            Completed::Done {
+                etag: Some("\"e-2\"".into()),
+                crc64nvme: Some("AAAAAAAAAAA=".into()),
+            }
+        );
+        assert!(completed(b"").is_err());
+        assert!(completed(b"<Unexpected/>").is_err());
+    }
+}

@@ -1,0 +1,305 @@
+//! The upload path through the in-memory store: what is sent, what is kept, and that
+//! nothing is left behind or stored wrong when a request, the store or the file misbehaves.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::checksum::{Crc, FullChecksum, StoreChecksum};
+use crate::report::Silent;
+use crate::retry::RetryPolicy;
+use crate::source::{Answer, MemoryStore, Request, When};
+
+const MIB: u64 = 1024 * 1024;
+const URL: &str = "s3://bucket/dir/file.bin";
+
+fn data(seed: u8, size: u64) -> Vec<u8> {
+    (0..size)
+        .map(|i| {
+            (i as u8)
+                .wrapping_mul(31)
+                .wrapping_add(seed ^ (i >> 16) as u8)
+        })
+        .collect()
+}
+
+fn config() -> TransferConfig {
+    TransferConfig {
+        part_size: 5 * MIB,
+        ranges_per_object: 2,
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::ZERO,
+            max_delay: Duration::ZERO,
+            max_elapsed: None,
+        },
+        ..TransferConfig::default()
+    }
+}
+
+fn uploader(store: &Arc<MemoryStore>) -> Uploader<MemoryStore> {
+    let transfer = config();
+    Uploader::new(
+        store.clone(),
+        transfer.clone(),
+        RequestLimit::new(transfer.max_requests),
+        Arc::new(Counters::default()),
+    )
+}
+
+fn file_of(dir: &Path, bytes: &[u8]) -> UploadJob {
+    let from = dir.join("file.bin");
+    std::fs::write(&from, bytes).unwrap();
+    UploadJob {
+        from,
+        to: S3Url::parse(URL).unwrap(),
+        size: bytes.len() as u64,
+        options: Arc::default(),
+    }
+}
+
+async fn upload(store: &Arc<MemoryStore>, job: &UploadJob) -> Result<Finished> {
+    uploader(store).upload(job, &Silent).await
+}
+
+fn kept_crc(bytes: &[u8]) -> StoreChecksum {
+    StoreChecksum::Full(FullChecksum {
+        algorithm: Crc::Crc64Nvme,
+        value: crc64nvme(bytes),
+    })
+}
+
+#[tokio::test]
+async fn a_file_up_to_a_part_is_one_put_carrying_its_crc() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(1, 5 * MIB);
+    let store = Arc::new(MemoryStore::new());
+    let job = file_of(dir.path(), &bytes);
+    assert_eq!(
+        upload(&store, &job).await.unwrap(),
+        Finished::Downloaded(5 * MIB)
+    );
+    assert_eq!(store.writes(), [Request::Put]);
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)));
+}
+
+#[tokio::test]
+async fn a_larger_file_goes_in_parts_and_keeps_its_whole_crc() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(2, 12 * MIB + 7);
+    let store = Arc::new(MemoryStore::new());
+    let job = file_of(dir.path(), &bytes);
+    assert_eq!(
+        upload(&store, &job).await.unwrap(),
+        Finished::Downloaded(bytes.len() as u64)
+    );
+    let parts = [Request::Part; 3];
+    let writes = store.writes();
+    assert_eq!(writes.first(), Some(&Request::Create));
+    assert_eq!(&writes[1..4], parts);
+    assert_eq!(writes.last(), Some(&Request::Complete));
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)));
+    assert_eq!(store.open_uploads(), 0);
+}
+
+fn server_error() -> Error {
+    Error::Http {
+        what: "UploadPart".into(),
+        status: 500,
+        detail: "500 InternalError".into(),
+    }
+}
+
+fn denied() -> Error {
+    Error::PermissionDenied {
+        what: "UploadPart".into(),
+        detail: "403 AccessDenied".into(),
+        anonymous: false,
+    }
+}
+
+#[tokio::test]
+async fn a_failed_part_or_complete_is_sent_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(3, 11 * MIB);
+    let store = Arc::new(MemoryStore::new());
+    store.script(
+        When::write_nth(Request::Part, 2),
+        Answer::default().fail(server_error),
+    );
+    // What a CompleteMultipartUpload's 200 carrying InternalError becomes.
+    store.script(
+        When::write_nth(Request::Complete, 1),
+        Answer::default().fail(server_error),
+    );
+    let job = file_of(dir.path(), &bytes);
+    upload(&store, &job).await.unwrap();
+    let count = |kind| store.writes().iter().filter(|w| **w == kind).count();
+    assert_eq!((count(Request::Part), count(Request::Complete)), (4, 2));
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert_eq!(store.open_uploads(), 0);
+}
+
+#[tokio::test]
+async fn an_upload_that_fails_is_aborted_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(4, 11 * MIB);
+    let store = Arc::new(MemoryStore::new());
+    store.script(
+        When::write(Request::Part).key(URL),
+        Answer::default().fail(denied),
+    );
+    let job = file_of(dir.path(), &bytes);
+    let error = upload(&store, &job).await.unwrap_err();
+    assert!(matches!(error, Error::PermissionDenied { .. }), "{error:?}");
+    assert_eq!(store.writes().last(), Some(&Request::Abort));
+    assert_eq!(store.open_uploads(), 0);
+    assert!(store.data_of(URL).is_none());
+}
+
+#[tokio::test]
+async fn no_clobber_keeps_an_object_that_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in [10, 11 * MIB] {
+        let store = Arc::new(MemoryStore::new());
+        store.put(URL, b"theirs", Some("\"e\""));
+        let job = UploadJob {
+            options: Arc::new(WriteOptions {
+                no_clobber: true,
+                ..WriteOptions::default()
+            }),
+            ..file_of(dir.path(), &data(5, size))
+        };
+        let finished = uploader(&store).upload(&job, &Silent).await.unwrap();
+        assert_eq!(finished, Finished::AlreadyThere(size), "{size}");
+        assert_eq!(store.data_of(URL).unwrap(), &b"theirs"[..], "{size}");
+        assert_eq!(store.open_uploads(), 0, "{size}");
+    }
+}
+
+/// Appends to the file after the first part is sent: the file changed while read.
+struct Appender {
+    path: std::path::PathBuf,
+    done: AtomicBool,
+}
+
+impl Reporter for Appender {
+    fn bytes_transferred(&self, _bytes: u64) {
+        if !self.done.swap(true, Relaxed) {
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&self.path)
+                .unwrap();
+            file.write_all(b"more").unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_file_that_changes_while_it_is_read_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let job = file_of(dir.path(), &data(6, 16 * MIB));
+    let appender = Appender {
+        path: job.from.clone(),
+        done: AtomicBool::new(false),
+    };
+    let error = uploader(&store).upload(&job, &appender).await.unwrap_err();
+    assert!(matches!(error, Error::FileChanged { .. }), "{error:?}");
+    assert!(error.to_string().contains("file.bin"), "{error}");
+    assert!(store.data_of(URL).is_none());
+    assert_eq!(store.open_uploads(), 0);
+    assert!(!store.writes().contains(&Request::Complete));
+}
+
+#[tokio::test]
+async fn a_link_is_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("secret");
+    std::fs::write(&target, b"secret").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let job = UploadJob {
+        from: link,
+        to: S3Url::parse(URL).unwrap(),
+        size: 6,
+        options: Arc::default(),
+    };
+    let error = upload(&store, &job).await.unwrap_err();
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+    assert!(store.writes().is_empty());
+}
+
+proptest! {
+    /// Every file size S3 can hold is cut into at most 10,000 parts of 5 MiB to 5 GiB that
+    /// cover it exactly; a file up to the part size is one PUT.
+    #[test]
+    fn parts_cover_any_file_within_s3s_limits(
+        size in 0u64..=MAX_PART * MAX_PARTS,
+        configured in 1u64..=8 * 1024 * MIB,
+    ) {
+        match cut(size, configured) {
+            None => prop_assert!(size <= configured.clamp(MIN_PART, MAX_PART)),
+            Some(cut) => {
+                prop_assert!(cut.parts <= MAX_PARTS && cut.parts >= 2);
+                prop_assert!((MIN_PART..=MAX_PART).contains(&cut.part_size));
+                prop_assert!(cut.part_size * (cut.parts - 1) < size);
+                prop_assert!(cut.part_size * cut.parts >= size);
+            }
+        }
+    }
+}
+
+/// One scripted fault: the `nth` request of a kind fails, retryably or for good.
+fn fault() -> impl Strategy<Value = (Request, usize, bool)> {
+    let kinds = prop_oneof![
+        Just(Request::Put),
+        Just(Request::Create),
+        Just(Request::Part),
+        Just(Request::Complete),
+    ];
+    (kinds, 1usize..4, any::<bool>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Whatever fails when, an upload ends one of two ways: the key holds exactly the
+    /// file's bytes with their CRC64NVME, or it holds what it held before; and no
+    /// multipart upload is left open in the store.
+    #[test]
+    fn an_upload_stores_the_whole_file_or_nothing_and_leaves_no_upload_open(
+        size in prop_oneof![0u64..64, 5 * MIB - 2..5 * MIB + 2, 10 * MIB..11 * MIB],
+        faults in proptest::collection::vec(fault(), 0..4),
+        seed in any::<u8>(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = data(seed, size);
+        let store = Arc::new(MemoryStore::new());
+        store.put(URL, b"before", Some("\"b\""));
+        for (kind, nth, retryable) in faults {
+            let error: fn() -> Error = if retryable { server_error } else { denied };
+            store.script(When::write_nth(kind, nth), Answer::default().fail(error));
+        }
+        let job = file_of(dir.path(), &bytes);
+        let result = runtime.block_on(upload(&store, &job));
+        let stored = store.data_of(URL).unwrap();
+        match result {
+            Ok(finished) => {
+                prop_assert_eq!(finished, Finished::Downloaded(size));
+                prop_assert!(stored == bytes, "stored {} bytes, not the file", stored.len());
+                prop_assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)));
+            }
+            Err(_) => prop_assert_eq!(&stored[..], b"before"),
+        }
+        prop_assert_eq!(store.open_uploads(), 0);
+    }
+}
