@@ -35,6 +35,9 @@ use status::{tell, FATAL, SOME_FAILED};
 
 pub use cluster::{cluster_copy, ClusterCopy};
 
+/// How long an interrupted run waits for the aborts of its unfinished uploads.
+const ABORT_WAIT: Duration = Duration::from_secs(10);
+
 /// Run the command line on `args` (the program name first, as in `std::env::args_os`) and
 /// return its exit status. Ctrl-C and SIGTERM end the run with 128 + the signal number, so
 /// the caller must leave those signals to this function while it runs.
@@ -69,15 +72,26 @@ where
             return FATAL;
         }
     };
-    let (status, interrupted) = runtime.block_on(async {
-        tokio::select! {
+    let (status, interrupted, unaborted) = runtime.block_on(async {
+        let (status, interrupted) = tokio::select! {
             status = run(cli.command, cli.verbose) => (status, false),
             signal = interrupted() => (signal.map_or(FATAL, |number| 128 + number), true),
-        }
+        };
+        // The run is dropped by now: each upload it left unfinished sent its abort; wait
+        // for the answers, so no parts stay behind in the store.
+        let unaborted = parabyte::uploads_aborted(ABORT_WAIT).await;
+        (status, interrupted, unaborted)
     });
     // Dropping the runtime drops unfinished downloads: each records what reached its
     // temporary file and keeps it to resume from, or removes it when nothing did.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if unaborted > 0 {
+        tell(format_args!(
+            "interrupted: {unaborted} unfinished multipart upload(s) could not be aborted in \
+             time; their parts stay in the store until aborted (aws s3api list-multipart-uploads \
+             lists them) or removed by a lifecycle rule"
+        ));
+    }
     if interrupted {
         let kept = parabyte::kept_for_resume();
         match kept {

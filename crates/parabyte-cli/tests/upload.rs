@@ -7,7 +7,10 @@ mod common;
 
 use std::os::unix::ffi::OsStrExt;
 
-use common::{run, stderr, summary, Bed};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{run, stderr, summary, wait_for, wait_for_exit, Bed};
 use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind};
 
 const MIB: usize = 1024 * 1024;
@@ -145,7 +148,7 @@ fn upload_with(bed: &Bed, rule: Rule, fault: Fault) -> std::process::Output {
 #[test]
 fn a_part_refused_or_unanswered_is_sent_again() {
     // The second: the store took the part, but its answer never came.
-    let lost = Fault::delay_headers(std::time::Duration::from_secs(30));
+    let lost = Fault::delay_headers(Duration::from_secs(30));
     for fault in [Fault::error(503, "SlowDown"), lost] {
         let bed = Bed::new(ServerKind::Minio, "upload-retry");
         let output = upload_with(&bed, Rule::kind(RequestKind::Put).nth(2), fault);
@@ -251,4 +254,32 @@ fn links_fifos_and_names_that_cannot_be_keys_are_reported_and_the_rest_go_on() {
         b"plain"
     );
     assert!(bed.admin.get_object(&bed.bucket, "t/link.txt").is_err());
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_an_upload_aborts_it() {
+    let bed = Bed::new(ServerKind::Minio, "upload-interrupt");
+    std::fs::write(bed.path("big.bin"), payload(7, 11 * MIB)).unwrap();
+    // The second part's answer is held far longer than the test waits.
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Put).nth(2),
+        Fault::delay_headers(Duration::from_secs(60)),
+    );
+    let mut child = bed
+        .parabyte_process(bed.server.secret_key())
+        .args(["cp", "--part-size", "5MiB", "--ranges-per-object", "1"])
+        .args(["big.bin", &bed.url("big.bin")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let limit = Duration::from_secs(20);
+    wait_for("the second part to be sent", limit, || bed.proxy.counts().put >= 2);
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 1);
+    // SAFETY: kill only sends a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = wait_for_exit(&mut child, limit);
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0, "aborted before exit");
+    assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
 }

@@ -68,3 +68,4 @@ pub use source::http_client::REQUEST_EVENTS;
 pub use source::listing::{KeyBounds, Listed, ObjectEntry};
 pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum};
 pub use timestamp::Timestamp;
+pub use transfer::upload::uploads_aborted;

@@ -4,6 +4,8 @@
 //! read and sent with the complete. A file that changed while it was read stores nothing,
 //! and an upload that fails is aborted: no parts are left behind in the store.
 
+mod open;
+
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -21,6 +23,8 @@ use crate::retry::with_retries;
 use crate::source::{Store, UploadedPart, WriteOptions, Written};
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
+use open::OpenUpload;
+pub use open::uploads_aborted;
 
 /// S3's smallest part (all but the last).
 const MIN_PART: u64 = 5 * 1024 * 1024;
@@ -194,12 +198,13 @@ impl<S: Store> Uploader<S> {
         reporter: &dyn Reporter,
     ) -> Result<bool> {
         let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
+        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id);
         let sent = self
-            .send_parts(file, to, &upload_id, cut, options, reporter)
+            .send_parts(file, to, &upload.id, cut, options, reporter)
             .await;
-        if sent.is_err() {
-            // The store keeps an unfinished upload's parts (and bills them) until aborted.
-            let _ = self.send(|| self.store.abort_upload(to, &upload_id)).await;
+        match sent {
+            Ok(_) => upload.completed(),
+            Err(_) => upload.abort().await,
         }
         sent
     }
