@@ -217,9 +217,28 @@ pub struct UploadArgs {
     /// another writer stores it during the upload (a conditional write, If-None-Match).
     #[arg(long, visible_alias = "ignore-existing")]
     pub no_clobber: bool,
-    /// The objects' Content-Type (default: the store's, binary/octet-stream).
+    /// The objects' Content-Type (default: guessed from each file's extension, as aws
+    /// does; else the store's, binary/octet-stream).
     #[arg(long, value_name = "TYPE")]
     pub content_type: Option<String>,
+    /// Leave Content-Type to the store when --content-type is not given.
+    #[arg(long)]
+    pub no_guess_mime_type: bool,
+    /// The objects' Cache-Control, served back with them.
+    #[arg(long, value_name = "VALUE")]
+    pub cache_control: Option<String>,
+    /// The objects' Content-Encoding (gzip for files already compressed so).
+    #[arg(long, value_name = "VALUE")]
+    pub content_encoding: Option<String>,
+    /// The storage class: STANDARD, STANDARD_IA, INTELLIGENT_TIERING, GLACIER_IR, ...
+    #[arg(long, value_name = "CLASS")]
+    pub storage_class: Option<String>,
+    /// Server-side encryption: AES256 (the store's keys) or aws:kms.
+    #[arg(long, value_name = "AES256|aws:kms", value_parser = ["AES256", "aws:kms"])]
+    pub sse: Option<String>,
+    /// The KMS key for --sse aws:kms (its ID, ARN or alias); the store's default if absent.
+    #[arg(long, value_name = "KEY")]
+    pub sse_kms_key_id: Option<String>,
     /// Store NAME=VALUE as the objects' user metadata (x-amz-meta-NAME; repeatable;
     /// ASCII). The file's modification time is always kept as `mtime`.
     #[arg(long, value_name = "NAME=VALUE", value_parser = metadata_entry)]

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parabyte::{
-    Client, CopyOptions, CopyRequest, Destination, Error, Failure, Filter, Location, Reporter,
-    Silent, Source, Summary, UploadOptions,
+    Client, CopyOptions, CopyRequest, Destination, Encryption, Error, Failure, Filter, Location,
+    Reporter, Silent, Source, Summary, UploadOptions,
 };
 
-use crate::args::{CatArgs, CpArgs};
+use crate::args::{CatArgs, CpArgs, UploadArgs};
 use crate::dryrun;
 use crate::progress::{JsonLines, ProgressBarReporter, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
@@ -64,11 +64,7 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         filters,
         raw: selection.raw,
         dry_run: selection.dryrun,
-        upload: UploadOptions {
-            no_clobber: args.upload.no_clobber,
-            content_type: args.upload.content_type.clone(),
-            metadata: args.upload.metadata.clone(),
-        },
+        upload: upload_options(&args.upload)?,
     };
     let mut request = match &args.manifest {
         Some(path) => CopyRequest {
@@ -85,6 +81,38 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
     };
     request.options = options;
     Ok(request)
+}
+
+/// How uploaded objects are stored, from the upload flags.
+fn upload_options(upload: &UploadArgs) -> Result<UploadOptions, Error> {
+    let encryption = match (upload.sse.as_deref(), &upload.sse_kms_key_id) {
+        (None, None) => None,
+        (Some("AES256"), None) => Some(Encryption::Aes256),
+        (Some("aws:kms") | None, key_id) => Some(Encryption::Kms {
+            key_id: key_id.clone(),
+        }),
+        (Some(_), Some(_)) => {
+            return Err(Error::InvalidInput(
+                "--sse-kms-key-id names a KMS key: use it with --sse aws:kms".into(),
+            ))
+        }
+        // clap admits only the two values above.
+        (Some(other), None) => {
+            return Err(Error::InvalidInput(format!(
+                "--sse {other}: use AES256 or aws:kms"
+            )))
+        }
+    };
+    Ok(UploadOptions {
+        no_clobber: upload.no_clobber,
+        content_type: upload.content_type.clone(),
+        guess_content_type: !upload.no_guess_mime_type,
+        cache_control: upload.cache_control.clone(),
+        content_encoding: upload.content_encoding.clone(),
+        storage_class: upload.storage_class.clone(),
+        encryption,
+        metadata: upload.metadata.clone(),
+    })
 }
 
 /// Failures that say a source matched nothing: shown as warnings that name the source

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{run, stderr, summary, wait_for, wait_for_exit, Bed};
-use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind};
+use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind, MINIO_KMS_KEY_ID};
 
 const MIB: usize = 1024 * 1024;
 
@@ -274,12 +274,86 @@ fn ctrl_c_in_the_middle_of_an_upload_aborts_it() {
         .spawn()
         .unwrap();
     let limit = Duration::from_secs(20);
-    wait_for("the second part to be sent", limit, || bed.proxy.counts().put >= 2);
+    wait_for("the second part to be sent", limit, || {
+        bed.proxy.counts().put >= 2
+    });
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 1);
     // SAFETY: kill only sends a signal to the child we spawned.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let status = wait_for_exit(&mut child, limit);
     assert_eq!(status.code(), Some(130));
-    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0, "aborted before exit");
+    assert_eq!(
+        bed.admin.open_uploads(&bed.bucket).unwrap(),
+        0,
+        "aborted before exit"
+    );
     assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
+}
+
+#[test]
+fn objects_keep_what_the_upload_flags_say_encrypted_by_minios_kms() {
+    let bed = Bed::new(ServerKind::Minio, "upload-headers");
+    std::fs::write(bed.path("small.json"), b"{\"a\": 1}").unwrap();
+    std::fs::write(bed.path("big.json"), payload(8, 6 * MIB)).unwrap();
+    for name in ["small.json", "big.json"] {
+        let output = run(bed.parabyte().args([
+            "cp",
+            "--part-size",
+            "5MiB",
+            "--cache-control",
+            "max-age=60",
+            "--content-encoding",
+            "identity",
+            "--storage-class",
+            "REDUCED_REDUNDANCY",
+            "--sse",
+            "aws:kms",
+            "--sse-kms-key-id",
+            MINIO_KMS_KEY_ID,
+            "--metadata",
+            "Team=render",
+            name,
+            &bed.url(name),
+        ]));
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let head = bed
+            .admin
+            .block_on(
+                bed.admin
+                    .client()
+                    .request(http::Method::HEAD, &bed.bucket, name)
+                    .send(),
+            )
+            .unwrap();
+        let header = |wanted: &str| {
+            head.headers
+                .get(wanted)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(
+            header("content-type"),
+            "application/json",
+            "guessed, as aws does"
+        );
+        assert_eq!(header("cache-control"), "max-age=60");
+        assert_eq!(header("content-encoding"), "identity");
+        assert_eq!(header("x-amz-storage-class"), "REDUCED_REDUNDANCY");
+        assert_eq!(header("x-amz-server-side-encryption"), "aws:kms", "{name}");
+        assert!(header("x-amz-server-side-encryption-aws-kms-key-id").contains(MINIO_KMS_KEY_ID));
+        assert_eq!(header("x-amz-meta-team"), "render");
+        assert!(
+            !header("x-amz-meta-mtime").is_empty(),
+            "the file's time is kept"
+        );
+    }
+    // Encrypted with a KMS key, the ETag is no MD5: the CRC64NVME still checks the way back.
+    let back = run(bed.parabyte().args(["cp", "--json", &bed.url(""), "back"]));
+    assert!(back.status.success(), "{}", stderr(&back));
+    assert_eq!(summary(&back)["verified"]["checksum"], 2);
+    assert_eq!(
+        std::fs::read(bed.path("back/big.json")).unwrap(),
+        payload(8, 6 * MIB)
+    );
 }

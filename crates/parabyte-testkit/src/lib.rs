@@ -84,4 +84,6 @@ pub use proxy::{
     AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
     MAX_FAULT_PAUSE,
 };
-pub use server::{shared, shared_tls, TestServer, ACCESS_KEY, REGION, SECRET_KEY};
+pub use server::{
+    shared, shared_tls, TestServer, ACCESS_KEY, MINIO_KMS_KEY_ID, REGION, SECRET_KEY,
+};

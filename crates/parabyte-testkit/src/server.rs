@@ -512,6 +512,12 @@ fn minio_plan(dir: &Path, certs: Option<&ServerCerts>, region: &str) -> Result<L
         ("MINIO_ROOT_PASSWORD", SECRET_KEY.into()),
         ("MINIO_SITE_REGION", region.into()),
         ("MINIO_BROWSER", "off".into()),
+        // A static key, so SSE-S3 and SSE-KMS uploads can be tested (this key's name is the
+        // KMS key ID they name).
+        (
+            "MINIO_KMS_SECRET_KEY",
+            format!("{MINIO_KMS_KEY_ID}:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=").into(),
+        ),
     ];
     Ok(LaunchPlan {
         s3_port,
@@ -520,6 +526,9 @@ fn minio_plan(dir: &Path, certs: Option<&ServerCerts>, region: &str) -> Result<L
         strays: Vec::new(),
     })
 }
+
+/// The KMS key MinIO holds (a static test key): what `--sse-kms-key-id` names in tests.
+pub const MINIO_KMS_KEY_ID: &str = "parabyte-test-key";
 
 /// moto keeps its objects in memory and takes any credentials and region.
 fn moto_plan(certs: Option<&ServerCerts>) -> Result<LaunchPlan> {

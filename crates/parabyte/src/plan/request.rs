@@ -8,7 +8,7 @@ use crate::location::{Location, S3Url};
 use crate::manifest::Item;
 use crate::pattern::{has_wildcard, Filter, Pattern};
 use crate::source::listing::KeyBounds;
-use crate::source::WriteOptions;
+use crate::source::{Encryption, WriteOptions};
 
 /// Where copied bytes go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,20 +82,69 @@ pub struct CopyOptions {
 }
 
 /// How an upload stores its objects.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadOptions {
     /// Never replace an object: a key that exists is skipped (`If-None-Match: *`), even
     /// when another writer stores it while the upload runs.
     pub no_clobber: bool,
-    /// The objects' `Content-Type`; the store's default when `None`.
+    /// The objects' `Content-Type`; when `None`, guessed from each file's extension (as
+    /// the AWS CLI does) unless `guess_content_type` is off, else the store's default.
     pub content_type: Option<String>,
+    /// Guess a file's `Content-Type` from its extension when none is given.
+    pub guess_content_type: bool,
+    /// `Cache-Control`, served back with the objects.
+    pub cache_control: Option<String>,
+    /// `Content-Encoding`, served back with the objects.
+    pub content_encoding: Option<String>,
+    /// The storage class (`STANDARD`, `STANDARD_IA`, `GLACIER_IR`, ...).
+    pub storage_class: Option<String>,
+    /// Server-side encryption.
+    pub encryption: Option<Encryption>,
     /// User metadata (`x-amz-meta-NAME: VALUE`), names in lower case, ASCII only.
     pub metadata: Vec<(String, String)>,
 }
 
+impl Default for UploadOptions {
+    fn default() -> Self {
+        UploadOptions {
+            no_clobber: false,
+            content_type: None,
+            guess_content_type: true,
+            cache_control: None,
+            content_encoding: None,
+            storage_class: None,
+            encryption: None,
+            metadata: Vec::new(),
+        }
+    }
+}
+
 impl UploadOptions {
-    /// What each object is stored with; metadata a header cannot carry is refused.
+    /// What each object is stored with; a value a header cannot carry is refused.
     pub(crate) fn write_options(&self) -> Result<WriteOptions> {
+        let headers = [
+            ("--content-type", &self.content_type),
+            ("--cache-control", &self.cache_control),
+            ("--content-encoding", &self.content_encoding),
+            ("--storage-class", &self.storage_class),
+        ];
+        for (option, value) in headers {
+            if value.as_deref().is_some_and(|value| !header_safe(value)) {
+                return Err(Error::InvalidInput(format!(
+                    "{option}: its value must be printable ASCII, as S3 headers carry it"
+                )));
+            }
+        }
+        if let Some(Encryption::Kms {
+            key_id: Some(key_id),
+        }) = &self.encryption
+        {
+            if !header_safe(key_id) {
+                return Err(Error::InvalidInput(
+                    "--sse-kms-key-id: a key ID or ARN is printable ASCII".into(),
+                ));
+            }
+        }
         for (name, value) in &self.metadata {
             let token = !name.is_empty()
                 && name
@@ -107,7 +156,7 @@ impl UploadOptions {
                     name.escape_debug()
                 )));
             }
-            if !value.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+            if !header_safe(value) {
                 return Err(Error::InvalidInput(format!(
                     "metadata '{name}': its value must be printable ASCII, as S3 headers carry it"
                 )));
@@ -116,6 +165,11 @@ impl UploadOptions {
         Ok(WriteOptions {
             no_clobber: self.no_clobber,
             content_type: self.content_type.clone(),
+            guess_content_type: self.guess_content_type,
+            cache_control: self.cache_control.clone(),
+            content_encoding: self.content_encoding.clone(),
+            storage_class: self.storage_class.clone(),
+            encryption: self.encryption.clone(),
             metadata: self
                 .metadata
                 .iter()
@@ -123,6 +177,11 @@ impl UploadOptions {
                 .collect(),
         })
     }
+}
+
+/// A header value S3 takes as it is: printable ASCII and spaces.
+fn header_safe(value: &str) -> bool {
+    value.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
 }
 
 impl CopyRequest {

@@ -94,8 +94,29 @@ pub(crate) struct WriteOptions {
     pub no_clobber: bool,
     /// `Content-Type`; the store's default when `None`.
     pub content_type: Option<String>,
+    /// Without a `content_type`, the uploader names one from each file's extension.
+    pub guess_content_type: bool,
+    /// `Cache-Control`, `Content-Encoding`: kept and served back with the object.
+    pub cache_control: Option<String>,
+    pub content_encoding: Option<String>,
+    /// `x-amz-storage-class` (STANDARD, STANDARD_IA, GLACIER_IR, ...).
+    pub storage_class: Option<String>,
+    /// Server-side encryption, when asked for.
+    pub encryption: Option<Encryption>,
     /// User metadata (`x-amz-meta-NAME`), names in lower case.
     pub metadata: Vec<(String, String)>,
+}
+
+/// Server-side encryption of a stored object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encryption {
+    /// SSE-S3: the store's own keys (`AES256`).
+    Aes256,
+    /// SSE-KMS.
+    Kms {
+        /// The KMS key (ID, ARN or alias); the store's default one when `None`.
+        key_id: Option<String>,
+    },
 }
 
 /// What a store said of an object it stored.

@@ -23,8 +23,8 @@ use crate::retry::with_retries;
 use crate::source::{Store, UploadedPart, WriteOptions, Written};
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
-use open::OpenUpload;
 pub use open::uploads_aborted;
+use open::OpenUpload;
 
 /// S3's smallest part (all but the last).
 const MIN_PART: u64 = 5 * 1024 * 1024;
@@ -120,6 +120,11 @@ impl<S: Store> Uploader<S> {
             reporter.size_discovered(size);
         }
         let mut options = WriteOptions::clone(&job.options);
+        if options.content_type.is_none() && options.guess_content_type {
+            // As the AWS CLI does: from the extension, else the store's default.
+            let guessed = mime_guess::from_path(&job.from).first_raw();
+            options.content_type = guessed.map(str::to_owned);
+        }
         let modified = file
             .opened
             .modified

@@ -10,7 +10,7 @@ use crate::checksum::{Crc, FullChecksum};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
-use crate::source::{WriteOptions, Written};
+use crate::source::{Encryption, WriteOptions, Written};
 
 /// The header a CRC64NVME travels in, requests and answers alike.
 pub(super) const CRC64NVME_HEADER: &str = "x-amz-checksum-crc64nvme";
@@ -84,14 +84,33 @@ pub(super) fn metadata_headers(options: &WriteOptions) -> Vec<(String, &str)> {
         .collect()
 }
 
-/// The headers an object is stored with: its content type and metadata.
+/// The headers an object is stored with: its content headers, storage class, encryption
+/// and metadata.
 pub(super) fn object_headers<'a>(
     options: &'a WriteOptions,
     metadata: &'a [(String, &'a str)],
 ) -> Vec<(&'a str, &'a str)> {
-    let mut headers = Vec::with_capacity(metadata.len() + 3);
-    if let Some(content_type) = &options.content_type {
-        headers.push(("content-type", content_type.as_str()));
+    let mut headers = Vec::with_capacity(metadata.len() + 6);
+    let named = [
+        ("content-type", &options.content_type),
+        ("cache-control", &options.cache_control),
+        ("content-encoding", &options.content_encoding),
+        ("x-amz-storage-class", &options.storage_class),
+    ];
+    for (name, value) in named {
+        if let Some(value) = value {
+            headers.push((name, value.as_str()));
+        }
+    }
+    match &options.encryption {
+        None => {}
+        Some(Encryption::Aes256) => headers.push(("x-amz-server-side-encryption", "AES256")),
+        Some(Encryption::Kms { key_id }) => {
+            headers.push(("x-amz-server-side-encryption", "aws:kms"));
+            if let Some(key_id) = key_id {
+                headers.push(("x-amz-server-side-encryption-aws-kms-key-id", key_id));
+            }
+        }
     }
     headers.extend(metadata.iter().map(|(name, value)| (name.as_str(), *value)));
     headers

@@ -67,7 +67,11 @@ impl<S: Store> Drop for OpenUpload<S> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (store, to, id) = (self.store.clone(), self.to.clone(), std::mem::take(&mut self.id));
+        let (store, to, id) = (
+            self.store.clone(),
+            self.to.clone(),
+            std::mem::take(&mut self.id),
+        );
         ABORTS_IN_FLIGHT.fetch_add(1, SeqCst);
         runtime.spawn(async move {
             let _ = store.abort_upload(&to, &id).await;
