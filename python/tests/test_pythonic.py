@@ -124,7 +124,13 @@ def test_results_are_values(client: parabyte.Client, store: Store, tmp_path: Pat
     assert isinstance(failure.exception, parabyte.NotFoundError)
     assert str(failure.exception) == failure.error
     as_dict = summary.to_dict()
-    assert as_dict["requests"] == {"get": summary.requests.get, "list": 0, "head": 0}
+    assert as_dict["requests"] == {
+        "get": summary.requests.get,
+        "list": 0,
+        "head": 0,
+        "put": 0,
+        "multipart": 0,
+    }
     assert as_dict["failures"][0]["source"] == store.url("small/missing.bin")
     assert "Some(" not in repr(summary) + repr(summary.failures)
     assert repr(failure).startswith(f"Failure(source='{store.url('small/missing.bin')}'")
