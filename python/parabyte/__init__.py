@@ -1,8 +1,9 @@
-"""parabyte: fast, trustworthy downloads from S3-compatible stores.
+"""parabyte: fast, trustworthy transfers between S3-compatible stores and local disks.
 
     import parabyte
     summary = parabyte.download("s3://bucket/dataset/", "./data")
     print(summary.objects, summary.bytes, summary.requests.get)
+    parabyte.upload("./results", "s3://bucket/results/")
 
 The module-level functions use one shared default `Client` (options from the AWS
 environment); called with options, they reuse a `Client` per distinct set of options (the
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from . import _native
-from ._keywords import DOWNLOAD_KEYWORDS, DownloadOptions
+from ._keywords import DOWNLOAD_KEYWORDS, UPLOAD_KEYWORDS, DownloadOptions, UploadOptions
 from ._native import (
     Buffer,
     Failure,
@@ -78,6 +79,7 @@ __all__ = [
     "StoreError",
     "Summary",
     "TransferFailedError",
+    "UploadOptions",
     "Verified",
     "__version__",
     "download",
@@ -86,6 +88,10 @@ __all__ = [
     "download_many_async",
     "get_bytes",
     "get_bytes_async",
+    "put_bytes",
+    "put_bytes_async",
+    "upload",
+    "upload_async",
 ]
 
 # parabyte's threads must stop calling into Python before the interpreter finalizes.
@@ -171,6 +177,22 @@ class Client(_native.Client):
         """`download_many` as a coroutine."""
         return await super().download_many_async(items, destination, progress=progress)
 
+    async def upload_async(
+        self,
+        source: str | os.PathLike[str],
+        destination: str,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """`upload` as a coroutine, with the same keywords (`UploadOptions`); cancelling it
+        cancels the transfer, and aborts its unfinished multipart uploads."""
+        return await super().upload_async(source, destination, **options)
+
+    async def put_bytes_async(
+        self, destination: str, data: Any, **options: Unpack[UploadOptions]
+    ) -> Summary:
+        """`put_bytes` as a coroutine."""
+        return await super().put_bytes_async(destination, data, **options)
+
     @overload
     async def get_bytes_async(
         self, source: str, *, ranges: builtins.list[ByteRange]
@@ -231,9 +253,12 @@ def _client(options: dict[str, Any]) -> Client:
     return client
 
 
-def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A module-level call's keywords: those of the download, and the `Client` options."""
-    keywords = {name: options.pop(name) for name in DOWNLOAD_KEYWORDS if name in options}
+def _split(
+    options: dict[str, Any], names: frozenset[str] = DOWNLOAD_KEYWORDS
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A module-level call's keywords: those of the transfer (`names`), and the `Client`
+    options."""
+    keywords = {name: options.pop(name) for name in names if name in options}
     return keywords, options
 
 
@@ -253,6 +278,38 @@ async def download_async(source: str, destination: Destination, **options: Any) 
     """`download` as a coroutine, with the same keywords."""
     keywords, client_options = _split(options)
     return await _client(client_options).download_async(source, destination, **keywords)
+
+
+def upload(source: str | os.PathLike[str], destination: str, **options: Any) -> Summary:
+    """Upload a file to `s3://bucket/key` (or under `s3://bucket/prefix/`), or a directory's
+    files under `destination` as a prefix.
+
+    The upload's keywords are `UploadOptions` (`exclude`, `include`, `raw`, `progress`,
+    `no_clobber`, `content_type`, `metadata`, ...); every other keyword is a `Client`
+    option (endpoint_url, part_size, ...).
+    """
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return _client(client_options).upload(source, destination, **keywords)
+
+
+async def upload_async(
+    source: str | os.PathLike[str], destination: str, **options: Any
+) -> Summary:
+    """`upload` as a coroutine, with the same keywords."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return await _client(client_options).upload_async(source, destination, **keywords)
+
+
+def put_bytes(destination: str, data: Any, **options: Any) -> Summary:
+    """Store any contiguous bytes-like `data` as the object `destination`, uncopied."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return _client(client_options).put_bytes(destination, data, **keywords)
+
+
+async def put_bytes_async(destination: str, data: Any, **options: Any) -> Summary:
+    """`put_bytes` as a coroutine."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return await _client(client_options).put_bytes_async(destination, data, **keywords)
 
 
 def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:

@@ -6,10 +6,11 @@ import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any, SupportsIndex, TypeAlias, Unpack, overload
 
-from ._keywords import DownloadOptions
+from ._keywords import DownloadOptions, UploadOptions
 
 __version__: str
 DOWNLOAD_KEYWORDS: tuple[str, ...]
+UPLOAD_KEYWORDS: tuple[str, ...]
 
 class Client:
     """A connection pool and options, reused across calls and threads. `parabyte.Client`
@@ -135,6 +136,46 @@ class Client:
         progress: _Progress | None = None,
     ) -> Awaitable[Summary]:
         """`download_many` as an awaitable."""
+
+    def upload(
+        self,
+        source: _Path,
+        destination: str,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Upload a local file to `s3://bucket/key` (or under `s3://bucket/prefix/`, keeping
+        its name), or a directory's files under `destination` as a prefix, each at its path
+        below the directory. A file up to the part size is one PUT; a larger one goes in
+        parts read in parallel, each with its CRC64NVME, and the object keeps a whole-object
+        CRC64NVME that a later download checks. A file that changes while it is read, a
+        link, a FIFO or a name that is not UTF-8 is not stored; a failed upload is aborted.
+        One file's failure is raised; a tree's are listed in the summary."""
+
+    def upload_async(
+        self,
+        source: _Path,
+        destination: str,
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`upload` as an awaitable, with the same keywords."""
+
+    def put_bytes(
+        self,
+        destination: str,
+        data: Any,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Store `data` (bytes, bytearray, memoryview, a NumPy array: any contiguous buffer)
+        as the object `destination`, without copying it; do not change it while it goes
+        up. Its failure is raised."""
+
+    def put_bytes_async(
+        self,
+        destination: str,
+        data: Any,
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`put_bytes` as an awaitable."""
 
     @overload
     def get_bytes(self, source: str, *, ranges: list[_Range]) -> list[Buffer]: ...

@@ -238,8 +238,8 @@ fn options_from_other_tools_are_named_as_unknown_without_the_dash_dash_tip() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
         &["cp", "--bwlimit", "10M", "s3://b/k", "out"][..],
-        &["cp", "--sse", "AES256", "s3://b/k", "out"][..],
-        &["ls", "--sse", "s3://b/"][..],
+        &["cp", "--acl", "private", "s3://b/k", "out"][..],
+        &["ls", "--request-payer", "s3://b/"][..],
     ] {
         let output = bare_parabyte(dir.path()).args(args).output().unwrap();
         let flag = args[1];

@@ -357,3 +357,30 @@ fn objects_keep_what_the_upload_flags_say_encrypted_by_minios_kms() {
         payload(8, 6 * MIB)
     );
 }
+
+#[test]
+fn standard_input_goes_up_as_it_is_read() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-stdin");
+    for (key, size, puts, multipart) in [("small", 1000, 1, 0), ("big", 12 * MIB + 5, 3, 2)] {
+        let data = payload(11, size);
+        let mut child = bed
+            .parabyte_process(bed.server.secret_key())
+            .args(["cp", "--json", "--part-size", "5MiB", "-", &bed.url(key)])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let feeder = std::thread::spawn(move || std::io::Write::write_all(&mut input, &data));
+        let output = child.wait_with_output().unwrap();
+        feeder.join().unwrap().unwrap();
+        assert!(output.status.success(), "{key}: {}", stderr(&output));
+        let json = summary(&output);
+        assert_eq!(json["requests"]["put"], puts, "{key}");
+        assert_eq!(json["requests"]["multipart"], multipart, "{key}");
+        let stored = bed.admin.get_object(&bed.bucket, key).unwrap();
+        assert!(stored == payload(11, size), "{key}: {} bytes", stored.len());
+    }
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}

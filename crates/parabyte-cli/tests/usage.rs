@@ -80,7 +80,10 @@ fn destinations_that_cannot_be_written_exit_2_and_create_nothing() {
             vec!["cp", "s3://bucket/k", "s3://bucket/copy/k"],
             between_stores,
         ),
-        (vec!["cp", "-", "s3://bucket/up/f.txt"], "standard input"),
+        (
+            vec!["cp", "-", "s3://bucket/up/"],
+            "standard input has no name",
+        ),
         (
             vec!["cp", "f.txt", "https://example.com/up/f.txt"],
             not_local,

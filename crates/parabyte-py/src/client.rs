@@ -20,12 +20,14 @@ use crate::buffer::Buffer;
 use crate::byte_range::ByteRangeArg;
 use crate::download_keywords::DownloadKeywords;
 use crate::errors::{to_py, InvalidInputError};
+use crate::lent::lend;
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Seconds, Size, StoreOptions, TransferOptions};
 use crate::pyvalue::{reduce, repr};
 use crate::run::{transfer_async, transfer_sync, wait, Transfer};
 use crate::runtime::runtime;
 use crate::summary::Summary;
+use crate::upload_keywords::{store_url, UploadKeywords};
 
 /// One object for `download_many`: where it is, optionally where it goes, and its size and
 /// ETag when known (from a manifest or a listing), which spares the probe request.
@@ -305,6 +307,66 @@ impl Client {
         transfer_async(py, transfer, progress)
     }
 
+    /// Upload a local file to `destination` (`s3://bucket/key`, or `s3://bucket/prefix/`
+    /// to keep its name), or a directory's tree under `destination` as a prefix. The
+    /// keywords (`UPLOAD_KEYWORDS`) are parsed in one place for this and `upload_async`.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn upload(
+        &self,
+        py: Python<'_>,
+        source: PathBuf,
+        destination: &str,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let mut keywords = UploadKeywords::parse("upload", keywords)?;
+        let request = keywords.request(&source, destination)?;
+        transfer_sync(py, self.copy(py, request)?, keywords.progress.take())
+    }
+
+    /// `upload` as an awaitable, with the same keywords.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn upload_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: PathBuf,
+        destination: &str,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut keywords = UploadKeywords::parse("upload_async", keywords)?;
+        let request = keywords.request(&source, destination)?;
+        transfer_async(py, self.copy(py, request)?, keywords.progress.take())
+    }
+
+    /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
+    /// object `destination`, without copying it; the upload keywords that do not choose
+    /// files apply.
+    #[pyo3(signature = (destination, data, **keywords))]
+    fn put_bytes(
+        &self,
+        py: Python<'_>,
+        destination: &str,
+        data: &Bound<'_, PyAny>,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let mut keywords = UploadKeywords::parse("put_bytes", keywords)?;
+        let transfer = self.put(py, destination, lend(data)?, &keywords)?;
+        transfer_sync(py, transfer, keywords.progress.take())
+    }
+
+    /// `put_bytes` as an awaitable.
+    #[pyo3(signature = (destination, data, **keywords))]
+    fn put_bytes_async<'py>(
+        &self,
+        py: Python<'py>,
+        destination: &str,
+        data: &Bound<'_, PyAny>,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut keywords = UploadKeywords::parse("put_bytes_async", keywords)?;
+        let transfer = self.put(py, destination, lend(data)?, &keywords)?;
+        transfer_async(py, transfer, keywords.progress.take())
+    }
+
     /// One object's (or URL's) bytes, fetched as parallel ranges into one buffer, handed
     /// over uncopied; with `range=(start, end)` those bytes only, with `ranges=[...]` a list
     /// of buffers, one per range, all of the same version.
@@ -463,6 +525,26 @@ impl Client {
                     Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
                     _ => Ok(Summary::from(summary)),
                 }
+            }
+            .boxed()
+        }))
+    }
+
+    /// `put_bytes`' transfer: one object, whose failure is raised.
+    fn put(
+        &self,
+        py: Python<'_>,
+        destination: &str,
+        data: bytes::Bytes,
+        keywords: &UploadKeywords,
+    ) -> PyResult<Transfer<Summary>> {
+        let client = self.inner(py)?;
+        let to = store_url(destination)?;
+        let options = keywords.options.clone();
+        Ok(Box::new(move |reporter| {
+            async move {
+                let summary = client.put_bytes(data, &to, &options, reporter).await;
+                summary.map(Summary::from).map_err(|error| to_py(&error))
             }
             .boxed()
         }))

@@ -51,7 +51,7 @@ impl DownloadKeywords {
                 "progress" => parsed.progress = (!none).then(|| value.unbind()),
                 "after" => parsed.after = value.extract()?,
                 "until_after" => parsed.until_after = value.extract()?,
-                unknown => return Err(unexpected(method, unknown)),
+                unknown => return Err(unexpected(method, unknown, &DOWNLOAD_KEYWORDS)),
             }
         }
         Ok(parsed)
@@ -87,7 +87,7 @@ impl DownloadKeywords {
 
 /// `exclude=["*.tmp"]`: a sequence of patterns; a lone string is refused, since it would
 /// otherwise be read as one pattern per character.
-fn patterns(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+pub fn patterns(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if value.is_instance_of::<pyo3::types::PyString>() {
         return Err(PyTypeError::new_err(format!(
             "{name}= takes a list of patterns, e.g. {name}=[{value}]"
@@ -96,10 +96,10 @@ fn patterns(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     value.extract()
 }
 
-/// The TypeError Python raises for an unknown keyword, with the nearest known one.
-fn unexpected(method: &str, name: &str) -> PyErr {
+/// The TypeError Python raises for an unknown keyword, with the nearest of `known`.
+pub fn unexpected(method: &str, name: &str, known: &[&str]) -> PyErr {
     // A few letters off, or the start of a keyword (`until` for `until_after`).
-    let nearest = DOWNLOAD_KEYWORDS
+    let nearest = known
         .iter()
         .map(|known| match known.starts_with(name) && name.len() >= 3 {
             true => (0, known),
@@ -109,7 +109,7 @@ fn unexpected(method: &str, name: &str) -> PyErr {
         .filter(|(distance, known)| *distance <= known.len().max(3) / 3 + 1);
     let hint = match nearest {
         Some((_, known)) => format!("; did you mean '{known}'?"),
-        None => format!("; it takes {}", DOWNLOAD_KEYWORDS.join(", ")),
+        None => format!("; it takes {}", known.join(", ")),
     };
     PyTypeError::new_err(format!(
         "{method}() got an unexpected keyword argument '{name}'{hint}"

@@ -21,6 +21,7 @@ mod byte_range;
 mod client;
 mod download_keywords;
 mod errors;
+mod lent;
 mod listing;
 mod options;
 mod progress;
@@ -28,6 +29,7 @@ mod pyvalue;
 mod run;
 mod runtime;
 mod summary;
+mod upload_keywords;
 
 use std::ffi::OsString;
 
@@ -92,6 +94,7 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("DOWNLOAD_KEYWORDS", download_keywords::DOWNLOAD_KEYWORDS)?;
+    module.add("UPLOAD_KEYWORDS", upload_keywords::UPLOAD_KEYWORDS)?;
     module.add_class::<buffer::Buffer>()?;
     module.add_class::<client::Client>()?;
     module.add_class::<client::Item>()?;

@@ -14,7 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
-use crate::plan::CopyRequest;
+use crate::plan::{CopyRequest, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
@@ -54,6 +54,21 @@ impl Client {
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         self.driver.copy(request, reporter).await
+    }
+
+    /// Store `data` as the object `to`: one PUT, or a multipart upload whose parts are
+    /// slices of it (never copied), each with its CRC64NVME. With `no_clobber` an object
+    /// already there is kept and counted as skipped. An `Err` is this object's failure.
+    pub async fn put_bytes(
+        &self,
+        data: impl Into<bytes::Bytes>,
+        to: &S3Url,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver
+            .put_bytes(data.into(), to, options, reporter)
+            .await
     }
 
     /// One object's bytes in memory, fetched as parallel ranges into a single buffer.

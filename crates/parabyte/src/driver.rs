@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use futures::TryStreamExt;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
@@ -20,7 +21,9 @@ use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
-use crate::plan::{decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, Work};
+use crate::plan::{
+    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, UploadOptions, Work,
+};
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::source::listing::{list, KeyBounds, ListSpec};
 use crate::source::Store;
@@ -117,6 +120,11 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 let planner = move |queue| plan_local(copy, queue, planner_reporter);
                 self.run(planner, listed, dry_run, reporter).await
             }
+            Work::Stdin { to, options } => {
+                let input = tokio::io::stdin();
+                let put = self.uploader.put_stream(input, &to, &options, &*reporter);
+                self.one_upload(put, &to, reporter.as_ref()).await
+            }
         }
     }
 
@@ -150,6 +158,54 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 };
             }
         }
+    }
+
+    /// Store `data` under `to` as one object: an `Err` is its failure.
+    pub(crate) async fn put_bytes(
+        &self,
+        data: Bytes,
+        to: &S3Url,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let options = options.write_options()?;
+        let put = self.uploader.put_bytes(data, to, &options, &*reporter);
+        let mut summary = self.one_upload(put, to, reporter.as_ref()).await?;
+        match summary.failures.pop() {
+            Some(failure) => Err(failure.error),
+            None => Ok(summary),
+        }
+    }
+
+    /// The summary of one upload that `put` runs; its failure is the summary's (a fatal
+    /// one, the call's).
+    async fn one_upload(
+        &self,
+        put: impl Future<Output = Result<Finished>>,
+        to: &S3Url,
+        reporter: &dyn Reporter,
+    ) -> Result<Summary> {
+        let started = Instant::now();
+        let before = self.counters.snapshot();
+        let (objects, skipped, bytes, failures) = match put.await {
+            Ok(Finished::Downloaded(bytes)) => (1, 0, bytes, Vec::new()),
+            Ok(Finished::AlreadyThere(_)) => (0, 1, 0, Vec::new()),
+            Err(error) if error.is_fatal() => return Err(error),
+            Err(error) => {
+                let source = to.to_string();
+                report_failure(reporter, &source, None, &error);
+                (0, 0, 0, vec![Failure { source, error }])
+            }
+        };
+        Ok(Summary::new(
+            objects,
+            skipped,
+            bytes,
+            started.elapsed(),
+            Some(Duration::ZERO),
+            self.counters.snapshot().since(&before),
+            failures,
+        ))
     }
 
     pub(crate) fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<S> {

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 
 use crate::disk::sink::StreamTarget;
 use crate::error::{Error, Result};
-use crate::location::{local_destination, Location, ObjectUrl};
+use crate::location::{local_destination, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
 use crate::report::Failure;
 use crate::source::listing::KeyBounds;
+use crate::source::WriteOptions;
 pub(crate) use items::{item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
 pub(crate) use local::{plan_local, LocalCopy, LocalDestination};
@@ -39,6 +40,8 @@ pub(crate) enum Work {
     /// A local file or tree (or the files a pattern matches) to another local path or to
     /// the store.
     Local(LocalCopy),
+    /// Standard input, of a length not known ahead, to one key.
+    Stdin { to: S3Url, options: WriteOptions },
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest,
@@ -111,9 +114,15 @@ fn landing(request: &CopyRequest) -> Result<Landing> {
 /// A local file or tree to a local path, or uploaded to the store.
 fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
     if let (Destination::Store(url), true) = (&request.destination, source == Path::new("-")) {
-        return Err(Error::InvalidInput(format!(
-            "uploading standard input to {url} is not supported yet; write it to a file and upload that"
-        )));
+        if url.is_prefix() {
+            return Err(Error::InvalidInput(format!(
+                "standard input has no name to put under {url}: give the key, s3://bucket/key"
+            )));
+        }
+        return Ok(Work::Stdin {
+            to: url.clone(),
+            options: request.options.upload.write_options()?,
+        });
     }
     let destination =
         match &request.destination {

@@ -196,18 +196,19 @@ impl CopyRequest {
         })
     }
 
-    /// True when the request names exactly one remote object (not a prefix, a batch or a
-    /// local tree): its failure is the whole request's, which Python raises.
+    /// True when the request names exactly one object or file (not a prefix, a batch, a
+    /// pattern or a local tree): its failure is the whole request's, which Python raises.
     pub fn names_one_object(&self) -> bool {
         match &self.source {
             Source::Location(Location::S3(url)) => {
                 !(self.recursive || url.is_prefix() || self.is_pattern(&url.key))
             }
             Source::Location(Location::Http(_)) => true,
-            Source::Location(Location::Local(_))
-            | Source::Items(_)
-            | Source::Manifest(_)
-            | Source::KeyRange { .. } => false,
+            // One file (an upload of it): not a directory's tree, not a pattern.
+            Source::Location(Location::Local(path)) => {
+                !(path.is_dir() || self.is_pattern(&path.to_string_lossy()))
+            }
+            Source::Items(_) | Source::Manifest(_) | Source::KeyRange { .. } => false,
         }
     }
 

@@ -1,16 +1,20 @@
-//! One local file into the store: one PUT up to a part's size, else a multipart upload
-//! whose parts are read from the file in parallel (never the whole file in memory), each
+//! One local file (or a buffer) into the store: one PUT up to a part's size, else a
+//! multipart upload whose parts are read from the file in parallel (never the whole file
+//! in memory), each
 //! sent with its CRC64NVME, the whole object's CRC64NVME combined from them as they are
 //! read and sent with the complete. A file that changed while it was read stores nothing,
 //! and an upload that fails is aborted: no parts are left behind in the store.
 
+mod content;
 mod open;
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
+use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::checksum::{crc64nvme, crc64nvme_after, Method};
 use crate::config::TransferConfig;
@@ -23,6 +27,7 @@ use crate::retry::with_retries;
 use crate::source::{Store, UploadedPart, WriteOptions, Written};
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
+use content::Content;
 pub use open::uploads_aborted;
 use open::OpenUpload;
 
@@ -109,15 +114,8 @@ impl<S: Store> Uploader<S> {
         reporter: &dyn Reporter,
     ) -> Result<Finished> {
         let file = SourceFile::open(&job.from).await?;
-        let size = file.opened.size;
-        if size > MAX_PART * MAX_PARTS {
-            return Err(Error::InvalidInput(format!(
-                "{}: {size} bytes is more than the 5 TiB an S3 object can hold",
-                job.from.display()
-            )));
-        }
-        if size != job.size {
-            reporter.size_discovered(size);
+        if file.opened.size != job.size {
+            reporter.size_discovered(file.opened.size);
         }
         let mut options = WriteOptions::clone(&job.options);
         if options.content_type.is_none() && options.guess_content_type {
@@ -135,12 +133,144 @@ impl<S: Store> Uploader<S> {
             "mtime".into(),
             format!("{}.{:09}", modified.as_secs(), modified.subsec_nanos()),
         ));
-        let stored = match cut(size, self.transfer.part_size) {
-            None => self.put_whole(&file, &job.to, &options, reporter).await,
-            Some(cut) => {
-                self.put_parts(&file, &job.to, cut, &options, reporter)
-                    .await
+        let source = job.from.display().to_string();
+        self.store(Content::File(file), &source, &job.to, &options, reporter)
+            .await
+    }
+
+    /// Store `data` under `to`, in one PUT or in parts sliced from it (never copied).
+    pub(crate) async fn put_bytes(
+        &self,
+        data: Bytes,
+        to: &S3Url,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
+        self.store(Content::Memory(data), "(memory)", to, options, reporter)
+            .await
+    }
+
+    /// Store what `input` gives until it ends (standard input: its length unknown) under
+    /// `to`: one PUT when it ends within a part, else a multipart upload sent as it is
+    /// read, `ranges_per_object` parts in flight, so memory stays bounded. Parts grow
+    /// (doubling every 1,000) so that 10,000 of them hold any stream S3 can store.
+    pub(crate) async fn put_stream(
+        &self,
+        mut input: impl AsyncRead + Unpin + Send,
+        to: &S3Url,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
+        let mut part_size = self.transfer.part_size.clamp(MIN_PART, MAX_PART);
+        let first = read_up_to(&mut input, part_size).await?;
+        if (first.len() as u64) < part_size {
+            return self
+                .store(Content::Memory(first), "(stdin)", to, options, reporter)
+                .await;
+        }
+        let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
+        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id);
+        let mut in_flight = futures::stream::FuturesOrdered::new();
+        let mut parts = Vec::new();
+        let mut lengths = Vec::new();
+        let mut next = Some(first);
+        let mut number = 0u32;
+        let sent: Result<()> = async {
+            while let Some(body) = next.take().filter(|body| !body.is_empty()) {
+                number += 1;
+                if number > MAX_PARTS as u32 {
+                    return Err(Error::InvalidInput(format!(
+                        "{to}: standard input holds more than S3's 10,000 parts can take"
+                    )));
+                }
+                lengths.push(body.len() as u64);
+                let upload_id = upload.id.as_str();
+                in_flight.push_back(async move {
+                    let crc = crc64nvme(&body);
+                    let length = body.len() as u64;
+                    let part = self
+                        .send(|| {
+                            self.store
+                                .upload_part(to, upload_id, number, body.clone(), crc)
+                        })
+                        .await?;
+                    reporter.bytes_transferred(length);
+                    Ok::<_, Error>(part)
+                });
+                if in_flight.len() >= self.transfer.ranges_per_object.max(1) {
+                    parts.push(in_flight.next().await.expect("one is in flight")?);
+                }
+                if number % 1000 == 0 {
+                    part_size = (part_size * 2).min(MAX_PART);
+                }
+                next = Some(read_up_to(&mut input, part_size).await?);
             }
+            while let Some(part) = in_flight.next().await {
+                parts.push(part?);
+            }
+            Ok(())
+        }
+        .await;
+        drop(in_flight);
+        let completed = match sent {
+            Ok(()) => {
+                let whole = whole_crc(&parts, &lengths);
+                self.send(|| {
+                    self.store
+                        .complete_upload(to, &upload.id, &parts, whole, options)
+                })
+                .await
+                .and_then(|written| check_stored(to, &written, whole))
+            }
+            Err(error) => Err(error),
+        };
+        let size: u64 = lengths.iter().sum();
+        match &completed {
+            Ok(_) => upload.completed(),
+            Err(_) => upload.abort().await,
+        }
+        let confirmed = match completed {
+            Ok(confirmed) => confirmed,
+            Err(Error::Exists { .. }) if options.no_clobber => {
+                return Ok(Finished::AlreadyThere(0))
+            }
+            Err(error) => return Err(error),
+        };
+        self.counters
+            .count_verified(confirmed.then_some(Method::Crc));
+        let key = to.to_string();
+        reporter.object_reported(&ObjectReport {
+            source: "(stdin)",
+            destination: Some(std::path::Path::new(&key)),
+            bytes: size,
+            status: Status::Copied,
+            verification: Some(match confirmed {
+                true => Verification::Crc64nvme,
+                false => Verification::SizeOnly,
+            }),
+            error: None,
+        });
+        Ok(Finished::Downloaded(size))
+    }
+
+    /// Store `content` under `to` and report how it ended.
+    async fn store(
+        &self,
+        content: Content,
+        source: &str,
+        to: &S3Url,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
+        let size = content.size();
+        if size > MAX_PART * MAX_PARTS {
+            return Err(Error::InvalidInput(format!(
+                "{source}: {size} bytes is more than the 5 TiB an S3 object can hold"
+            )));
+        }
+        let stored = match cut(size, self.transfer.part_size) {
+            None => self.put_whole(&content, to, options, reporter).await,
+            Some(cut) => self.put_parts(&content, to, cut, options, reporter).await,
         };
         let (finished, status, verification) = match stored {
             Ok(confirmed) => {
@@ -160,9 +290,9 @@ impl<S: Store> Uploader<S> {
             }
             Err(error) => return Err(error),
         };
-        let key = job.to.to_string();
+        let key = to.to_string();
         reporter.object_reported(&ObjectReport {
-            source: &job.from.display().to_string(),
+            source,
             destination: Some(std::path::Path::new(&key)),
             bytes: if status == Status::Copied { size } else { 0 },
             status,
@@ -175,16 +305,16 @@ impl<S: Store> Uploader<S> {
     /// One PUT: read, checked unchanged, sent. True when the store named the CRC it kept.
     async fn put_whole(
         &self,
-        file: &SourceFile,
+        content: &Content,
         to: &S3Url,
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<bool> {
-        let size = file.opened.size;
-        let _memory = self.hold(size).await;
-        let body = file.read_at(0, size as usize).await?;
+        let size = content.size();
+        let _memory = self.hold(content, size).await;
+        let body = content.read_at(0, size).await?;
         let crc = crc64nvme(&body);
-        file.unchanged().await?;
+        content.unchanged().await?;
         let written = self
             .send(|| self.store.put(to, body.clone(), crc, options))
             .await?;
@@ -196,7 +326,7 @@ impl<S: Store> Uploader<S> {
     /// A multipart upload, aborted on any failure. True when the store named the CRC it kept.
     async fn put_parts(
         &self,
-        file: &SourceFile,
+        content: &Content,
         to: &S3Url,
         cut: Cut,
         options: &WriteOptions,
@@ -205,7 +335,7 @@ impl<S: Store> Uploader<S> {
         let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
         let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id);
         let sent = self
-            .send_parts(file, to, &upload.id, cut, options, reporter)
+            .send_parts(content, to, &upload.id, cut, options, reporter)
             .await;
         match sent {
             Ok(_) => upload.completed(),
@@ -216,20 +346,20 @@ impl<S: Store> Uploader<S> {
 
     async fn send_parts(
         &self,
-        file: &SourceFile,
+        content: &Content,
         to: &S3Url,
         upload_id: &str,
         cut: Cut,
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<bool> {
-        let size = file.opened.size;
+        let size = content.size();
         let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
             .map(|number| async move {
                 let offset = (number - 1) * cut.part_size;
                 let length = cut.part_size.min(size - offset);
-                let _memory = self.hold(length).await;
-                let body = file.read_at(offset, length as usize).await?;
+                let _memory = self.hold(content, length).await;
+                let body = content.read_at(offset, length).await?;
                 let crc = crc64nvme(&body);
                 let part = self
                     .send(|| {
@@ -243,15 +373,11 @@ impl<S: Store> Uploader<S> {
             .buffered(self.transfer.ranges_per_object.max(1))
             .try_collect()
             .await?;
-        let mut whole = 0;
-        for (part, number) in parts.iter().zip(0..) {
-            let length = cut.part_size.min(size - number * cut.part_size);
-            whole = match number {
-                0 => part.crc64nvme,
-                _ => crc64nvme_after(whole, part.crc64nvme, length),
-            };
-        }
-        file.unchanged().await?;
+        let lengths: Vec<u64> = (0..cut.parts)
+            .map(|index| cut.part_size.min(size - index * cut.part_size))
+            .collect();
+        let whole = whole_crc(&parts, &lengths);
+        content.unchanged().await?;
         let written = self
             .send(|| {
                 self.store
@@ -283,14 +409,39 @@ impl<S: Store> Uploader<S> {
         .await
     }
 
-    /// Room in the memory budget for `bytes` of file (all of it, if more).
-    async fn hold(&self, bytes: u64) -> tokio::sync::SemaphorePermit<'_> {
+    /// Room in the memory budget for `bytes` of a file (all of it, if more); bytes that
+    /// are in memory already take none.
+    async fn hold(&self, content: &Content, bytes: u64) -> Option<SemaphorePermit<'_>> {
+        if !content.reads_into_memory() {
+            return None;
+        }
         let kib = bytes.div_ceil(KIB).clamp(1, self.memory_kib.max(1));
-        self.memory
-            .acquire_many(kib as u32)
-            .await
-            .expect("the memory budget is never closed")
+        let permit = self.memory.acquire_many(kib as u32).await;
+        Some(permit.expect("the memory budget is never closed"))
     }
+}
+
+/// The whole object's CRC64NVME, from its parts' (in order) and their lengths.
+fn whole_crc(parts: &[UploadedPart], lengths: &[u64]) -> u64 {
+    let mut whole = 0;
+    for (index, (part, length)) in parts.iter().zip(lengths).enumerate() {
+        whole = match index {
+            0 => part.crc64nvme,
+            _ => crc64nvme_after(whole, part.crc64nvme, *length),
+        };
+    }
+    whole
+}
+
+/// Up to `limit` bytes from `input`: fewer only where it ends.
+async fn read_up_to(input: &mut (impl AsyncRead + Unpin), limit: u64) -> Result<Bytes> {
+    let mut buffer = Vec::with_capacity(limit as usize);
+    (&mut *input)
+        .take(limit)
+        .read_to_end(&mut buffer)
+        .await
+        .map_err(|e| Error::io("cannot read", "standard input", e))?;
+    Ok(Bytes::from(buffer))
 }
 
 /// The store's own CRC64NVME of what it stored must be the one sent; true when it named one.

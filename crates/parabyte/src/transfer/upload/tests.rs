@@ -108,6 +108,56 @@ async fn a_larger_file_goes_in_parts_and_keeps_its_whole_crc() {
     assert_eq!(store.open_uploads(), 0);
 }
 
+#[tokio::test]
+async fn bytes_in_memory_go_up_as_they_are() {
+    let store = Arc::new(MemoryStore::new());
+    let to = S3Url::parse(URL).unwrap();
+    for size in [3, 12 * MIB] {
+        let bytes = Bytes::from(data(7, size));
+        let options = WriteOptions::default();
+        let finished = uploader(&store)
+            .put_bytes(bytes.clone(), &to, &options, &Silent)
+            .await
+            .unwrap();
+        assert_eq!(finished, Finished::Downloaded(size));
+        assert_eq!(store.data_of(URL).unwrap(), bytes, "{size}");
+        assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)), "{size}");
+    }
+    assert_eq!(store.open_uploads(), 0);
+}
+
+#[tokio::test]
+async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
+    let to = S3Url::parse(URL).unwrap();
+    let options = WriteOptions::default();
+    for size in [0, 100, 5 * MIB, 12 * MIB + 1] {
+        let store = Arc::new(MemoryStore::new());
+        let bytes = data(8, size);
+        let finished = uploader(&store)
+            .put_stream(&bytes[..], &to, &options, &Silent)
+            .await
+            .unwrap();
+        assert_eq!(finished, Finished::Downloaded(size), "{size}");
+        assert_eq!(store.data_of(URL).unwrap(), bytes, "{size}");
+        assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)), "{size}");
+    }
+    let store = Arc::new(MemoryStore::new());
+    store.script(
+        When::write_nth(Request::Part, 2),
+        Answer::default().fail(denied),
+    );
+    let bytes = data(9, 12 * MIB);
+    let failed = uploader(&store)
+        .put_stream(&bytes[..], &to, &options, &Silent)
+        .await;
+    assert!(
+        matches!(failed, Err(Error::PermissionDenied { .. })),
+        "{failed:?}"
+    );
+    assert_eq!(store.open_uploads(), 0);
+    assert!(store.data_of(URL).is_none());
+}
+
 fn server_error() -> Error {
     Error::Http {
         what: "UploadPart".into(),
