@@ -85,6 +85,13 @@ where
     // Dropping the runtime drops unfinished downloads: each records what reached its
     // temporary file and keeps it to resume from, or removes it when nothing did.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    let kept = parabyte::uploads_kept();
+    if kept > 0 {
+        tell(format_args!(
+            "{kept} unfinished upload(s) are kept in the store: run the same command again and \
+             only their missing parts are sent"
+        ));
+    }
     if unaborted > 0 {
         tell(format_args!(
             "interrupted: {unaborted} unfinished multipart upload(s) could not be aborted in \

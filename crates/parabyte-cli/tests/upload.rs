@@ -256,12 +256,11 @@ fn links_fifos_and_names_that_cannot_be_keys_are_reported_and_the_rest_go_on() {
     assert!(bed.admin.get_object(&bed.bucket, "t/link.txt").is_err());
 }
 
-#[test]
-fn ctrl_c_in_the_middle_of_an_upload_aborts_it() {
-    let bed = Bed::new(ServerKind::Minio, "upload-interrupt");
+/// Starts an upload of big.bin (three parts of 5 MiB, one at a time) whose second part's
+/// answer is held, stops it with `signal` once that part is sent, and returns what it said.
+fn stop_mid_upload(bed: &Bed, signal: i32) -> (Option<i32>, String) {
     std::fs::write(bed.path("big.bin"), payload(7, 11 * MIB)).unwrap();
-    // The second part's answer is held far longer than the test waits.
-    bed.proxy.inject(
+    let held = bed.proxy.inject(
         Rule::kind(RequestKind::Put).nth(2),
         Fault::delay_headers(Duration::from_secs(60)),
     );
@@ -277,17 +276,88 @@ fn ctrl_c_in_the_middle_of_an_upload_aborts_it() {
     wait_for("the second part to be sent", limit, || {
         bed.proxy.counts().put >= 2
     });
-    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 1);
     // SAFETY: kill only sends a signal to the child we spawned.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     let status = wait_for_exit(&mut child, limit);
-    assert_eq!(status.code(), Some(130));
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said).unwrap();
+    drop(held);
+    bed.proxy.clear_faults();
+    (status.code(), said)
+}
+
+/// The same command again: only the parts the store does not hold are sent.
+fn resume(bed: &Bed) {
+    let before = bed.proxy.counts().put;
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "5MiB",
+        "big.bin",
+        &bed.url("big.bin"),
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sent = bed.proxy.counts().put - before;
+    assert!(
+        sent < 3,
+        "{sent} parts sent again: the first (at least) was kept"
+    );
+    assert_eq!(
+        summary(&output)["requests"]["multipart"],
+        2,
+        "list parts, complete"
+    );
+    let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
+    assert!(stored == payload(7, 11 * MIB));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+#[test]
+fn ctrl_c_keeps_an_upload_that_the_same_command_resumes() {
+    let bed = Bed::new(ServerKind::Minio, "upload-interrupt");
+    let (status, said) = stop_mid_upload(&bed, libc::SIGINT);
+    assert_eq!(status, Some(130), "{said}");
+    assert!(said.contains("1 unfinished upload(s) are kept"), "{said}");
+    assert_eq!(
+        bed.admin.open_uploads(&bed.bucket).unwrap(),
+        1,
+        "kept to resume"
+    );
+    assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
+    resume(&bed);
+}
+
+#[test]
+fn sigkill_in_the_middle_of_an_upload_then_the_same_command_resumes() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-kill");
+    let (status, _) = stop_mid_upload(&bed, libc::SIGKILL);
+    assert_eq!(status, None, "killed");
+    assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
+    resume(&bed);
+}
+
+#[test]
+fn a_changed_file_is_never_resumed_from_the_parts_of_its_old_bytes() {
+    let bed = Bed::new(ServerKind::Minio, "upload-changed");
+    stop_mid_upload(&bed, libc::SIGINT);
+    // Same size, other bytes, another modification time: another upload altogether.
+    std::fs::write(bed.path("big.bin"), payload(70, 11 * MIB)).unwrap();
+    let output =
+        run(bed
+            .parabyte()
+            .args(["cp", "--part-size", "5MiB", "big.bin", &bed.url("big.bin")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
+    assert!(
+        stored == payload(70, 11 * MIB),
+        "the new bytes, none of the old"
+    );
     assert_eq!(
         bed.admin.open_uploads(&bed.bucket).unwrap(),
         0,
-        "aborted before exit"
+        "the old one aborted"
     );
-    assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
 }
 
 #[test]

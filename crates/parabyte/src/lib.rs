@@ -69,4 +69,4 @@ pub use source::listing::{KeyBounds, Listed, ObjectEntry};
 pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum};
 pub use source::Encryption;
 pub use timestamp::Timestamp;
-pub use transfer::upload::uploads_aborted;
+pub use transfer::upload::{uploads_aborted, uploads_kept};

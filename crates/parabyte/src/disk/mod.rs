@@ -9,3 +9,4 @@ pub(crate) mod paths;
 pub(crate) mod resume;
 pub(crate) mod sink;
 pub(crate) mod source_file;
+pub(crate) mod upload_record;

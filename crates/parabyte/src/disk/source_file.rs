@@ -79,6 +79,10 @@ impl SourceFile {
         .await
     }
 
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// `length` bytes from `offset`; a file that ends sooner has changed.
     pub(crate) async fn read_at(&self, offset: u64, length: usize) -> Result<Bytes> {
         let (file, path) = (self.file.clone(), self.path.clone());

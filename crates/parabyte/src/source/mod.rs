@@ -19,4 +19,6 @@ pub(crate) use answer::{body_of, last_modified, shape_of};
 pub(crate) use memory::{Answer, MemoryStore, Request, Seen, When};
 pub(crate) use sources::Sources;
 pub use store::Encryption;
-pub(crate) use store::{Described, Fetched, Shape, Store, UploadedPart, WriteOptions, Written};
+pub(crate) use store::{
+    Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
+};

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::listing::{ListPage, ListQuery, PageSink};
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::{Described, Fetched, Store, UploadedPart, WriteOptions, Written};
+use super::{Described, Fetched, ListedPart, Store, UploadedPart, WriteOptions, Written};
 use crate::error::Result;
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
@@ -96,6 +96,10 @@ impl Store for Sources {
         self.s3
             .complete_upload(object, upload_id, parts, crc64nvme, options)
             .await
+    }
+
+    async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
+        self.s3.list_parts(object, upload_id).await
     }
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {

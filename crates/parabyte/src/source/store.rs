@@ -138,6 +138,16 @@ pub(crate) struct UploadedPart {
     pub crc64nvme: u64,
 }
 
+/// One part an unfinished multipart upload holds, as ListParts tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListedPart {
+    pub number: u32,
+    pub etag: String,
+    pub size: u64,
+    /// Its CRC64NVME, when the store keeps one.
+    pub crc64nvme: Option<u64>,
+}
+
 /// Something that holds objects: S3, a web server, the in-memory fake.
 pub(crate) trait Store: Send + Sync + 'static {
     /// How this store names an object.
@@ -231,6 +241,16 @@ pub(crate) trait Store: Send + Sync + 'static {
         _crc64nvme: u64,
         _options: &WriteOptions,
     ) -> impl Future<Output = Result<Written>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// The parts an unfinished upload holds so far, in order (`None`: the store knows no
+    /// such upload, it was completed or aborted).
+    fn list_parts(
+        &self,
+        _object: &S3Url,
+        _upload_id: &str,
+    ) -> impl Future<Output = Result<Option<Vec<ListedPart>>>> + Send {
         std::future::ready(Err(self.unsupported(Operation::Write)))
     }
 

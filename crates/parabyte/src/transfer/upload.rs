@@ -20,16 +20,17 @@ use crate::checksum::{crc64nvme, crc64nvme_after, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::source_file::SourceFile;
+use crate::disk::upload_record::UploadRecord;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::with_retries;
-use crate::source::{Store, UploadedPart, WriteOptions, Written};
+use crate::source::{ListedPart, Store, UploadedPart, WriteOptions, Written};
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
 use content::Content;
-pub use open::uploads_aborted;
 use open::OpenUpload;
+pub use open::{uploads_aborted, uploads_kept};
 
 /// S3's smallest part (all but the last).
 const MIN_PART: u64 = 5 * 1024 * 1024;
@@ -61,6 +62,15 @@ pub(crate) struct Uploader<S> {
     /// Bytes of file held in memory for requests being sent, in KiB.
     memory: Arc<Semaphore>,
     memory_kib: u64,
+}
+
+/// The parts of one multipart upload: its ID, how the content is cut, and what an earlier
+/// run of it already stored.
+#[derive(Debug, Clone, Copy)]
+struct Parts<'a> {
+    upload_id: &'a str,
+    cut: Cut,
+    stored: &'a [ListedPart],
 }
 
 /// How a file is cut: its size and each part's (the last may be shorter).
@@ -169,7 +179,7 @@ impl<S: Store> Uploader<S> {
                 .await;
         }
         let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
-        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id);
+        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
         let mut in_flight = futures::stream::FuturesOrdered::new();
         let mut parts = Vec::new();
         let mut lengths = Vec::new();
@@ -332,14 +342,60 @@ impl<S: Store> Uploader<S> {
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<bool> {
-        let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
-        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id);
+        // A file's upload is recorded, so that the next run of the same command finds it.
+        let record = content.record(to, cut.part_size);
+        let mut stored = Vec::new();
+        let mut resumed = None;
+        let earlier = record.as_ref().zip(content.stamp());
+        if let Some((id, same_file)) = earlier.and_then(|(record, stamp)| record.read(stamp)) {
+            let listed = match same_file {
+                true => self.send(|| self.store.list_parts(to, &id)).await,
+                false => Ok(None),
+            };
+            match listed {
+                Ok(Some(parts)) => (stored, resumed) = (parts, Some(id)),
+                // The file changed since (its parts are of other bytes), or the upload was
+                // completed, aborted or expired: start afresh, and let nothing stay behind.
+                _ => {
+                    let _ = self.store.abort_upload(to, &id).await;
+                    record.iter().for_each(UploadRecord::remove);
+                }
+            }
+        }
+        let upload_id = match resumed {
+            Some(id) => id,
+            None => self.send(|| self.store.create_upload(to, options)).await?,
+        };
+        // Best effort: without the record the upload still works, it only cannot resume.
+        let recorded = record
+            .zip(content.stamp())
+            .and_then(|(record, stamp)| record.write(stamp, &upload_id).is_ok().then_some(record));
+        let upload = OpenUpload::new(
+            self.store.clone(),
+            to.clone(),
+            upload_id,
+            recorded.is_some(),
+        );
         let sent = self
-            .send_parts(content, to, &upload.id, cut, options, reporter)
+            .send_parts(
+                content,
+                to,
+                &Parts {
+                    upload_id: &upload.id,
+                    cut,
+                    stored: &stored,
+                },
+                options,
+                reporter,
+            )
             .await;
-        match sent {
+        match &sent {
+            Err(error) if recorded.is_some() && worth_resuming(error) => upload.keep(),
             Ok(_) => upload.completed(),
             Err(_) => upload.abort().await,
+        }
+        if !matches!(&sent, Err(error) if worth_resuming(error)) {
+            recorded.iter().for_each(UploadRecord::remove);
         }
         sent
     }
@@ -348,11 +404,15 @@ impl<S: Store> Uploader<S> {
         &self,
         content: &Content,
         to: &S3Url,
-        upload_id: &str,
-        cut: Cut,
+        parts: &Parts<'_>,
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<bool> {
+        let Parts {
+            upload_id,
+            cut,
+            stored,
+        } = *parts;
         let size = content.size();
         let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
             .map(|number| async move {
@@ -361,6 +421,20 @@ impl<S: Store> Uploader<S> {
                 let _memory = self.hold(content, length).await;
                 let body = content.read_at(offset, length).await?;
                 let crc = crc64nvme(&body);
+                // A part an interrupted run sent is kept only when it is these very bytes.
+                let kept = stored.iter().find(|part| {
+                    part.number as u64 == number
+                        && part.size == length
+                        && part.crc64nvme == Some(crc)
+                });
+                if let Some(kept) = kept {
+                    reporter.bytes_resumed(length);
+                    return Ok(UploadedPart {
+                        number: kept.number,
+                        etag: kept.etag.clone(),
+                        crc64nvme: crc,
+                    });
+                }
                 let part = self
                     .send(|| {
                         self.store
@@ -418,6 +492,14 @@ impl<S: Store> Uploader<S> {
         let kib = bytes.div_ceil(KIB).clamp(1, self.memory_kib.max(1));
         let permit = self.memory.acquire_many(kib as u32).await;
         Some(permit.expect("the memory budget is never closed"))
+    }
+}
+
+/// A failure a later run may get past (the network, the store): its upload is kept for it.
+fn worth_resuming(error: &Error) -> bool {
+    match error {
+        Error::GaveUp { last, .. } => last.is_retryable(),
+        other => other.is_retryable(),
     }
 }
 

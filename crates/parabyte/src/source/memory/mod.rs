@@ -22,7 +22,7 @@ use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::source::listing::{Cursor, ListPage, ListQuery, ObjectEntry, PageSink};
 use crate::source::store::{
-    Body, Described, Fetched, Shape, Store, UploadedPart, WriteOptions, Written,
+    Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
 };
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
@@ -524,6 +524,10 @@ impl Store for MemoryStore {
         options: &WriteOptions,
     ) -> Result<Written> {
         self.answer_complete(object, upload_id, parts, crc64nvme, options)
+    }
+
+    async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
+        self.answer_list_parts(object, upload_id)
     }
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {

@@ -23,6 +23,8 @@ pub(crate) enum Request {
     Part,
     /// CompleteMultipartUpload.
     Complete,
+    /// ListParts.
+    ListParts,
     /// AbortMultipartUpload.
     Abort,
 }

@@ -13,7 +13,7 @@ use super::{MemoryStore, Stored};
 use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecksum};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
-use crate::source::{UploadedPart, WriteOptions, Written};
+use crate::source::{ListedPart, UploadedPart, WriteOptions, Written};
 use crate::validator::Validator;
 
 /// A multipart upload begun and not yet completed or aborted.
@@ -156,6 +156,29 @@ impl MemoryStore {
         let written = self.store_object(&url, data.freeze(), etag, crc, options)?;
         self.lock().uploads.remove(upload_id);
         Ok(written)
+    }
+
+    pub(super) fn answer_list_parts(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+    ) -> Result<Option<Vec<ListedPart>>> {
+        let url = object.to_string();
+        self.receive(Request::ListParts, &url, None)?;
+        let state = self.lock();
+        let Some(upload) = state.uploads.get(upload_id).filter(|u| u.url == url) else {
+            return Ok(None);
+        };
+        let parts = upload
+            .parts
+            .iter()
+            .map(|(number, (bytes, etag))| ListedPart {
+                number: *number,
+                etag: etag.clone(),
+                size: bytes.len() as u64,
+                crc64nvme: Some(crc64nvme(bytes)),
+            });
+        Ok(Some(parts.collect()))
     }
 
     pub(super) fn answer_abort(&self, object: &S3Url, upload_id: &str) -> Result<()> {

@@ -42,11 +42,16 @@ pub(super) async fn read_error(response: Response) -> ErrorDocument {
 /// The body of a failed response, or of a small answer (an upload ID), up to
 /// [`MAX_ERROR_BODY`] bytes.
 pub(super) async fn read_bounded_body(response: Response) -> Vec<u8> {
+    read_body_up_to(response, MAX_ERROR_BODY).await
+}
+
+/// A body read up to `limit` bytes (what is past it is not read).
+pub(super) async fn read_body_up_to(response: Response, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Ok(Some(chunk)) = stream.try_next().await {
         body.extend_from_slice(&chunk);
-        if body.len() >= MAX_ERROR_BODY {
+        if body.len() >= limit {
             break;
         }
     }

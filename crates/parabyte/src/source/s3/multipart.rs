@@ -5,17 +5,22 @@ use bytes::Bytes;
 use reqwest::header::ETAG;
 
 use super::endpoint::encode_query_value;
-use super::errors::{classify, error_from_response, read_bounded_body};
+use super::errors::{classify, error_from_response, read_body_up_to, read_bounded_body};
 use super::put_object::{
     checksum_headers, metadata_headers, object_headers, parse_crc64nvme, refused_write,
     render_crc64nvme, CRC64NVME_HEADER,
 };
-use super::upload_xml::{complete_body, completed, upload_id, Completed};
+use super::upload_xml::{complete_body, completed, parts_page, upload_id, Completed};
 use super::{Call, S3Store};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
-use crate::source::{UploadedPart, WriteOptions, Written};
+use crate::source::{ListedPart, UploadedPart, WriteOptions, Written};
+
+/// ListParts pages read for one upload at most (1,000 parts a page, 10,000 parts).
+const MAX_PART_PAGES: usize = 10;
+/// The most of one ListParts page read.
+const MAX_PARTS_PAGE: usize = 4 * 1024 * 1024;
 
 impl S3Store {
     pub(super) async fn create_multipart_upload(
@@ -174,6 +179,61 @@ impl S3Store {
                 Err(refused_write(error, object, options))
             }
         }
+    }
+
+    pub(super) async fn list_parts_of(
+        &self,
+        object: &S3Url,
+        upload_id: &str,
+    ) -> Result<Option<Vec<ListedPart>>> {
+        let what = format!("ListParts {object}");
+        let mut parts = Vec::new();
+        let mut marker = None;
+        // 10,000 parts, 1,000 a page: a store that pages on forever is cut off.
+        for _ in 0..=MAX_PART_PAGES {
+            let query = match marker {
+                Some(marker) => format!(
+                    "part-number-marker={marker}&uploadId={}",
+                    encode_query_value(upload_id)
+                ),
+                None => format!("uploadId={}", encode_query_value(upload_id)),
+            };
+            let response = self
+                .request(&Call {
+                    method: &reqwest::Method::GET,
+                    kind: RequestKind::Multipart,
+                    bucket: &object.bucket,
+                    key: &object.key,
+                    query: &query,
+                    headers: &[],
+                    what: &what,
+                    body: None,
+                })
+                .await?;
+            if response.status().as_u16() == 404 {
+                return Ok(None);
+            }
+            if !response.status().is_success() {
+                let error =
+                    error_from_response(response, &what, &object.bucket, self.anonymous()).await;
+                return Err(error);
+            }
+            // A page of 1,000 parts is about 250 KiB.
+            let body = read_body_up_to(response, MAX_PARTS_PAGE).await;
+            let page = parts_page(&body).map_err(|detail| Error::Protocol {
+                what: what.clone(),
+                detail,
+            })?;
+            parts.extend(page.parts);
+            match page.next {
+                Some(next) if Some(next) != marker => marker = Some(next),
+                _ => return Ok(Some(parts)),
+            }
+        }
+        Err(Error::Protocol {
+            what,
+            detail: "the store kept paging past 10,000 parts".into(),
+        })
     }
 
     pub(super) async fn abort_multipart_upload(

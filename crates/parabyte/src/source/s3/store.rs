@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::listing::{ListPage, ListQuery, PageSink};
-use crate::source::{Described, Fetched, Store, UploadedPart, WriteOptions, Written};
+use crate::source::{Described, Fetched, ListedPart, Store, UploadedPart, WriteOptions, Written};
 use crate::validator::Validator;
 
 impl Store for S3Store {
@@ -75,6 +75,10 @@ impl Store for S3Store {
     ) -> Result<Written> {
         self.complete_multipart_upload(object, upload_id, parts, crc64nvme, options)
             .await
+    }
+
+    async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
+        self.list_parts_of(object, upload_id).await
     }
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {

@@ -5,9 +5,9 @@ use quick_xml::escape::escape;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use super::put_object::render_crc64nvme;
+use super::put_object::{parse_crc64nvme, render_crc64nvme};
 use super::xml::{push_reference, ErrorDocument};
-use crate::source::UploadedPart;
+use crate::source::{ListedPart, UploadedPart};
 
 /// What a CompleteMultipartUpload answered with a 200.
 #[derive(Debug, PartialEq, Eq)]
@@ -67,6 +67,77 @@ pub(super) fn completed(body: &[u8]) -> Result<Completed, String> {
         other => Err(format!(
             "the answer to CompleteMultipartUpload is a <{other}>, not its result"
         )),
+    }
+}
+
+/// One page of a ListParts answer: its parts, and where the next page starts.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct PartsPage {
+    pub parts: Vec<ListedPart>,
+    /// `NextPartNumberMarker` when `IsTruncated`.
+    pub next: Option<u32>,
+}
+
+/// Parse a ListParts page. A part whose number, size or ETag cannot be read fails the
+/// page: a resume must not trust a part it cannot name.
+pub(super) fn parts_page(body: &[u8]) -> Result<PartsPage, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "the answer is not UTF-8".to_owned())?;
+    let mut reader = Reader::from_str(text);
+    let mut page = PartsPage::default();
+    let mut truncated = false;
+    let mut marker = None;
+    let mut value = String::new();
+    let mut part: Option<[Option<String>; 4]> = None;
+    loop {
+        match reader
+            .read_event()
+            .map_err(|e| format!("the answer is not XML: {e}"))?
+        {
+            Event::Start(start) => {
+                value.clear();
+                if start.local_name().as_ref() == "Part" {
+                    part = Some(Default::default());
+                }
+            }
+            Event::Text(chunk) => value.push_str(&chunk),
+            Event::GeneralRef(reference) => push_reference(&mut value, &reference)?,
+            Event::End(end) => {
+                let name = end.local_name().as_ref().to_owned();
+                let slot = ["PartNumber", "ETag", "Size", "ChecksumCRC64NVME"]
+                    .iter()
+                    .position(|wanted| *wanted == name);
+                match (&mut part, slot, name.as_str()) {
+                    (Some(fields), Some(index), _) => fields[index] = Some(value.clone()),
+                    (Some(_), None, "Part") => page.parts.push(listed(part.take())?),
+                    (None, _, "IsTruncated") => truncated = value.trim() == "true",
+                    (None, _, "NextPartNumberMarker") => marker = value.trim().parse().ok(),
+                    _ => {}
+                }
+                value.clear();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if truncated {
+        page.next = Some(marker.ok_or("a truncated page names no NextPartNumberMarker")?);
+    }
+    Ok(page)
+}
+
+/// One `<Part>`'s fields as a part.
+fn listed(fields: Option<[Option<String>; 4]>) -> Result<ListedPart, String> {
+    let [number, etag, size, crc] = fields.unwrap_or_default();
+    let number = number.and_then(|n| n.trim().parse().ok());
+    let size = size.and_then(|n| n.trim().parse().ok());
+    match (number, etag, size) {
+        (Some(number), Some(etag), Some(size)) if !etag.is_empty() => Ok(ListedPart {
+            number,
+            etag,
+            size,
+            crc64nvme: crc.as_deref().and_then(parse_crc64nvme),
+        }),
+        _ => Err("a listed part lacks its number, ETag or size".into()),
     }
 }
 
@@ -159,6 +230,27 @@ mod tests {
         assert_eq!(upload_id(body).unwrap(), "id&1");
         let error = upload_id(b"<InitiateMultipartUploadResult/>").unwrap_err();
         assert!(error.contains("no UploadId"), "{error}");
+    }
+
+    #[test]
+    fn listed_parts_are_read_with_their_crcs_and_pages() {
+        let body = b"<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>\
+            <Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;</ETag><Size>5</Size><ChecksumCRC64NVME>AAAAAAAAAAE=</ChecksumCRC64NVME></Part>\
+            <Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><Size>6</Size></Part></ListPartsResult>";
+        let page = parts_page(body).unwrap();
+        assert_eq!(page.next, Some(2));
+        assert_eq!(
+            page.parts[0],
+            ListedPart {
+                number: 1,
+                etag: "\"a\"".into(),
+                size: 5,
+                crc64nvme: Some(1)
+            }
+        );
+        assert_eq!(page.parts[1].crc64nvme, None);
+        let nameless = b"<ListPartsResult><Part><PartNumber>1</PartNumber><Size>5</Size></Part></ListPartsResult>";
+        assert!(parts_page(nameless).is_err());
     }
 
     #[test]

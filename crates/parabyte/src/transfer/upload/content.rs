@@ -3,8 +3,10 @@
 
 use bytes::Bytes;
 
-use crate::disk::source_file::SourceFile;
+use crate::disk::source_file::{SourceFile, Stamp};
+use crate::disk::upload_record::UploadRecord;
 use crate::error::Result;
+use crate::location::S3Url;
 
 pub(super) enum Content {
     File(SourceFile),
@@ -28,6 +30,23 @@ impl Content {
         match self {
             Content::File(file) => file.read_at(offset, length as usize).await,
             Content::Memory(bytes) => Ok(bytes.slice(offset as usize..(offset + length) as usize)),
+        }
+    }
+
+    /// Where an upload of a file in parts of `part_size` to `to` is recorded, so that
+    /// another run may resume it; bytes in memory are gone after the run.
+    pub(super) fn record(&self, to: &S3Url, part_size: u64) -> Option<UploadRecord> {
+        match self {
+            Content::File(file) => UploadRecord::new(file.path(), &to.to_string(), part_size),
+            Content::Memory(_) => None,
+        }
+    }
+
+    /// What a file was when opened, for its upload's record.
+    pub(super) fn stamp(&self) -> Option<&Stamp> {
+        match self {
+            Content::File(file) => Some(&file.opened),
+            Content::Memory(_) => None,
         }
     }
 

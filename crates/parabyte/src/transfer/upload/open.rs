@@ -1,8 +1,10 @@
 //! A multipart upload begun and not yet completed: the one gate every way out of an upload
-//! passes. Completed, it is let go; failed, it is aborted before the failure is reported;
-//! dropped unfinished (the run was interrupted, its task cancelled), the abort is sent from
-//! a task of its own, which the command waits for ([`uploads_aborted`]) before it exits.
-//! So no path leaves parts in the store, where they are kept (and billed) until aborted.
+//! passes. Completed, it is let go. One that a later run can resume (a file's, recorded)
+//! is kept when the network or the store failed it or the run was interrupted, and
+//! counted ([`uploads_kept`]) so the command can say so. Any other is aborted: on a failure
+//! before the failure is reported; dropped unfinished (the run was interrupted, its task
+//! cancelled), from a task of its own, which the command waits for ([`uploads_aborted`])
+//! before it exits. So no path leaves parts in the store that nothing will come back for.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -13,6 +15,14 @@ use crate::source::Store;
 
 /// Aborts sent from a drop and not yet answered, in this process.
 static ABORTS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Uploads left unfinished in the store, recorded for the next run to resume.
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many unfinished uploads this process left in the store for a later run of the same
+/// command to resume (each is recorded; see `disk/upload_record.rs`).
+pub fn uploads_kept() -> usize {
+    KEPT.load(SeqCst)
+}
 
 /// Wait (at most `limit`) until every abort sent for an upload dropped unfinished has been
 /// answered; returns how many were still unanswered then. For a command that was
@@ -34,16 +44,25 @@ pub(super) struct OpenUpload<S: Store> {
     to: S3Url,
     pub(super) id: String,
     open: bool,
+    /// Recorded for a later run: an interruption keeps it rather than abort it.
+    resumable: bool,
 }
 
 impl<S: Store> OpenUpload<S> {
-    pub(super) fn new(store: Arc<S>, to: S3Url, id: String) -> OpenUpload<S> {
+    pub(super) fn new(store: Arc<S>, to: S3Url, id: String, resumable: bool) -> OpenUpload<S> {
         OpenUpload {
             store,
             to,
             id,
             open: true,
+            resumable,
         }
+    }
+
+    /// Leave the upload in the store for a later run to resume.
+    pub(super) fn keep(mut self) {
+        self.open = false;
+        KEPT.fetch_add(1, SeqCst);
     }
 
     /// The store joined the parts: nothing to abort.
@@ -62,6 +81,10 @@ impl<S: Store> OpenUpload<S> {
 impl<S: Store> Drop for OpenUpload<S> {
     fn drop(&mut self) {
         if !self.open {
+            return;
+        }
+        if self.resumable {
+            KEPT.fetch_add(1, SeqCst);
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
