@@ -342,15 +342,23 @@ class Requests:
     """Requests sent, by kind: redirect hops and retries included, never a request that got
     no connection. `head` counts the HEADs for the store's checksum of objects that take
     more than one GET. `put` counts PUTs of an object or of one upload part, `multipart`
-    the create, complete, abort and list-parts requests of multipart uploads."""
+    the create, complete, abort and list-parts requests of multipart uploads, `copy` the
+    copies inside the store (CopyObject, UploadPartCopy)."""
 
     get: int
     list: int
     head: int
     put: int
     multipart: int
+    copy: int
     def __init__(
-        self, get: int = 0, list: int = 0, head: int = 0, put: int = 0, multipart: int = 0
+        self,
+        get: int = 0,
+        list: int = 0,
+        head: int = 0,
+        put: int = 0,
+        multipart: int = 0,
+        copy: int = 0,
     ) -> None: ...
     def to_dict(self) -> dict[str, int]: ...
 

@@ -798,6 +798,7 @@ def _sum_up(
             head=sum(s.requests.head for s in summaries),
             put=sum(s.requests.put for s in summaries),
             multipart=sum(s.requests.multipart for s in summaries),
+            copy=sum(s.requests.copy for s in summaries),
         ),
         connections=total("connections"),
         retries=total("retries"),

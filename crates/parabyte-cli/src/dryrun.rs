@@ -66,10 +66,11 @@ impl Reporter for Printer {
                     source,
                     destination,
                 } => {
-                    let verb = if source.contains("://") {
-                        "download"
-                    } else {
-                        "copy"
+                    // As aws names them: a remote source to here, here to S3, S3 to S3.
+                    let verb = match (source.contains("://"), destination.starts_with("s3://")) {
+                        (true, false) => "download",
+                        (false, true) => "upload",
+                        _ => "copy",
                     };
                     format!(
                         "(dryrun) {verb}: {} to {}",

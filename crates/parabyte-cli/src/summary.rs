@@ -98,14 +98,17 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
     }
     let requests = summary.requests;
     // A local copy sends nothing: no line of zeros.
-    let writes = requests.put + requests.multipart;
+    let writes = requests.put + requests.multipart + requests.copy;
     if requests.get + requests.list + requests.head + writes + summary.connections + summary.retries
         > 0
     {
         // Uploads add their kinds; a download's line stays as it always was.
         let uploads = match writes {
             0 => String::new(),
-            _ => format!(", {} PUT, {} multipart", requests.put, requests.multipart),
+            _ => format!(
+                ", {} PUT, {} multipart, {} COPY",
+                requests.put, requests.multipart, requests.copy
+            ),
         };
         lines.push(format!(
             "requests: {} GET, {} LIST, {} HEAD{uploads}; {} connection(s) opened; {} retr{}",

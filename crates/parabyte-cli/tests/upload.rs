@@ -454,3 +454,47 @@ fn standard_input_goes_up_as_it_is_read() {
     }
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
 }
+
+#[test]
+fn a_copy_between_keys_moves_no_byte_through_parabyte() {
+    for kind in [ServerKind::Minio, ServerKind::Versitygw] {
+        let bed = Bed::new(kind, "copy");
+        write_tree(&bed, "src");
+        let up = run(bed.parabyte().args(["cp", "-r", "src", &bed.url("a/")]));
+        assert!(up.status.success(), "{}", stderr(&up));
+        bed.proxy.reset();
+        let output = run(bed
+            .parabyte()
+            .args(["cp", "-r", "--json", &bed.url("a"), &bed.url("b")]));
+        assert!(output.status.success(), "{}", stderr(&output));
+        let json = summary(&output);
+        let seen = bed.proxy.counts();
+        // One LIST, then one CopyObject per key: no GET, no PUT of bytes.
+        assert_eq!(
+            (seen.get, seen.list, json["requests"]["copy"].as_u64()),
+            (0, 1, Some(5))
+        );
+        for (path, bytes) in tree() {
+            let copied = bed
+                .admin
+                .get_object(&bed.bucket, &format!("b/{path}"))
+                .unwrap();
+            assert!(copied == bytes, "{path}");
+        }
+        // One key, into a prefix under its name, and its dry run says "copy".
+        let one = run(bed
+            .parabyte()
+            .args(["cp", &bed.url("a/small.txt"), &bed.url("c/")]));
+        assert!(one.status.success(), "{}", stderr(&one));
+        assert_eq!(
+            bed.admin.get_object(&bed.bucket, "c/small.txt").unwrap(),
+            payload(1, 1000)
+        );
+        let dry =
+            run(bed
+                .parabyte()
+                .args(["cp", "--dryrun", &bed.url("a/small.txt"), &bed.url("d")]));
+        let said = String::from_utf8_lossy(&dry.stdout).into_owned() + &stderr(&dry);
+        assert!(said.contains("(dryrun) copy: s3://"), "{said}");
+    }
+}

@@ -20,6 +20,8 @@ pub struct Requests {
     pub put: u64,
     /// Create, complete, abort and list-parts requests of multipart uploads.
     pub multipart: u64,
+    /// Copies inside the store (CopyObject, UploadPartCopy).
+    pub copy: u64,
 }
 
 impl Requests {
@@ -30,6 +32,7 @@ impl Requests {
         fields.set_item("head", self.head)?;
         fields.set_item("put", self.put)?;
         fields.set_item("multipart", self.multipart)?;
+        fields.set_item("copy", self.copy)?;
         Ok(fields)
     }
 }
@@ -37,14 +40,15 @@ impl Requests {
 #[pymethods]
 impl Requests {
     #[new]
-    #[pyo3(signature = (get = 0, list = 0, head = 0, put = 0, multipart = 0))]
-    fn new(get: u64, list: u64, head: u64, put: u64, multipart: u64) -> Self {
+    #[pyo3(signature = (get = 0, list = 0, head = 0, put = 0, multipart = 0, copy = 0))]
+    fn new(get: u64, list: u64, head: u64, put: u64, multipart: u64, copy: u64) -> Self {
         Requests {
             get,
             list,
             head,
             put,
             multipart,
+            copy,
         }
     }
 
@@ -234,6 +238,7 @@ impl From<parabyte::Summary> for Summary {
                 head: requests.head,
                 put: requests.put,
                 multipart: requests.multipart,
+                copy: requests.copy,
             },
             connections: summary.connections,
             retries: summary.retries,
@@ -295,7 +300,7 @@ impl Summary {
         elapsed = 0.0,
         first_object_seconds = None,
         bytes_per_second = 0.0,
-        requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0 },
+        requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0, copy: 0 },
         connections = 0,
         retries = 0,
         verified = Verified { checksum: 0, md5: 0, size_only: 0 },

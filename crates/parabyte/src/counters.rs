@@ -22,6 +22,8 @@ pub struct RequestCounts {
     pub put: u64,
     /// The other requests of a multipart upload: create, complete, abort, list parts.
     pub multipart: u64,
+    /// Copies inside the store: CopyObject, UploadPartCopy.
+    pub copy: u64,
 }
 
 /// The kinds of request parabyte sends.
@@ -32,6 +34,7 @@ pub(crate) enum RequestKind {
     Head,
     Put,
     Multipart,
+    Copy,
 }
 
 /// Counters shared by everything that sends requests during one run.
@@ -42,6 +45,7 @@ pub(crate) struct Counters {
     head: AtomicU64,
     put: AtomicU64,
     multipart: AtomicU64,
+    copy: AtomicU64,
     pub(crate) connections: AtomicU64,
     pub(crate) retries: AtomicU64,
     verified_checksum: AtomicU64,
@@ -60,6 +64,7 @@ impl Counters {
             RequestKind::Head => &self.head,
             RequestKind::Put => &self.put,
             RequestKind::Multipart => &self.multipart,
+            RequestKind::Copy => &self.copy,
         }
         .fetch_add(1, Relaxed);
     }
@@ -94,6 +99,7 @@ impl Counters {
                 head: self.head.load(Relaxed),
                 put: self.put.load(Relaxed),
                 multipart: self.multipart.load(Relaxed),
+                copy: self.copy.load(Relaxed),
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
@@ -130,6 +136,7 @@ impl Snapshot {
                 head: self.requests.head - earlier.requests.head,
                 put: self.requests.put - earlier.requests.put,
                 multipart: self.requests.multipart - earlier.requests.multipart,
+                copy: self.requests.copy - earlier.requests.copy,
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,

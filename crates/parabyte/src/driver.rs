@@ -29,7 +29,7 @@ use crate::source::listing::{list, KeyBounds, ListSpec};
 use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::transfer::upload::{UploadJob, Uploader};
+use crate::transfer::upload::{CopyJob, UploadJob, Uploader};
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -310,6 +310,7 @@ enum Move {
     Object(Job),
     Local(LocalJob),
     Upload(UploadJob),
+    Copy(CopyJob),
 }
 
 /// One job's end: its source, the file it was to write, and how it went.
@@ -363,6 +364,17 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                     };
                     (source, None, result)
                 }
+                Move::Copy(job) => {
+                    let source = job.from.to_string();
+                    let result = if dry_run {
+                        let key = job.to.to_string();
+                        reporter.previewed(Preview::verdict(false, &source, &key));
+                        Ok(Finished::Downloaded(0))
+                    } else {
+                        uploader.copy(&job, &*reporter).await
+                    };
+                    (source, None, result)
+                }
             }
         }
     }
@@ -409,6 +421,7 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             Planned::Job(job) => Move::Object(job),
             Planned::Local(job) => Move::Local(job),
             Planned::Upload(job) => Move::Upload(job),
+            Planned::Copy(job) => Move::Copy(job),
             Planned::Refused(failure) => {
                 report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
                 outcome.failures.push(failure);

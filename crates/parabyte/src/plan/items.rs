@@ -85,6 +85,11 @@ pub(crate) fn item_target(item: &Item, destination: &Landing) -> Result<Target> 
         Landing::Path(root) => root,
         Landing::Stdout => return Ok(Target::Stream(StreamTarget::stdout())),
         Landing::Discard => return Ok(Target::Discard),
+        Landing::Store { url, .. } => {
+            return Err(Error::InvalidInput(format!(
+                "{url}: a batch cannot be copied into S3 yet; give a local directory"
+            )))
+        }
     };
     let unsafe_path = |reason: String| Error::UnsafeKey {
         key: item.source.to_string(),

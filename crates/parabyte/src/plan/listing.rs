@@ -24,7 +24,9 @@ use crate::pattern::excluded_by;
 use crate::report::{Failure, Preview, Reporter};
 use crate::source::listing::{list, ListSpec, Listed};
 use crate::source::Store;
+use crate::source::WriteOptions;
 use crate::transfer::engine::{Job, Known};
+use crate::transfer::upload::CopyJob;
 use crate::validator::Validator;
 
 /// The prefix a recursive request lists: `dir` means `dir/`, as in `aws s3 cp --recursive`;
@@ -70,7 +72,7 @@ async fn plan_request<S: Store>(
                 )))
             }
             Landing::Path(root) => check_writable(root, root)?,
-            Landing::Discard => {}
+            Landing::Discard | Landing::Store { .. } => {}
         }
         let prefix = list_prefix(&request);
         let spec = ListSpec {
@@ -96,6 +98,26 @@ async fn plan_request<S: Store>(
         }
         return Ok(());
     }
+    if let Landing::Store { url, options } = &request.destination {
+        // Into a prefix (`s3://b/` or `s3://b/dir/`) under the key's name, else to the key.
+        let name = request.source.key.rsplit('/').next().unwrap_or_default();
+        let key = match url.key.is_empty() || url.key.ends_with('/') {
+            true => format!("{}{name}", url.key),
+            false => url.key.clone(),
+        };
+        reporter.object_queued(None);
+        let job = CopyJob {
+            from: request.source.clone(),
+            to: S3Url {
+                bucket: url.bucket.clone(),
+                key,
+            },
+            known: None,
+            options: options.clone(),
+        };
+        let _ = queue.send(Planned::Copy(job)).await;
+        return Ok(());
+    }
     let target = match &request.destination {
         Landing::Discard => Ok(Target::Discard),
         Landing::Stdout => Ok(Target::Stream(StreamTarget::stdout())),
@@ -105,6 +127,7 @@ async fn plan_request<S: Store>(
             Ok(path) => Ok(user_file_target(&path)?),
             Err(reason) => Err(reason),
         },
+        Landing::Store { .. } => return Ok(()),
     };
     let mut job = Job {
         source: request.source.clone().into(),
@@ -159,7 +182,8 @@ async fn plan_listing(
             Err(error) => {
                 // Keys already listed are still downloaded or reported, then the listing fails.
                 for verdict in guard.finish() {
-                    if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
+                    let root = request.destination.root();
+                    if !send_verdict(queue, verdict, base, root, reporter).await {
                         break;
                     }
                 }
@@ -203,8 +227,9 @@ async fn plan_listing(
             let unsafe_reason = match (&relative, &request.destination) {
                 (None, _) => Some("it is not under the listed prefix".to_owned()),
                 (Some(relative), Landing::Path(_)) => relative_path(relative).err(),
-                // A prefix never lists for stdout: that is refused before listing.
-                (Some(_), Landing::Discard | Landing::Stdout) => None,
+                // A prefix never lists for stdout: that is refused before listing. Any key
+                // can be a key.
+                (Some(_), Landing::Discard | Landing::Stdout | Landing::Store { .. }) => None,
             };
             let refusal = unsafe_reason.map(|reason| Error::UnsafeKey {
                 key: object.key.clone(),
@@ -229,15 +254,25 @@ async fn plan_listing(
                 continue;
             }
             let relative = relative.unwrap_or_default();
+            // Keys copied to keys cannot collide as files and folders do: no guard.
+            if let Landing::Store { url, options } = &request.destination {
+                let copy = store_copy(&job, url, &relative, options);
+                reporter.object_queued(Some(object.size));
+                if queue.send(copy).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let root = request.destination.root();
             for verdict in guard.push(relative.clone(), (relative, job)) {
-                if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
+                if !send_verdict(queue, verdict, base, root, reporter).await {
                     return Ok(());
                 }
             }
         }
     }
     for verdict in guard.finish() {
-        if !send_verdict(queue, verdict, base, &request.destination, reporter).await {
+        if !send_verdict(queue, verdict, base, request.destination.root(), reporter).await {
             return Ok(());
         }
     }
@@ -277,12 +312,37 @@ fn nothing_matched(request: &StoreCopy, prefix: &str, literal_key_listed: bool) 
     }
 }
 
+/// The copy inside the store of a listed key, to `relative` under the destination's prefix.
+fn store_copy(job: &Job, url: &S3Url, relative: &str, options: &Arc<WriteOptions>) -> Planned {
+    let ObjectUrl::S3(from) = &job.source else {
+        return refuse(job, Error::InvalidInput("only S3 keys are listed".into()));
+    };
+    let prefix = match url.key.as_str() {
+        "" => String::new(),
+        key if key.ends_with('/') => key.to_owned(),
+        key => format!("{key}/"),
+    };
+    let known = job
+        .known
+        .as_ref()
+        .map(|known| (known.size, known.validator.clone()));
+    Planned::Copy(CopyJob {
+        from: from.clone(),
+        to: S3Url {
+            bucket: url.bucket.clone(),
+            key: format!("{prefix}{relative}"),
+        },
+        known,
+        options: options.clone(),
+    })
+}
+
 /// Queue one decided key; false when the downloads have stopped listening.
 async fn send_verdict(
     queue: &mpsc::Sender<Planned>,
     verdict: Verdict<(String, Job)>,
     prefix: &str,
-    destination: &Landing,
+    root: Option<&std::path::Path>,
     reporter: &dyn Reporter,
 ) -> bool {
     let planned = match verdict {
@@ -304,10 +364,10 @@ async fn send_verdict(
             };
             refuse(&job, collision)
         }
-        Verdict::Clear((relative, mut job)) => match destination {
-            // A prefix never plans for stdout (refused before listing).
-            Landing::Discard | Landing::Stdout => Planned::Job(job),
-            Landing::Path(root) => match relative_path(&relative) {
+        Verdict::Clear((relative, mut job)) => match root {
+            // Discarded (a prefix never plans for stdout: refused before listing).
+            None => Planned::Job(job),
+            Some(root) => match relative_path(&relative) {
                 Ok(path) => match linked_directory(root, &path) {
                     None => {
                         job.target = Target::File(FilePath::below(root, &path));

@@ -55,16 +55,16 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
         Source::Items(items) => {
             return Ok(Work::Items {
                 items: items.clone(),
-                destination: landing(request)?,
+                destination: landing(request, false)?,
                 refused: Vec::new(),
             })
         }
-        Source::Manifest(path) => return read_manifest(path, landing(request)?).await,
+        Source::Manifest(path) => return read_manifest(path, landing(request, false)?).await,
         Source::KeyRange { prefix, bounds } => {
             // A key range is a part of a prefix: filters and dry runs apply as to the whole.
             return Ok(Work::Store(StoreCopy {
                 source: prefix.clone(),
-                destination: landing(request)?,
+                destination: landing(request, true)?,
                 recursive: true,
                 pattern: None,
                 filters: request.options.filters.clone(),
@@ -76,7 +76,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     match location {
         Location::S3(source) => Ok(Work::Store(StoreCopy {
             source: source.clone(),
-            destination: landing(request)?,
+            destination: landing(request, true)?,
             recursive: request.recursive,
             pattern: request.pattern(&source.key)?,
             filters: request.options.filters.clone(),
@@ -87,7 +87,8 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             "a recursive copy needs an s3:// prefix; {url} is one file"
         ))),
         Location::Http(url) => {
-            let (item, destination) = to_path(ObjectUrl::Http(url.clone()), landing(request)?);
+            let (item, destination) =
+                to_path(ObjectUrl::Http(url.clone()), landing(request, false)?);
             Ok(Work::Items {
                 items: vec![item],
                 destination,
@@ -98,14 +99,19 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
     }
 }
 
-/// A download's destination; an S3 one is refused until copies between stores exist.
-fn landing(request: &CopyRequest) -> Result<Landing> {
+/// Where a store copy's objects land; an S3 destination only for an S3 source
+/// (`into_store`): copies into S3 from the web or a manifest are not there yet.
+fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
     match &request.destination {
         Destination::Path(path) => Ok(Landing::Path(path.clone())),
         Destination::Discard => Ok(Landing::Discard),
         Destination::Stdout => Ok(Landing::Stdout),
+        Destination::Store(url) if into_store => Ok(Landing::Store {
+            url: url.clone(),
+            options: std::sync::Arc::new(request.options.upload.write_options()?),
+        }),
         Destination::Store(url) => Err(Error::InvalidInput(format!(
-            "{url}: copies into S3 from S3, the web or a manifest are not supported yet; \
+            "{url}: copies into S3 from the web or a manifest are not supported yet; \
              download to a local directory, then upload it with parabyte cp -r DIR {url}"
         ))),
     }

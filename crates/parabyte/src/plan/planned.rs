@@ -4,7 +4,7 @@ use crate::disk::local::LocalJob;
 use crate::error::Error;
 use crate::report::Failure;
 use crate::transfer::engine::Job;
-use crate::transfer::upload::UploadJob;
+use crate::transfer::upload::{CopyJob, UploadJob};
 
 /// One planned item: an object to fetch, a local file to copy or upload, or one that
 /// cannot be.
@@ -13,6 +13,8 @@ pub(crate) enum Planned {
     Job(Job),
     Local(LocalJob),
     Upload(UploadJob),
+    /// An object copied inside the store.
+    Copy(CopyJob),
     Refused(Failure),
 }
 

@@ -25,12 +25,29 @@ pub enum Destination {
     Store(S3Url),
 }
 
-/// Where a download's bytes land: a destination that is not a store.
+/// Where the objects of a store copy land: on this machine, or (copied inside the store)
+/// under another key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Landing {
     Path(PathBuf),
     Discard,
     Stdout,
+    /// A key, or a prefix for a listing's objects (a key not ending in `/` is taken as
+    /// `key/`, as `aws s3 cp --recursive` takes it).
+    Store {
+        url: S3Url,
+        options: std::sync::Arc<WriteOptions>,
+    },
+}
+
+impl Landing {
+    /// The directory files land in, for a local destination.
+    pub(crate) fn root(&self) -> Option<&std::path::Path> {
+        match self {
+            Landing::Path(root) => Some(root),
+            Landing::Discard | Landing::Stdout | Landing::Store { .. } => None,
+        }
+    }
 }
 
 /// What a copy reads from.

@@ -98,6 +98,29 @@ impl Store for Sources {
             .await
     }
 
+    async fn copy_object(
+        &self,
+        from: &S3Url,
+        to: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.s3.copy_object(from, to, options).await
+    }
+
+    async fn upload_part_copy(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        range: ByteRange,
+        to: &S3Url,
+        upload_id: &str,
+        number: u32,
+    ) -> Result<UploadedPart> {
+        self.s3
+            .upload_part_copy(from, pinned, range, to, upload_id, number)
+            .await
+    }
+
     async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
         self.s3.list_parts(object, upload_id).await
     }

@@ -244,6 +244,31 @@ pub(crate) trait Store: Send + Sync + 'static {
         std::future::ready(Err(self.unsupported(Operation::Write)))
     }
 
+    /// Copy `from` (a whole object of up to 5 GiB) to `to` inside the store, with a new
+    /// FULL_OBJECT CRC64NVME the store computes: no byte passes through parabyte.
+    fn copy_object(
+        &self,
+        _from: &S3Url,
+        _to: &S3Url,
+        _options: &WriteOptions,
+    ) -> impl Future<Output = Result<Written>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// Part `number` of an upload to `to`, copied inside the store from `range` of `from`
+    /// (pinned to the version `pinned` names); the store gives its CRC64NVME.
+    fn upload_part_copy(
+        &self,
+        _from: &S3Url,
+        _pinned: Option<&Validator>,
+        _range: ByteRange,
+        _to: &S3Url,
+        _upload_id: &str,
+        _number: u32,
+    ) -> impl Future<Output = Result<UploadedPart>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
     /// The parts an unfinished upload holds so far, in order (`None`: the store knows no
     /// such upload, it was completed or aborted).
     fn list_parts(

@@ -7,6 +7,7 @@
 
 mod content;
 mod open;
+mod server_copy;
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -31,10 +32,11 @@ use crate::transfer::throttle::RequestLimit;
 use content::Content;
 use open::OpenUpload;
 pub use open::{uploads_aborted, uploads_kept};
+pub(crate) use server_copy::CopyJob;
 
 /// S3's smallest part (all but the last).
 const MIN_PART: u64 = 5 * 1024 * 1024;
-/// S3's largest part, and its largest single PUT.
+/// S3's largest part, and its largest single PUT (and CopyObject).
 const MAX_PART: u64 = 5 * 1024 * 1024 * 1024;
 /// S3's most parts in one upload.
 const MAX_PARTS: u64 = 10_000;
@@ -62,6 +64,10 @@ pub(crate) struct Uploader<S> {
     /// Bytes of file held in memory for requests being sent, in KiB.
     memory: Arc<Semaphore>,
     memory_kib: u64,
+    /// The largest object copied inside the store in one request (S3's 5 GiB).
+    copy_threshold: u64,
+    /// The least part of a copy in parts.
+    copy_part: u64,
 }
 
 /// The parts of one multipart upload: its ID, how the content is cut, and what an earlier
@@ -112,6 +118,8 @@ impl<S: Store> Uploader<S> {
             counters,
             memory: Arc::new(Semaphore::new(memory_kib as usize)),
             memory_kib,
+            copy_threshold: MAX_PART,
+            copy_part: server_copy::COPY_PART,
             transfer,
         }
     }

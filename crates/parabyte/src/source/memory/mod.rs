@@ -526,6 +526,27 @@ impl Store for MemoryStore {
         self.answer_complete(object, upload_id, parts, crc64nvme, options)
     }
 
+    async fn copy_object(
+        &self,
+        from: &S3Url,
+        to: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.answer_copy(from, to, options)
+    }
+
+    async fn upload_part_copy(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        range: ByteRange,
+        to: &S3Url,
+        upload_id: &str,
+        number: u32,
+    ) -> Result<UploadedPart> {
+        self.answer_part_copy(from, pinned, range, to, upload_id, number)
+    }
+
     async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
         self.answer_list_parts(object, upload_id)
     }

@@ -25,6 +25,10 @@ pub(crate) enum Request {
     Complete,
     /// ListParts.
     ListParts,
+    /// CopyObject.
+    Copy,
+    /// UploadPartCopy (its part number stands where a GET's range start does).
+    PartCopy,
     /// AbortMultipartUpload.
     Abort,
 }

@@ -13,6 +13,7 @@ use super::{MemoryStore, Stored};
 use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecksum};
 use crate::error::{Error, Result};
 use crate::location::S3Url;
+use crate::ranges::ByteRange;
 use crate::source::{ListedPart, UploadedPart, WriteOptions, Written};
 use crate::validator::Validator;
 
@@ -156,6 +157,76 @@ impl MemoryStore {
         let written = self.store_object(&url, data.freeze(), etag, crc, options)?;
         self.lock().uploads.remove(upload_id);
         Ok(written)
+    }
+
+    pub(super) fn answer_copy(
+        &self,
+        from: &S3Url,
+        to: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let url = to.to_string();
+        self.receive(Request::Copy, &url, None)?;
+        let data = self
+            .data_of(&from.to_string())
+            .ok_or_else(|| Error::NotFound {
+                what: format!("CopyObject {from}"),
+                detail: "404 NoSuchKey".into(),
+            })?;
+        let etag = format!("\"{}\"", hex::encode(Md5::digest(&data)));
+        let crc = crc64nvme(&data);
+        self.store_object(&url, data, etag, crc, options)
+    }
+
+    pub(super) fn answer_part_copy(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        range: ByteRange,
+        to: &S3Url,
+        upload_id: &str,
+        number: u32,
+    ) -> Result<UploadedPart> {
+        let url = to.to_string();
+        let what = format!("UploadPartCopy {from} {range} part {number}");
+        self.receive(Request::PartCopy, &url, Some(number))?;
+        let mut state = self.lock();
+        let source = state
+            .objects
+            .get(&from.to_string())
+            .ok_or_else(|| Error::NotFound {
+                what: what.clone(),
+                detail: "404 NoSuchKey".into(),
+            })?;
+        let moved = pinned.is_some_and(|pinned| {
+            !source
+                .validator
+                .as_ref()
+                .is_some_and(|now| pinned.matches(now))
+        });
+        if moved {
+            return Err(Error::Changed {
+                what,
+                detail: "412 PreconditionFailed".into(),
+            });
+        }
+        if range.end >= source.data.len() as u64 {
+            return Err(invalid_part(
+                &what,
+                number,
+                "asks for bytes past the source's end",
+            ));
+        }
+        let bytes = source.data.slice(range.start as usize..=range.end as usize);
+        let etag = format!("\"{}\"", hex::encode(Md5::digest(&bytes)));
+        let crc = crc64nvme(&bytes);
+        let upload = upload_of(&mut state.uploads, upload_id, &url, &what)?;
+        upload.parts.insert(number, (bytes, etag.clone()));
+        Ok(UploadedPart {
+            number,
+            etag,
+            crc64nvme: crc,
+        })
     }
 
     pub(super) fn answer_list_parts(

@@ -147,6 +147,11 @@ impl Endpoint {
     }
 }
 
+/// `x-amz-copy-source`: `/bucket/key`, the key percent-encoded as in a path.
+pub(crate) fn copy_source(bucket: &str, key: &str) -> String {
+    format!("/{bucket}/{}", utf8_percent_encode(key, KEY_PATH))
+}
+
 /// Encode one query-string value the way SigV4 canonicalises it.
 pub(crate) fn encode_query_value(value: &str) -> String {
     utf8_percent_encode(value, QUERY_VALUE).to_string()

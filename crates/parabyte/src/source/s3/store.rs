@@ -77,6 +77,28 @@ impl Store for S3Store {
             .await
     }
 
+    async fn copy_object(
+        &self,
+        from: &S3Url,
+        to: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.copy_object_to(from, to, options).await
+    }
+
+    async fn upload_part_copy(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        range: ByteRange,
+        to: &S3Url,
+        upload_id: &str,
+        number: u32,
+    ) -> Result<UploadedPart> {
+        self.upload_part_copy_of(from, pinned, range, to, upload_id, number)
+            .await
+    }
+
     async fn list_parts(&self, object: &S3Url, upload_id: &str) -> Result<Option<Vec<ListedPart>>> {
         self.list_parts_of(object, upload_id).await
     }

@@ -39,6 +39,26 @@ pub(super) fn complete_body(parts: &[UploadedPart]) -> String {
     body
 }
 
+/// A CopyObject's or UploadPartCopy's 200: the copy's ETag and CRC64NVME, or the error it
+/// carries (S3 answers 200 as soon as it starts copying).
+pub(super) fn copied(body: &[u8], operation: &str) -> Result<Completed, String> {
+    let document = Document::read(body, &["ETag", "ChecksumCRC64NVME", "Code", "Message"])?;
+    let [etag, crc64nvme, code, message] = <[Option<String>; 4]>::try_from(document.texts)
+        .map_err(|_| "unreachable: four names asked".to_owned())?;
+    match document.root.as_str() {
+        "CopyObjectResult" | "CopyPartResult" => Ok(Completed::Done { etag, crc64nvme }),
+        "Error" => Ok(Completed::Failed(ErrorDocument {
+            code: code.unwrap_or_default(),
+            message: message.unwrap_or_default(),
+            region: None,
+        })),
+        "" => Err(format!("the answer to {operation} is empty")),
+        other => Err(format!(
+            "the answer to {operation} is a <{other}>, not its result"
+        )),
+    }
+}
+
 /// The `UploadId` of a CreateMultipartUpload answer.
 pub(super) fn upload_id(body: &[u8]) -> Result<String, String> {
     let document = Document::read(body, &["UploadId"])?;

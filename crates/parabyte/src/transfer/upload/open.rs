@@ -15,6 +15,9 @@ use crate::source::Store;
 
 /// Aborts sent from a drop and not yet answered, in this process.
 static ABORTS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Uploads begun and not yet let go, kept or aborted (a cancelled task drops its own a
+/// moment after the run that owned it is dropped).
+static OPEN: AtomicUsize = AtomicUsize::new(0);
 /// Uploads left unfinished in the store, recorded for the next run to resume.
 static KEPT: AtomicUsize = AtomicUsize::new(0);
 
@@ -24,13 +27,13 @@ pub fn uploads_kept() -> usize {
     KEPT.load(SeqCst)
 }
 
-/// Wait (at most `limit`) until every abort sent for an upload dropped unfinished has been
-/// answered; returns how many were still unanswered then. For a command that was
-/// interrupted, before it exits.
+/// Wait (at most `limit`) until every upload of a dropped run has been dropped in turn
+/// (kept, or its abort sent) and every abort sent has been answered; returns how many were
+/// still open or unanswered then. For a command that was interrupted, before it exits.
 pub async fn uploads_aborted(limit: Duration) -> usize {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
-        let left = ABORTS_IN_FLIGHT.load(SeqCst);
+        let left = ABORTS_IN_FLIGHT.load(SeqCst) + OPEN.load(SeqCst);
         if left == 0 || tokio::time::Instant::now() >= deadline {
             return left;
         }
@@ -50,6 +53,7 @@ pub(super) struct OpenUpload<S: Store> {
 
 impl<S: Store> OpenUpload<S> {
     pub(super) fn new(store: Arc<S>, to: S3Url, id: String, resumable: bool) -> OpenUpload<S> {
+        OPEN.fetch_add(1, SeqCst);
         OpenUpload {
             store,
             to,
@@ -80,6 +84,8 @@ impl<S: Store> OpenUpload<S> {
 
 impl<S: Store> Drop for OpenUpload<S> {
     fn drop(&mut self) {
+        // Counted as settled once kept or its abort is counted in flight.
+        let _settled = Settled;
         if !self.open {
             return;
         }
@@ -100,5 +106,14 @@ impl<S: Store> Drop for OpenUpload<S> {
             let _ = store.abort_upload(&to, &id).await;
             ABORTS_IN_FLIGHT.fetch_sub(1, SeqCst);
         });
+    }
+}
+
+/// Takes one upload off the open count when dropped, after its drop did its part.
+struct Settled;
+
+impl Drop for Settled {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, SeqCst);
     }
 }

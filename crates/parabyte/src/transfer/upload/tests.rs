@@ -13,6 +13,8 @@ use crate::checksum::{Crc, FullChecksum, StoreChecksum};
 use crate::report::Silent;
 use crate::retry::RetryPolicy;
 use crate::source::{Answer, MemoryStore, Request, When};
+use crate::transfer::upload::server_copy::CopyJob;
+use crate::validator::Validator;
 
 const MIB: u64 = 1024 * 1024;
 const URL: &str = "s3://bucket/dir/file.bin";
@@ -352,4 +354,44 @@ proptest! {
         }
         prop_assert_eq!(store.open_uploads(), 0);
     }
+}
+
+#[tokio::test]
+async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
+    let from = "s3://bucket/big.bin";
+    let bytes = data(10, 12 * MIB + 3);
+    let store = Arc::new(MemoryStore::new());
+    store.put(from, &bytes, Some("\"v1\""));
+    let mut copier = uploader(&store);
+    copier.copy_in_parts_over(MIB, 5 * MIB);
+    let job = CopyJob {
+        from: S3Url::parse(from).unwrap(),
+        to: S3Url::parse(URL).unwrap(),
+        known: None,
+        options: Arc::default(),
+    };
+    let finished = copier.copy(&job, &Silent).await.unwrap();
+    assert_eq!(finished, Finished::Downloaded(bytes.len() as u64));
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)));
+    let copies = store
+        .writes()
+        .iter()
+        .filter(|w| **w == Request::PartCopy)
+        .count();
+    assert_eq!(copies, 3);
+    // The source replaced since it was listed: every part is pinned to the listed version,
+    // so the copy fails whole, and nothing stays.
+    let store = Arc::new(MemoryStore::new());
+    store.put(from, &data(11, 12 * MIB + 3), Some("\"v2\""));
+    let mut copier = uploader(&store);
+    copier.copy_in_parts_over(MIB, 5 * MIB);
+    let listed = CopyJob {
+        known: Some((bytes.len() as u64, Some(Validator::ETag("\"v1\"".into())))),
+        ..job
+    };
+    let failed = copier.copy(&listed, &Silent).await.unwrap_err();
+    assert!(matches!(failed, Error::Changed { .. }), "{failed:?}");
+    assert!(store.data_of(URL).is_none());
+    assert_eq!(store.open_uploads(), 0);
 }

@@ -1,0 +1,186 @@
+//! One object copied inside the store, from one key to another: CopyObject up to 5 GiB,
+//! else a multipart upload whose parts are UploadPartCopy requests sent in parallel, each
+//! pinned to the source's version, the whole object's CRC64NVME combined from the parts'.
+//! No byte of the object passes through parabyte.
+
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+
+use super::open::OpenUpload;
+use super::{check_stored, cut, whole_crc, Uploader, MAX_PART};
+use crate::checksum::Method;
+use crate::error::{Error, Result};
+use crate::location::{ObjectUrl, S3Url};
+use crate::ranges::ByteRange;
+use crate::report::{ObjectReport, Reporter, Status, Verification};
+use crate::source::{Shape, Store, UploadedPart, WriteOptions};
+use crate::transfer::engine::Finished;
+use crate::validator::Validator;
+
+/// Parts of a copy in parts are at least this large: they cost one request each and
+/// carry no bytes through parabyte, so fewer is better.
+pub(super) const COPY_PART: u64 = 512 * 1024 * 1024;
+
+/// One object to copy inside the store.
+#[derive(Debug)]
+pub(crate) struct CopyJob {
+    pub from: S3Url,
+    pub to: S3Url,
+    /// Its size and ETag, when a listing gave them.
+    pub known: Option<(u64, Option<Validator>)>,
+    pub options: Arc<WriteOptions>,
+}
+
+impl<S: Store<Object = ObjectUrl>> Uploader<S> {
+    /// Copy `job.from` to `job.to` inside the store.
+    pub(crate) async fn copy(&self, job: &CopyJob, reporter: &dyn Reporter) -> Result<Finished> {
+        let (size, pinned) = match &job.known {
+            Some(known) => known.clone(),
+            None => self.size_of(&job.from).await?,
+        };
+        let options = &job.options;
+        let written = match size <= self.copy_threshold {
+            true => self
+                .send(|| self.store.copy_object(&job.from, &job.to, options))
+                .await
+                .map(|written| written.crc64nvme.is_some()),
+            false => self.copy_parts(job, size, pinned.as_ref(), reporter).await,
+        };
+        let (finished, status, verification, bytes) = match written {
+            Ok(confirmed) => {
+                self.counters
+                    .count_verified(confirmed.then_some(Method::Crc));
+                let verification = match confirmed {
+                    true => Verification::Crc64nvme,
+                    false => Verification::SizeOnly,
+                };
+                (
+                    Finished::Downloaded(size),
+                    Status::Copied,
+                    verification,
+                    size,
+                )
+            }
+            Err(Error::Exists { .. }) if options.no_clobber => (
+                Finished::AlreadyThere(size),
+                Status::Skipped,
+                Verification::Exists,
+                0,
+            ),
+            Err(error) => return Err(error),
+        };
+        if size <= self.copy_threshold {
+            reporter.bytes_transferred(size);
+        }
+        let key = job.to.to_string();
+        reporter.object_reported(&ObjectReport {
+            source: &job.from.to_string(),
+            destination: Some(std::path::Path::new(&key)),
+            bytes,
+            status,
+            verification: Some(verification),
+            error: None,
+        });
+        Ok(finished)
+    }
+
+    /// Copy objects over `threshold` bytes in parts of at least `part` (S3 takes no
+    /// object under 5 GiB that way; the in-memory store does).
+    #[cfg(test)]
+    pub(crate) fn copy_in_parts_over(&mut self, threshold: u64, part: u64) {
+        self.copy_threshold = threshold;
+        self.copy_part = part;
+    }
+
+    /// A single key's size and version, from the first byte's GET (a listed key has them).
+    async fn size_of(&self, from: &S3Url) -> Result<(u64, Option<Validator>)> {
+        let object = ObjectUrl::S3(from.clone());
+        let first = ByteRange { start: 0, end: 0 };
+        let fetched = self
+            .send(|| self.store.get(&object, Some(first), None))
+            .await?;
+        let size = match fetched.shape {
+            Shape::Partial { total, .. } => total,
+            Shape::Whole {
+                length: Some(length),
+            } => length,
+            Shape::Empty => 0,
+            Shape::Whole { length: None } => {
+                return Err(Error::Protocol {
+                    what: format!("GET {from}"),
+                    detail: "the store named no size for the object".into(),
+                })
+            }
+        };
+        Ok((size, fetched.validator))
+    }
+
+    /// A copy in parts, each an UploadPartCopy of the source's version; aborted on failure.
+    async fn copy_parts(
+        &self,
+        job: &CopyJob,
+        size: u64,
+        pinned: Option<&Validator>,
+        reporter: &dyn Reporter,
+    ) -> Result<bool> {
+        let Some(cut) = cut(
+            size,
+            self.transfer.part_size.max(self.copy_part).min(MAX_PART),
+        ) else {
+            return Err(Error::InvalidInput(format!(
+                "{}: nothing to copy in parts",
+                job.from
+            )));
+        };
+        let to = &job.to;
+        let upload_id = self
+            .send(|| self.store.create_upload(to, &job.options))
+            .await?;
+        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
+        let upload_id = upload.id.as_str();
+        let copied: Result<Vec<UploadedPart>> = futures::stream::iter(1..=cut.parts)
+            .map(|number| async move {
+                let start = (number - 1) * cut.part_size;
+                let end = (start + cut.part_size).min(size) - 1;
+                let range = ByteRange { start, end };
+                let part = self
+                    .send(|| {
+                        self.store.upload_part_copy(
+                            &job.from,
+                            pinned,
+                            range,
+                            to,
+                            upload_id,
+                            number as u32,
+                        )
+                    })
+                    .await?;
+                reporter.bytes_transferred(end + 1 - start);
+                Ok(part)
+            })
+            .buffered(self.transfer.ranges_per_object.max(1))
+            .try_collect()
+            .await;
+        let completed = match copied {
+            Ok(parts) => {
+                let lengths: Vec<u64> = (0..cut.parts)
+                    .map(|index| cut.part_size.min(size - index * cut.part_size))
+                    .collect();
+                let whole = whole_crc(&parts, &lengths);
+                self.send(|| {
+                    self.store
+                        .complete_upload(to, upload_id, &parts, whole, &job.options)
+                })
+                .await
+                .and_then(|written| check_stored(to, &written, whole))
+            }
+            Err(error) => Err(error),
+        };
+        match &completed {
+            Ok(_) => upload.completed(),
+            Err(_) => upload.abort().await,
+        }
+        completed
+    }
+}
