@@ -14,8 +14,9 @@ works with `async for`.
 After `os.fork()` a child process builds its own runtime and connections on first use, so
 clients made before the fork keep working in both processes.
 
-`from parabyte import *` imports the classes and the functions except `list`, which would
-shadow the builtin: call it as `parabyte.list`.
+`from parabyte import *` imports the classes and the functions except `list` and `copy`,
+which would shadow the builtin and the standard module: call them as `parabyte.list` and
+`parabyte.copy`.
 """
 
 from __future__ import annotations
@@ -187,6 +188,17 @@ class Client(_native.Client):
         cancels the transfer, and aborts its unfinished multipart uploads."""
         return await super().upload_async(source, destination, **options)
 
+    async def copy_async(
+        self,
+        source: str,
+        destination: str,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """`copy` as a coroutine."""
+        return await super().copy_async(source, destination, recursive=recursive, **options)
+
     async def put_bytes_async(
         self, destination: str, data: Any, **options: Unpack[UploadOptions]
     ) -> Summary:
@@ -298,6 +310,23 @@ async def upload_async(
     """`upload` as a coroutine, with the same keywords."""
     keywords, client_options = _split(options, UPLOAD_KEYWORDS)
     return await _client(client_options).upload_async(source, destination, **keywords)
+
+
+def copy(source: str, destination: str, *, recursive: bool = False, **options: Any) -> Summary:
+    """Copy `s3://bucket/key` (or a prefix, or a pattern) to `destination` inside the store;
+    keywords as for `upload`, plus `recursive`."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return _client(client_options).copy(source, destination, recursive=recursive, **keywords)
+
+
+async def copy_async(
+    source: str, destination: str, *, recursive: bool = False, **options: Any
+) -> Summary:
+    """`copy` as a coroutine."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return await _client(client_options).copy_async(
+        source, destination, recursive=recursive, **keywords
+    )
 
 
 def put_bytes(destination: str, data: Any, **options: Any) -> Summary:

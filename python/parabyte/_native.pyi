@@ -159,6 +159,30 @@ class Client:
     ) -> Awaitable[Summary]:
         """`upload` as an awaitable, with the same keywords."""
 
+    def copy(
+        self,
+        source: str,
+        destination: str,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Copy `s3://bucket/key` to `destination` inside the store (a prefix with
+        `recursive` or a trailing "/", or a wildcard pattern: each object under the
+        destination prefix at its path below the source). CopyObject up to 5 GiB, parts
+        copied in parallel above; no byte passes through parabyte. One object's failure is
+        raised; a prefix's are listed in the summary."""
+
+    def copy_async(
+        self,
+        source: str,
+        destination: str,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`copy` as an awaitable."""
+
     def put_bytes(
         self,
         destination: str,

@@ -101,3 +101,21 @@ def test_the_module_level_functions_take_client_options(store: Store, tmp_path: 
     parabyte.put_bytes(store.url("py-module/n"), b"n", **store.client_options())
     assert store.stored("py-module/m.txt") == b"module"
     assert store.stored("py-module/n") == b"n"
+
+
+def test_a_copy_inside_the_store_moves_no_byte_through_python(
+    client: parabyte.Client, store: Store
+):
+    client.put_bytes(store.url("py-copy/src/a"), b"alpha")
+    client.put_bytes(store.url("py-copy/src/sub/b"), b"beta")
+    summary = client.copy(store.url("py-copy/src"), store.url("py-copy/dst/"), recursive=True)
+    assert (summary.objects, summary.requests.copy, summary.requests.get) == (2, 2, 0)
+    assert store.stored("py-copy/dst/a") == b"alpha"
+    assert store.stored("py-copy/dst/sub/b") == b"beta"
+    one = asyncio.run(client.copy_async(store.url("py-copy/src/a"), store.url("py-copy/one")))
+    assert one.objects == 1
+    assert store.stored("py-copy/one") == b"alpha"
+    with pytest.raises(parabyte.NotFoundError):
+        client.copy(store.url("py-copy/missing"), store.url("py-copy/x"))
+    with pytest.raises(ValueError, match="upload"):
+        client.copy("/tmp/local", store.url("py-copy/x"))

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{run, stderr, summary, wait_for, wait_for_exit, Bed};
+use common::{files_under, run, stderr, summary, wait_for, wait_for_exit, Bed};
 use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind, MINIO_KMS_KEY_ID};
 
 const MIB: usize = 1024 * 1024;
@@ -496,5 +496,38 @@ fn a_copy_between_keys_moves_no_byte_through_parabyte() {
                 .args(["cp", "--dryrun", &bed.url("a/small.txt"), &bed.url("d")]));
         let said = String::from_utf8_lossy(&dry.stdout).into_owned() + &stderr(&dry);
         assert!(said.contains("(dryrun) copy: s3://"), "{said}");
+    }
+}
+
+#[test]
+fn a_web_file_streams_into_a_key_without_touching_the_disk() {
+    let bed = Bed::new(ServerKind::Minio, "upload-web");
+    let web = parabyte_testkit::WebServer::start().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(web.root().join("disk.iso"), payload(12, 12 * MIB + 9)).unwrap();
+    // With and without a length: chunked answers stream the same way.
+    for serving in [
+        parabyte_testkit::Serving::Ranges,
+        parabyte_testkit::Serving::Chunked,
+    ] {
+        let url = web.url(serving, "disk.iso");
+        let output = run(bed.parabyte().args([
+            "cp",
+            "--json",
+            "--part-size",
+            "5MiB",
+            &url,
+            &bed.url("web/"),
+        ]));
+        assert!(output.status.success(), "{serving:?}: {}", stderr(&output));
+        let json = summary(&output);
+        assert_eq!(json["requests"]["get"], 1, "one GET, streamed");
+        assert_eq!(json["requests"]["put"], 3, "three parts as it arrived");
+        let stored = bed.admin.get_object(&bed.bucket, "web/disk.iso").unwrap();
+        assert!(stored == payload(12, 12 * MIB + 9), "{serving:?}");
+        assert_eq!(
+            files_under(bed.dir.path()),
+            Vec::<String>::new(),
+            "nothing on disk"
+        );
     }
 }

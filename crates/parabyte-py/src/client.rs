@@ -264,7 +264,7 @@ impl Client {
     ) -> PyResult<Summary> {
         let mut keywords = DownloadKeywords::parse("download", keywords)?;
         let request = keywords.request(source, destination_of(destination))?;
-        transfer_sync(py, self.copy(py, request)?, keywords.progress.take())
+        transfer_sync(py, self.run(py, request)?, keywords.progress.take())
     }
 
     /// `download` as an awaitable, with the same keywords.
@@ -278,7 +278,7 @@ impl Client {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut keywords = DownloadKeywords::parse("download_async", keywords)?;
         let request = keywords.request(source, destination_of(destination))?;
-        transfer_async(py, self.copy(py, request)?, keywords.progress.take())
+        transfer_async(py, self.run(py, request)?, keywords.progress.take())
     }
 
     /// Download many objects into `destination`; items with a known size cost no probe.
@@ -320,7 +320,7 @@ impl Client {
     ) -> PyResult<Summary> {
         let mut keywords = UploadKeywords::parse("upload", keywords)?;
         let request = keywords.request(&source, destination)?;
-        transfer_sync(py, self.copy(py, request)?, keywords.progress.take())
+        transfer_sync(py, self.run(py, request)?, keywords.progress.take())
     }
 
     /// `upload` as an awaitable, with the same keywords.
@@ -334,7 +334,36 @@ impl Client {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut keywords = UploadKeywords::parse("upload_async", keywords)?;
         let request = keywords.request(&source, destination)?;
-        transfer_async(py, self.copy(py, request)?, keywords.progress.take())
+        transfer_async(py, self.run(py, request)?, keywords.progress.take())
+    }
+
+    /// Copy `s3://bucket/key` (or a prefix, with `recursive` or a trailing "/", or a
+    /// wildcard pattern) to `destination` inside the store: no byte passes through here.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn copy(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        destination: &str,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let mut keywords = UploadKeywords::parse("copy", keywords)?;
+        let request = keywords.copy_request(source, destination)?;
+        transfer_sync(py, self.run(py, request)?, keywords.progress.take())
+    }
+
+    /// `copy` as an awaitable.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn copy_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        destination: &str,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut keywords = UploadKeywords::parse("copy_async", keywords)?;
+        let request = keywords.copy_request(source, destination)?;
+        transfer_async(py, self.run(py, request)?, keywords.progress.take())
     }
 
     /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
@@ -516,7 +545,7 @@ impl Client {
 
     /// The core's one entry point for a request; a request naming one object raises that
     /// object's failure, as its own typed exception.
-    fn copy(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
+    fn run(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
         let client = self.inner(py)?;
         Ok(Box::new(move |reporter| {
             async move {
@@ -561,7 +590,7 @@ impl Client {
             .try_iter()?
             .map(|item| item?.extract::<ItemLike>()?.into_core())
             .collect::<PyResult<Vec<_>>>()?;
-        self.copy(
+        self.run(
             py,
             CopyRequest {
                 source: Source::Items(items),

@@ -15,7 +15,8 @@ use pyo3::types::PyDict;
 use crate::download_keywords::{patterns, unexpected};
 use crate::errors::to_py;
 
-/// Every keyword `upload` takes besides the source and the destination.
+/// Every keyword `upload` and `copy` take besides the source and the destination (`copy`
+/// also takes `recursive`).
 pub const UPLOAD_KEYWORDS: [&str; 13] = [
     "exclude",
     "include",
@@ -38,6 +39,8 @@ const SELECTION: [&str; 3] = ["exclude", "include", "raw"];
 /// What the keywords of one upload call ask for.
 #[derive(Default)]
 pub struct UploadKeywords {
+    /// `copy` only: take the source as a prefix.
+    recursive: bool,
     exclude: Vec<String>,
     include: Vec<String>,
     raw: bool,
@@ -55,6 +58,7 @@ impl UploadKeywords {
             return Ok(parsed);
         };
         let chooses_files = !method.starts_with("put_bytes");
+        let copies = method.starts_with("copy");
         for (name, value) in keywords.iter() {
             let name: String = name.extract()?;
             if !chooses_files && SELECTION.contains(&name.as_str()) {
@@ -62,6 +66,7 @@ impl UploadKeywords {
             }
             let options = &mut parsed.options;
             match name.as_str() {
+                "recursive" if copies => parsed.recursive = value.extract()?,
                 "exclude" => parsed.exclude = patterns(&name, &value)?,
                 "include" => parsed.include = patterns(&name, &value)?,
                 "raw" => parsed.raw = value.extract()?,
@@ -104,12 +109,35 @@ impl UploadKeywords {
 
     /// The upload of `source` (a file or a directory, whose tree goes up) to `destination`.
     pub fn request(&self, source: &Path, destination: &str) -> PyResult<CopyRequest> {
+        self.request_from(Location::Local(source.to_owned()), true, destination)
+    }
+
+    /// The copy inside the store of `source` (a key, a prefix, a pattern) to `destination`.
+    pub fn copy_request(&self, source: &str, destination: &str) -> PyResult<CopyRequest> {
+        let source = match Location::parse(source).map_err(to_py)? {
+            Location::S3(url) => Location::S3(url),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{source:?}: copy() copies inside the store, from s3://bucket/key; \
+                     upload() takes local files"
+                )))
+            }
+        };
+        self.request_from(source, self.recursive, destination)
+    }
+
+    fn request_from(
+        &self,
+        source: Location,
+        recursive: bool,
+        destination: &str,
+    ) -> PyResult<CopyRequest> {
         let excludes = self.exclude.iter().map(|pattern| Filter::exclude(pattern));
         let includes = self.include.iter().map(|pattern| Filter::include(pattern));
         Ok(CopyRequest {
-            source: Source::Location(Location::Local(source.to_owned())),
+            source: Source::Location(source),
             destination: Destination::Store(store_url(destination)?),
-            recursive: true,
+            recursive,
             options: CopyOptions {
                 filters: excludes
                     .chain(includes)

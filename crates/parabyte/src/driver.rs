@@ -20,16 +20,17 @@ use crate::counters::Counters;
 use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
-use crate::location::{ObjectUrl, S3Url};
+use crate::location::{HttpUrl, ObjectUrl, S3Url};
 use crate::plan::{
     decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, UploadOptions, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
+use crate::retry::with_retries;
 use crate::source::listing::{list, KeyBounds, ListSpec};
-use crate::source::Store;
+use crate::source::{Shape, Store, WriteOptions};
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::transfer::upload::{CopyJob, UploadJob, Uploader};
+use crate::transfer::upload::{Answer, CopyJob, Reader, UploadJob, Uploader};
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -120,8 +121,12 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 let planner = move |queue| plan_local(copy, queue, planner_reporter);
                 self.run(planner, listed, dry_run, reporter).await
             }
+            Work::Web { from, to, options } => {
+                let put = self.put_web(from, &to, &options, &*reporter);
+                self.one_upload(put, &to, reporter.as_ref()).await
+            }
             Work::Stdin { to, options } => {
-                let input = tokio::io::stdin();
+                let input = Reader(tokio::io::stdin());
                 let put = self.uploader.put_stream(input, &to, &options, &*reporter);
                 self.one_upload(put, &to, reporter.as_ref()).await
             }
@@ -175,6 +180,45 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             Some(failure) => Err(failure.error),
             None => Ok(summary),
         }
+    }
+
+    /// A web server's file streamed into `to`: one GET, its body cut into parts as it
+    /// arrives, never more than a few parts in memory.
+    async fn put_web(
+        &self,
+        from: HttpUrl,
+        to: &S3Url,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
+        let object = ObjectUrl::Http(from.clone());
+        let fetched = with_retries(&self.transfer.retry, &self.counters, || {
+            self.store.get(&object, None, None)
+        })
+        .await?;
+        let length = match fetched.shape {
+            Shape::Whole { length } => length,
+            Shape::Empty => Some(0),
+            Shape::Partial { .. } => {
+                return Err(Error::Protocol {
+                    what: format!("GET {from}"),
+                    detail: "a part of the file answered a request for all of it".into(),
+                })
+            }
+        };
+        if let Some(length) = length {
+            reporter.size_discovered(length);
+        }
+        let answer = Answer {
+            name: from.to_string(),
+            body: fetched.body,
+            length,
+            held: Bytes::new(),
+            received: 0,
+        };
+        self.uploader
+            .put_stream(answer, to, options, reporter)
+            .await
     }
 
     /// The summary of one upload that `put` runs; its failure is the summary's (a fatal

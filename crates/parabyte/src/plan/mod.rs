@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::disk::sink::StreamTarget;
 use crate::error::{Error, Result};
-use crate::location::{local_destination, Location, ObjectUrl, S3Url};
+use crate::location::{local_destination, HttpUrl, Location, ObjectUrl, S3Url};
 use crate::manifest::{Item, Manifest};
 use crate::report::Failure;
 use crate::source::listing::KeyBounds;
@@ -42,6 +42,12 @@ pub(crate) enum Work {
     Local(LocalCopy),
     /// Standard input, of a length not known ahead, to one key.
     Stdin { to: S3Url, options: WriteOptions },
+    /// A web server's file streamed to one key.
+    Web {
+        from: HttpUrl,
+        to: S3Url,
+        options: WriteOptions,
+    },
 }
 
 /// Decide how a request runs: the one place that tells S3 from web from local from manifest,
@@ -86,21 +92,35 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
         Location::Http(url) if request.recursive => Err(Error::InvalidInput(format!(
             "a recursive copy needs an s3:// prefix; {url} is one file"
         ))),
-        Location::Http(url) => {
-            let (item, destination) =
-                to_path(ObjectUrl::Http(url.clone()), landing(request, false)?);
-            Ok(Work::Items {
-                items: vec![item],
-                destination,
-                refused: Vec::new(),
-            })
-        }
+        Location::Http(url) => match &request.destination {
+            Destination::Store(to) => Ok(Work::Web {
+                from: url.clone(),
+                // Into a prefix under the file's name, as a download into a directory.
+                to: match to.is_prefix() {
+                    true => S3Url {
+                        bucket: to.bucket.clone(),
+                        key: format!("{}{}", to.key, url.file_name().unwrap_or_default()),
+                    },
+                    false => to.clone(),
+                },
+                options: request.options.upload.write_options()?,
+            }),
+            _ => {
+                let (item, destination) =
+                    to_path(ObjectUrl::Http(url.clone()), landing(request, false)?);
+                Ok(Work::Items {
+                    items: vec![item],
+                    destination,
+                    refused: Vec::new(),
+                })
+            }
+        },
         Location::Local(source) => decide_local(request, source),
     }
 }
 
 /// Where a store copy's objects land; an S3 destination only for an S3 source
-/// (`into_store`): copies into S3 from the web or a manifest are not there yet.
+/// (`into_store`): copies into S3 from a manifest are not there yet.
 fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
     match &request.destination {
         Destination::Path(path) => Ok(Landing::Path(path.clone())),
@@ -111,7 +131,7 @@ fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
             options: std::sync::Arc::new(request.options.upload.write_options()?),
         }),
         Destination::Store(url) => Err(Error::InvalidInput(format!(
-            "{url}: copies into S3 from the web or a manifest are not supported yet; \
+            "{url}: copies into S3 from a manifest are not supported yet; \
              download to a local directory, then upload it with parabyte cp -r DIR {url}"
         ))),
     }

@@ -20,5 +20,5 @@ pub(crate) use memory::{Answer, MemoryStore, Request, Seen, When};
 pub(crate) use sources::Sources;
 pub use store::Encryption;
 pub(crate) use store::{
-    Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
+    Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
 };

@@ -7,6 +7,7 @@
 
 mod content;
 mod open;
+mod pieces;
 mod server_copy;
 
 use std::sync::Arc;
@@ -14,7 +15,6 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::checksum::{crc64nvme, crc64nvme_after, Method};
@@ -32,6 +32,7 @@ use crate::transfer::throttle::RequestLimit;
 use content::Content;
 use open::OpenUpload;
 pub use open::{uploads_aborted, uploads_kept};
+pub(crate) use pieces::{Answer, Pieces, Reader};
 pub(crate) use server_copy::CopyJob;
 
 /// S3's smallest part (all but the last).
@@ -174,16 +175,17 @@ impl<S: Store> Uploader<S> {
     /// (doubling every 1,000) so that 10,000 of them hold any stream S3 can store.
     pub(crate) async fn put_stream(
         &self,
-        mut input: impl AsyncRead + Unpin + Send,
+        mut input: impl Pieces,
         to: &S3Url,
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<Finished> {
         let mut part_size = self.transfer.part_size.clamp(MIN_PART, MAX_PART);
-        let first = read_up_to(&mut input, part_size).await?;
+        let first = input.next_piece(part_size).await?;
+        let source = input.name().to_owned();
         if (first.len() as u64) < part_size {
             return self
-                .store(Content::Memory(first), "(stdin)", to, options, reporter)
+                .store(Content::Memory(first), &source, to, options, reporter)
                 .await;
         }
         let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
@@ -198,7 +200,7 @@ impl<S: Store> Uploader<S> {
                 number += 1;
                 if number > MAX_PARTS as u32 {
                     return Err(Error::InvalidInput(format!(
-                        "{to}: standard input holds more than S3's 10,000 parts can take"
+                        "{to}: {source} holds more than S3's 10,000 parts can take"
                     )));
                 }
                 lengths.push(body.len() as u64);
@@ -221,7 +223,7 @@ impl<S: Store> Uploader<S> {
                 if number % 1000 == 0 {
                     part_size = (part_size * 2).min(MAX_PART);
                 }
-                next = Some(read_up_to(&mut input, part_size).await?);
+                next = Some(input.next_piece(part_size).await?);
             }
             while let Some(part) = in_flight.next().await {
                 parts.push(part?);
@@ -258,7 +260,7 @@ impl<S: Store> Uploader<S> {
             .count_verified(confirmed.then_some(Method::Crc));
         let key = to.to_string();
         reporter.object_reported(&ObjectReport {
-            source: "(stdin)",
+            source: &source,
             destination: Some(std::path::Path::new(&key)),
             bytes: size,
             status: Status::Copied,
@@ -521,17 +523,6 @@ fn whole_crc(parts: &[UploadedPart], lengths: &[u64]) -> u64 {
         };
     }
     whole
-}
-
-/// Up to `limit` bytes from `input`: fewer only where it ends.
-async fn read_up_to(input: &mut (impl AsyncRead + Unpin), limit: u64) -> Result<Bytes> {
-    let mut buffer = Vec::with_capacity(limit as usize);
-    (&mut *input)
-        .take(limit)
-        .read_to_end(&mut buffer)
-        .await
-        .map_err(|e| Error::io("cannot read", "standard input", e))?;
-    Ok(Bytes::from(buffer))
 }
 
 /// The store's own CRC64NVME of what it stored must be the one sent; true when it named one.

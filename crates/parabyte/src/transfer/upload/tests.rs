@@ -136,7 +136,7 @@ async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
         let store = Arc::new(MemoryStore::new());
         let bytes = data(8, size);
         let finished = uploader(&store)
-            .put_stream(&bytes[..], &to, &options, &Silent)
+            .put_stream(Reader(&bytes[..]), &to, &options, &Silent)
             .await
             .unwrap();
         assert_eq!(finished, Finished::Downloaded(size), "{size}");
@@ -150,7 +150,7 @@ async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
     );
     let bytes = data(9, 12 * MIB);
     let failed = uploader(&store)
-        .put_stream(&bytes[..], &to, &options, &Silent)
+        .put_stream(Reader(&bytes[..]), &to, &options, &Silent)
         .await;
     assert!(
         matches!(failed, Err(Error::PermissionDenied { .. })),

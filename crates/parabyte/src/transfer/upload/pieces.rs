@@ -1,0 +1,89 @@
+//! Where an upload of unknown length reads its parts from, one after another: standard
+//! input, or the body of a web server's answer (web to S3), never more than a part at a
+//! time in memory.
+
+use std::future::Future;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::error::{Error, Result};
+use crate::source::Body;
+
+/// A source read in order, a part at a time.
+pub(crate) trait Pieces: Send {
+    /// What it is, for reports: `(stdin)`, a URL.
+    fn name(&self) -> &str;
+
+    /// Up to `limit` bytes: fewer only where it ends.
+    fn next_piece(&mut self, limit: u64) -> impl Future<Output = Result<Bytes>> + Send;
+}
+
+/// Standard input (or any reader).
+pub(crate) struct Reader<R>(pub R);
+
+impl<R: AsyncRead + Unpin + Send> Pieces for Reader<R> {
+    fn name(&self) -> &str {
+        "(stdin)"
+    }
+
+    async fn next_piece(&mut self, limit: u64) -> Result<Bytes> {
+        let mut buffer = Vec::with_capacity(limit as usize);
+        (&mut self.0)
+            .take(limit)
+            .read_to_end(&mut buffer)
+            .await
+            .map_err(|e| Error::io("cannot read", "standard input", e))?;
+        Ok(Bytes::from(buffer))
+    }
+}
+
+/// A response body, whose length (when the server named one) it must reach exactly.
+pub(crate) struct Answer {
+    pub(crate) name: String,
+    pub(crate) body: Body,
+    pub(crate) length: Option<u64>,
+    /// Received but not yet handed on.
+    pub(crate) held: Bytes,
+    pub(crate) received: u64,
+}
+
+impl Pieces for Answer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn next_piece(&mut self, limit: u64) -> Result<Bytes> {
+        let mut piece = BytesMut::new();
+        loop {
+            let room = limit as usize - piece.len();
+            if !self.held.is_empty() {
+                let taken = self.held.split_to(room.min(self.held.len()));
+                piece.extend_from_slice(&taken);
+            }
+            if piece.len() as u64 == limit {
+                return Ok(piece.freeze());
+            }
+            match self.body.next().await {
+                Some(chunk) => {
+                    let chunk = chunk?;
+                    self.received += chunk.len() as u64;
+                    self.held = chunk;
+                }
+                None => {
+                    if let Some(length) = self.length.filter(|&length| length != self.received) {
+                        return Err(Error::Protocol {
+                            what: format!("GET {}", self.name),
+                            detail: format!(
+                                "the body ended after {} of the {length} bytes announced",
+                                self.received
+                            ),
+                        });
+                    }
+                    return Ok(piece.freeze());
+                }
+            }
+        }
+    }
+}
