@@ -32,7 +32,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Download an object, everything under a prefix, a URL or a manifest's worth.
+    /// Download, upload, or copy inside the store: an object, a prefix, a URL, a file or a
+    /// directory, or a manifest's worth.
     // Written out: clap's own usage line lists options given through the environment
     // (AWS_ENDPOINT_URL, AWS_REGION) as if they were required.
     #[command(
@@ -47,11 +48,15 @@ pub enum Command {
         parabyte cp --dryrun s3://bucket/dataset/ ./data   # what would be copied; no GET\n  \
         parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
         parabyte cp --manifest files.txt ./data\n  \
+        parabyte cp -r ./results s3://bucket/results/   # upload a tree, CRC64NVME end to end\n  \
+        tar c dir | parabyte cp - s3://bucket/dir.tar   # standard input, multipart as it streams\n  \
+        parabyte cp -r s3://bucket/a/ s3://bucket/b/   # copy inside the store, no byte through here\n  \
         parabyte cp /data/src /data/dst   # local tree: files in parallel, links skipped\n  \
         parabyte cp s3://bucket/log.gz - | zcat   # '-': one object to standard output\n  \
         parabyte cp --discard --json s3://bucket/big.bin   # measure throughput, write nothing\n\n\
         A re-run skips what an earlier run left complete at the same version and resumes what\n\
-        it left unfinished from the bytes it kept (--force fetches everything again).\n\n\
+        it left unfinished from the bytes it kept (--force fetches everything again); an\n\
+        interrupted upload is resumed by the same command, sending only the missing parts.\n\n\
         Wildcards: '*' matches any run of characters, '/' included ('**' is the same), '?'\n\
         one character, [abc] [a-z] [!a-z] one of a set. The longest literal prefix is listed\n\
         and each key that matches lands at its path after that prefix's last '/'. A key or\n\
@@ -545,6 +550,7 @@ mod tests {
         let headings = [
             "What to copy:",
             "Where to:",
+            "Uploads:",
             "How fast:",
             "Checking and re-runs:",
             "Output:",
