@@ -367,7 +367,8 @@ class Requests:
     no connection. `head` counts the HEADs for the store's checksum of objects that take
     more than one GET. `put` counts PUTs of an object or of one upload part, `multipart`
     the create, complete, abort and list-parts requests of multipart uploads, `copy` the
-    copies inside the store (CopyObject, UploadPartCopy)."""
+    copies inside the store (CopyObject, UploadPartCopy), `delete` the DeleteObjects
+    requests."""
 
     get: int
     list: int
@@ -375,6 +376,7 @@ class Requests:
     put: int
     multipart: int
     copy: int
+    delete: int
     def __init__(
         self,
         get: int = 0,
@@ -383,6 +385,7 @@ class Requests:
         put: int = 0,
         multipart: int = 0,
         copy: int = 0,
+        delete: int = 0,
     ) -> None: ...
     def to_dict(self) -> dict[str, int]: ...
 

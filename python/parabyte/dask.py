@@ -799,6 +799,7 @@ def _sum_up(
             put=sum(s.requests.put for s in summaries),
             multipart=sum(s.requests.multipart for s in summaries),
             copy=sum(s.requests.copy for s in summaries),
+            delete=sum(s.requests.delete for s in summaries),
         ),
         connections=total("connections"),
         retries=total("retries"),

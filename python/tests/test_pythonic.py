@@ -131,6 +131,7 @@ def test_results_are_values(client: parabyte.Client, store: Store, tmp_path: Pat
         "put": 0,
         "multipart": 0,
         "copy": 0,
+        "delete": 0,
     }
     assert as_dict["failures"][0]["source"] == store.url("small/missing.bin")
     assert "Some(" not in repr(summary) + repr(summary.failures)

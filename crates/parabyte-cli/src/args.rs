@@ -95,6 +95,15 @@ pub enum Command {
     /// checksum, metadata (one HEAD).
     #[command(override_usage = "parabyte stat [OPTIONS] <s3://bucket/key>")]
     Stat(StatArgs),
+    /// Delete a key, or every key under a prefix (or matching a pattern) that the filters
+    /// keep, up to 1,000 a request (DeleteObjects).
+    #[command(override_usage = "parabyte rm [OPTIONS] <s3://bucket/key or prefix/>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte rm s3://bucket/old.bin\n  \
+        parabyte rm -r s3://bucket/tmp/\n  \
+        parabyte rm --dryrun 's3://bucket/logs/*.gz'   # what would be deleted; nothing is\n  \
+        parabyte rm -r --exclude '*' --include '*.tmp' s3://bucket/data/")]
+    Rm(RmArgs),
     /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
     /// else but errors.
     #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
@@ -145,6 +154,26 @@ pub struct StatArgs {
     /// One JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// s3://bucket/key, s3://bucket/prefix/ (everything under it) or a wildcard pattern.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// Take the source as a prefix, even without a trailing '/'.
+    #[arg(short, long)]
+    pub recursive: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -288,9 +317,10 @@ pub struct FilterArg {
 /// clap keeps each flag's values apart; the AWS CLI's rule (the last matching filter wins)
 /// needs --exclude and --include in the order they were given.
 pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
-    let (Command::Cp(args), Some(("cp", matches))) = (&mut cli.command, matches.subcommand())
-    else {
-        return;
+    let (selection, matches) = match (&mut cli.command, matches.subcommand()) {
+        (Command::Cp(args), Some(("cp", matches))) => (&mut args.selection, matches),
+        (Command::Rm(args), Some(("rm", matches))) => (&mut args.selection, matches),
+        _ => return,
     };
     let mut given = Vec::new();
     for (id, include) in [("exclude", false), ("include", true)] {
@@ -304,7 +334,7 @@ pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
         }
     }
     given.sort_by_key(|(index, _)| *index);
-    args.selection.filters = given.into_iter().map(|(_, filter)| filter).collect();
+    selection.filters = given.into_iter().map(|(_, filter)| filter).collect();
 }
 
 #[derive(Debug, Args)]

@@ -57,6 +57,9 @@ impl Reporter for Printer {
                 Preview::Excluded { source, filter } => {
                     serde_json::json!({"dryrun": "skip", "reason": "excluded", "source": source, "filter": filter.to_string()})
                 }
+                Preview::Delete { source } => {
+                    serde_json::json!({"dryrun": "delete", "source": source})
+                }
             };
             escape::json_line(value.to_string())
         } else {
@@ -89,6 +92,7 @@ impl Reporter for Printer {
                 Preview::Excluded { source, filter } => {
                     format!("(dryrun) skip: {} (excluded by {filter})", shown(source))
                 }
+                Preview::Delete { source } => format!("(dryrun) delete: {}", shown(source)),
             }
         };
         // A reader that has gone (`| head`) ends nothing: the run finishes and reports.

@@ -14,6 +14,7 @@ mod escape;
 mod ls;
 mod parse;
 mod progress;
+mod rm;
 mod runtime;
 mod stat;
 mod status;
@@ -29,6 +30,7 @@ use du::disk_usage;
 use ls::list;
 use parabyte::Error;
 use parse::{parse, without_misleading_tip};
+use rm::remove;
 use runtime::{interrupted, request_log};
 use stat::stat;
 use status::{tell, FATAL, SOME_FAILED};
@@ -121,6 +123,7 @@ async fn run(command: Command, verbose: bool) -> u8 {
         Command::Cat(args) => cat(*args).await,
         Command::Du(args) => disk_usage(args).await,
         Command::Stat(args) => stat(args).await,
+        Command::Rm(args) => remove(args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
     };

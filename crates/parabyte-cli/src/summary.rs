@@ -98,7 +98,7 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
     }
     let requests = summary.requests;
     // A local copy sends nothing: no line of zeros.
-    let writes = requests.put + requests.multipart + requests.copy;
+    let writes = requests.put + requests.multipart + requests.copy + requests.delete;
     if requests.get + requests.list + requests.head + writes + summary.connections + summary.retries
         > 0
     {
@@ -106,8 +106,8 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
         let uploads = match writes {
             0 => String::new(),
             _ => format!(
-                ", {} PUT, {} multipart, {} COPY",
-                requests.put, requests.multipart, requests.copy
+                ", {} PUT, {} multipart, {} COPY, {} DELETE",
+                requests.put, requests.multipart, requests.copy, requests.delete
             ),
         };
         lines.push(format!(

@@ -84,7 +84,10 @@ fn prefix_round_trip(kind: ServerKind) {
     assert_eq!(json["requests"]["head"], seen.head);
     // Every kind parabyte sends is reported; a download sends no writes.
     let kinds: Vec<&String> = json["requests"].as_object().unwrap().keys().collect();
-    assert_eq!(kinds, ["copy", "get", "head", "list", "multipart", "put"]);
+    assert_eq!(
+        kinds,
+        ["copy", "delete", "get", "head", "list", "multipart", "put"]
+    );
     assert_eq!(
         (&json["requests"]["put"], &json["requests"]["multipart"]),
         (&0.into(), &0.into())

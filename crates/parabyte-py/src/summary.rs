@@ -22,6 +22,8 @@ pub struct Requests {
     pub multipart: u64,
     /// Copies inside the store (CopyObject, UploadPartCopy).
     pub copy: u64,
+    /// DeleteObjects requests.
+    pub delete: u64,
 }
 
 impl Requests {
@@ -33,6 +35,7 @@ impl Requests {
         fields.set_item("put", self.put)?;
         fields.set_item("multipart", self.multipart)?;
         fields.set_item("copy", self.copy)?;
+        fields.set_item("delete", self.delete)?;
         Ok(fields)
     }
 }
@@ -40,8 +43,16 @@ impl Requests {
 #[pymethods]
 impl Requests {
     #[new]
-    #[pyo3(signature = (get = 0, list = 0, head = 0, put = 0, multipart = 0, copy = 0))]
-    fn new(get: u64, list: u64, head: u64, put: u64, multipart: u64, copy: u64) -> Self {
+    #[pyo3(signature = (get = 0, list = 0, head = 0, put = 0, multipart = 0, copy = 0, delete = 0))]
+    fn new(
+        get: u64,
+        list: u64,
+        head: u64,
+        put: u64,
+        multipart: u64,
+        copy: u64,
+        delete: u64,
+    ) -> Self {
         Requests {
             get,
             list,
@@ -49,6 +60,7 @@ impl Requests {
             put,
             multipart,
             copy,
+            delete,
         }
     }
 
@@ -239,6 +251,7 @@ impl From<parabyte::Summary> for Summary {
                 put: requests.put,
                 multipart: requests.multipart,
                 copy: requests.copy,
+                delete: requests.delete,
             },
             connections: summary.connections,
             retries: summary.retries,
@@ -300,7 +313,7 @@ impl Summary {
         elapsed = 0.0,
         first_object_seconds = None,
         bytes_per_second = 0.0,
-        requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0, copy: 0 },
+        requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0, copy: 0, delete: 0 },
         connections = 0,
         retries = 0,
         verified = Verified { checksum: 0, md5: 0, size_only: 0 },

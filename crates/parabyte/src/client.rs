@@ -14,7 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
-use crate::plan::{CopyRequest, UploadOptions};
+use crate::plan::{CopyRequest, RemoveRequest, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
@@ -54,6 +54,17 @@ impl Client {
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         self.driver.copy(request, reporter).await
+    }
+
+    /// Delete a key, or with `recursive` (or a trailing `/`, or a wildcard pattern) every
+    /// key under it the filters keep, up to 1,000 a request (DeleteObjects). A dry run lists
+    /// and deletes nothing. Per-key failures are in the summary.
+    pub async fn remove(
+        &self,
+        request: &RemoveRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver.remove(request, reporter).await
     }
 
     /// Store `data` as the object `to`: one PUT, or a multipart upload whose parts are

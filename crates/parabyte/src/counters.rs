@@ -24,6 +24,8 @@ pub struct RequestCounts {
     pub multipart: u64,
     /// Copies inside the store: CopyObject, UploadPartCopy.
     pub copy: u64,
+    /// DeleteObjects requests (up to 1,000 keys each).
+    pub delete: u64,
 }
 
 /// The kinds of request parabyte sends.
@@ -35,6 +37,7 @@ pub(crate) enum RequestKind {
     Put,
     Multipart,
     Copy,
+    Delete,
 }
 
 /// Counters shared by everything that sends requests during one run.
@@ -46,6 +49,7 @@ pub(crate) struct Counters {
     put: AtomicU64,
     multipart: AtomicU64,
     copy: AtomicU64,
+    delete: AtomicU64,
     pub(crate) connections: AtomicU64,
     pub(crate) retries: AtomicU64,
     verified_checksum: AtomicU64,
@@ -65,6 +69,7 @@ impl Counters {
             RequestKind::Put => &self.put,
             RequestKind::Multipart => &self.multipart,
             RequestKind::Copy => &self.copy,
+            RequestKind::Delete => &self.delete,
         }
         .fetch_add(1, Relaxed);
     }
@@ -100,6 +105,7 @@ impl Counters {
                 put: self.put.load(Relaxed),
                 multipart: self.multipart.load(Relaxed),
                 copy: self.copy.load(Relaxed),
+                delete: self.delete.load(Relaxed),
             },
             connections: self.connections.load(Relaxed),
             retries: self.retries.load(Relaxed),
@@ -137,6 +143,7 @@ impl Snapshot {
                 put: self.requests.put - earlier.requests.put,
                 multipart: self.requests.multipart - earlier.requests.multipart,
                 copy: self.requests.copy - earlier.requests.copy,
+                delete: self.requests.delete - earlier.requests.delete,
             },
             connections: self.connections - earlier.connections,
             retries: self.retries - earlier.retries,

@@ -22,7 +22,8 @@ use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{HttpUrl, ObjectUrl, S3Url};
 use crate::plan::{
-    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, UploadOptions, Work,
+    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, RemoveRequest,
+    UploadOptions, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::retry::with_retries;
@@ -31,6 +32,7 @@ use crate::source::{Shape, Store, WriteOptions};
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
 use crate::transfer::upload::{Answer, CopyJob, Reader, UploadJob, Uploader};
+use delete::{delete_batch, DELETE_BATCH};
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -131,6 +133,26 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 self.one_upload(put, &to, reporter.as_ref()).await
             }
         }
+    }
+
+    /// Delete what `request` names: a key, or the keys a listing gives that the filters
+    /// keep, in batches of up to 1,000 a request. Per-key failures are in the summary.
+    pub(crate) async fn remove(
+        &self,
+        request: &RemoveRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let copy = request.plan()?;
+        let listed = format!("s3://{}/{}", copy.source.bucket, list_prefix(&copy));
+        let planner = plan(
+            self.store.clone(),
+            self.counters.clone(),
+            self.transfer.clone(),
+            copy,
+            reporter.clone(),
+        );
+        let dry_run = request.options.dry_run;
+        self.run(planner, listed, dry_run, reporter).await
     }
 
     /// `cp s3://b/imgs DEST` found no object `imgs`: when `imgs/` is a prefix with objects
@@ -355,6 +377,8 @@ enum Move {
     Local(LocalJob),
     Upload(UploadJob),
     Copy(CopyJob),
+    /// Keys of one bucket to delete in one request.
+    Delete(Vec<S3Url>),
 }
 
 /// One job's end: its source, the file it was to write, and how it went.
@@ -367,59 +391,73 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
         job: Move,
         dry_run: bool,
         reporter: Arc<dyn Reporter>,
-    ) -> impl Future<Output = Ended> + Send + 'static {
+    ) -> impl Future<Output = Vec<Ended>> + Send + 'static {
         let (engine, local) = (self.engine.clone(), self.local.clone());
         let uploader = self.uploader.clone();
         async move {
-            match job {
-                Move::Object(job) => {
-                    let result = if dry_run {
-                        Ok(preview(&engine, &job, &*reporter).await)
-                    } else {
-                        engine.download(&job).await
-                    };
-                    let destination = job.target.path().map(Path::to_path_buf);
-                    (job.source.to_string(), destination, result)
-                }
-                Move::Local(job) => {
-                    let copied = if dry_run {
-                        Ok(local.preview(&job, &*reporter))
-                    } else {
-                        local.copy(&job, &*reporter).await
-                    };
-                    let result = copied.map(|copied| match copied {
-                        Copied::Bytes(bytes) => Finished::Downloaded(bytes),
-                        Copied::Unchanged(size) => Finished::AlreadyThere(size),
-                    });
-                    (
-                        source_of(&job),
-                        job.destination().map(Path::to_path_buf),
-                        result,
-                    )
-                }
-                Move::Upload(job) => {
-                    let source = job.from.display().to_string();
-                    let result = if dry_run {
-                        let key = job.to.to_string();
-                        reporter.previewed(Preview::verdict(false, &source, &key));
-                        Ok(Finished::Downloaded(0))
-                    } else {
-                        uploader.upload(&job, &*reporter).await
-                    };
-                    (source, None, result)
-                }
-                Move::Copy(job) => {
-                    let source = job.from.to_string();
-                    let result = if dry_run {
-                        let key = job.to.to_string();
-                        reporter.previewed(Preview::verdict(false, &source, &key));
-                        Ok(Finished::Downloaded(0))
-                    } else {
-                        uploader.copy(&job, &*reporter).await
-                    };
-                    (source, None, result)
-                }
+            if let Move::Delete(keys) = job {
+                let (store, transfer, counters) = uploader.parts();
+                let deleted =
+                    delete_batch(store, transfer, counters, keys, dry_run, &*reporter).await;
+                let ended = deleted
+                    .into_iter()
+                    .map(|(source, result)| (source, None, result));
+                return ended.collect();
             }
+            let one = async {
+                match job {
+                    Move::Object(job) => {
+                        let result = if dry_run {
+                            Ok(preview(&engine, &job, &*reporter).await)
+                        } else {
+                            engine.download(&job).await
+                        };
+                        let destination = job.target.path().map(Path::to_path_buf);
+                        (job.source.to_string(), destination, result)
+                    }
+                    Move::Local(job) => {
+                        let copied = if dry_run {
+                            Ok(local.preview(&job, &*reporter))
+                        } else {
+                            local.copy(&job, &*reporter).await
+                        };
+                        let result = copied.map(|copied| match copied {
+                            Copied::Bytes(bytes) => Finished::Downloaded(bytes),
+                            Copied::Unchanged(size) => Finished::AlreadyThere(size),
+                        });
+                        (
+                            source_of(&job),
+                            job.destination().map(Path::to_path_buf),
+                            result,
+                        )
+                    }
+                    Move::Upload(job) => {
+                        let source = job.from.display().to_string();
+                        let result = if dry_run {
+                            let key = job.to.to_string();
+                            reporter.previewed(Preview::verdict(false, &source, &key));
+                            Ok(Finished::Downloaded(0))
+                        } else {
+                            uploader.upload(&job, &*reporter).await
+                        };
+                        (source, None, result)
+                    }
+                    Move::Copy(job) => {
+                        let source = job.from.to_string();
+                        let result = if dry_run {
+                            let key = job.to.to_string();
+                            reporter.previewed(Preview::verdict(false, &source, &key));
+                            Ok(Finished::Downloaded(0))
+                        } else {
+                            uploader.copy(&job, &*reporter).await
+                        };
+                        (source, None, result)
+                    }
+                    // Taken above.
+                    Move::Delete(_) => (String::new(), None, Ok(Finished::Downloaded(0))),
+                }
+            };
+            vec![one.await]
         }
     }
 }
@@ -438,8 +476,9 @@ async fn drive<S: Store<Object = ObjectUrl>>(
     started: Instant,
 ) -> Result<Outcome> {
     let object_slots = Arc::new(Semaphore::new(workers));
-    let mut running = JoinSet::new();
+    let mut running: JoinSet<Vec<Ended>> = JoinSet::new();
     let mut outcome = Outcome::default();
+    let mut deletes: Vec<S3Url> = Vec::new();
     let record = |outcome: &mut Outcome, (source, destination, result): Ended| match result {
         Ok(Finished::Downloaded(bytes)) => {
             reporter.object_finished(&source, Ok(bytes));
@@ -460,17 +499,28 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             Ok(())
         }
     };
-    while let Some(planned) = jobs.recv().await {
+    loop {
+        let planned = jobs.recv().await;
         let job = match planned {
-            Planned::Job(job) => Move::Object(job),
-            Planned::Local(job) => Move::Local(job),
-            Planned::Upload(job) => Move::Upload(job),
-            Planned::Copy(job) => Move::Copy(job),
-            Planned::Refused(failure) => {
+            Some(Planned::Job(job)) => Move::Object(job),
+            Some(Planned::Local(job)) => Move::Local(job),
+            Some(Planned::Upload(job)) => Move::Upload(job),
+            Some(Planned::Copy(job)) => Move::Copy(job),
+            Some(Planned::Delete(key)) => {
+                deletes.push(key);
+                if deletes.len() < DELETE_BATCH {
+                    continue;
+                }
+                Move::Delete(std::mem::take(&mut deletes))
+            }
+            Some(Planned::Refused(failure)) => {
                 report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
                 outcome.failures.push(failure);
                 continue;
             }
+            // The queue ended: what is left to delete goes in a last batch.
+            None if !deletes.is_empty() => Move::Delete(std::mem::take(&mut deletes)),
+            None => break,
         };
         let slot = object_slots
             .clone()
@@ -487,11 +537,15 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             ended
         });
         while let Some(done) = running.try_join_next() {
-            record(&mut outcome, done.expect("download task panicked"))?;
+            for ended in done.expect("download task panicked") {
+                record(&mut outcome, ended)?;
+            }
         }
     }
     while let Some(done) = running.join_next().await {
-        record(&mut outcome, done.expect("download task panicked"))?;
+        for ended in done.expect("download task panicked") {
+            record(&mut outcome, ended)?;
+        }
     }
     Ok(outcome)
 }
@@ -521,6 +575,7 @@ async fn preview<S: Store<Object = ObjectUrl>>(
     }
 }
 
+mod delete;
 mod pieces;
 #[cfg(test)]
 mod tests;

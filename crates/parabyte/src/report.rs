@@ -52,6 +52,11 @@ pub enum Preview<'a> {
         /// The file that already holds it.
         destination: &'a str,
     },
+    /// It would be deleted (`rm`).
+    Delete {
+        /// `s3://bucket/key`.
+        source: &'a str,
+    },
     /// A filter leaves it out.
     Excluded {
         /// `s3://bucket/key` or a local path.
@@ -108,6 +113,8 @@ pub enum Status {
     Skipped,
     /// Not in place; see the error.
     Failed,
+    /// Removed from the store (`rm`).
+    Deleted,
 }
 
 /// How an object's content was checked, or how a skipped one was known to be unchanged.

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use super::*;
 use crate::pattern::Filter;
-use crate::plan::{CopyOptions, Destination};
+use crate::plan::{CopyOptions, Destination, RemoveRequest};
 use crate::retry::RetryPolicy;
 use crate::source::memory::{Answer, MemoryStore, When};
 
@@ -29,6 +29,7 @@ impl Reporter for Recorded {
             Preview::Copy { source, .. } => format!("copy {source}"),
             Preview::Unchanged { source, .. } => format!("unchanged {source}"),
             Preview::Excluded { source, .. } => format!("excluded {source}"),
+            Preview::Delete { source } => format!("delete {source}"),
         };
         self.previews.lock().unwrap().push(line);
     }
@@ -870,3 +871,45 @@ mod properties {
 
 mod local;
 mod schedules;
+
+#[tokio::test]
+async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusal() {
+    let names: Vec<String> = (0..1500).map(|i| format!("many/{i:04}")).collect();
+    let mut keys: Vec<&str> = names.iter().map(String::as_str).collect();
+    keys.push("kept/x");
+    let store = store_with(&keys);
+    let refused = "s3://b/many/0007";
+    store.script(
+        When::write(crate::source::Request::Delete).key(refused),
+        Answer::default().fail(|| Error::PermissionDenied {
+            what: "DELETE".into(),
+            detail: "403 AccessDenied".into(),
+            anonymous: false,
+        }),
+    );
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let request = RemoveRequest {
+        source: S3Url::parse("s3://b/many/").unwrap(),
+        recursive: false,
+        options: CopyOptions::default(),
+    };
+    let recorded = Arc::new(Recorded::default());
+    let summary = driver.remove(&request, recorded.clone()).await.unwrap();
+    assert_eq!((summary.objects, summary.failed), (1499, 1));
+    assert_eq!(store.delete_requests(), [1000, 500], "1,000 keys a request");
+    assert_eq!(summary.failures[0].source, refused);
+    assert!(store.data_of(refused).is_some(), "the refused key stays");
+    assert!(store.data_of("s3://b/many/0008").is_none());
+    assert!(
+        store.data_of("s3://b/kept/x").is_some(),
+        "outside the prefix"
+    );
+    let deleted = recorded.reports.lock().unwrap();
+    assert_eq!(
+        deleted
+            .iter()
+            .filter(|(_, s)| *s == Status::Deleted)
+            .count(),
+        1499
+    );
+}

@@ -90,6 +90,11 @@ pub(crate) fn item_target(item: &Item, destination: &Landing) -> Result<Target> 
                 "{url}: a batch cannot be copied into S3 yet; give a local directory"
             )))
         }
+        Landing::Delete => {
+            return Err(Error::InvalidInput(
+                "a batch is not deleted: rm takes a key or a prefix".into(),
+            ))
+        }
     };
     let unsafe_path = |reason: String| Error::UnsafeKey {
         key: item.source.to_string(),

@@ -72,7 +72,7 @@ async fn plan_request<S: Store>(
                 )))
             }
             Landing::Path(root) => check_writable(root, root)?,
-            Landing::Discard | Landing::Store { .. } => {}
+            Landing::Discard | Landing::Store { .. } | Landing::Delete => {}
         }
         let prefix = list_prefix(&request);
         let spec = ListSpec {
@@ -96,6 +96,11 @@ async fn plan_request<S: Store>(
                 filter,
             });
         }
+        return Ok(());
+    }
+    if request.destination == Landing::Delete {
+        reporter.object_queued(None);
+        let _ = queue.send(Planned::Delete(request.source.clone())).await;
         return Ok(());
     }
     if let Landing::Store { url, options } = &request.destination {
@@ -127,7 +132,7 @@ async fn plan_request<S: Store>(
             Ok(path) => Ok(user_file_target(&path)?),
             Err(reason) => Err(reason),
         },
-        Landing::Store { .. } => return Ok(()),
+        Landing::Store { .. } | Landing::Delete => return Ok(()),
     };
     let mut job = Job {
         source: request.source.clone().into(),
@@ -229,7 +234,10 @@ async fn plan_listing(
                 (Some(relative), Landing::Path(_)) => relative_path(relative).err(),
                 // A prefix never lists for stdout: that is refused before listing. Any key
                 // can be a key.
-                (Some(_), Landing::Discard | Landing::Stdout | Landing::Store { .. }) => None,
+                (
+                    Some(_),
+                    Landing::Discard | Landing::Stdout | Landing::Store { .. } | Landing::Delete,
+                ) => None,
             };
             let refusal = unsafe_reason.map(|reason| Error::UnsafeKey {
                 key: object.key.clone(),
@@ -254,7 +262,17 @@ async fn plan_listing(
                 continue;
             }
             let relative = relative.unwrap_or_default();
-            // Keys copied to keys cannot collide as files and folders do: no guard.
+            // Keys deleted, or copied to keys, cannot collide as files and folders do: no guard.
+            if request.destination == Landing::Delete {
+                reporter.object_queued(Some(object.size));
+                let ObjectUrl::S3(url) = job.source else {
+                    continue;
+                };
+                if queue.send(Planned::Delete(url)).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            }
             if let Landing::Store { url, options } = &request.destination {
                 let copy = store_copy(&job, url, &relative, options);
                 reporter.object_queued(Some(object.size));

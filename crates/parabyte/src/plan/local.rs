@@ -144,7 +144,7 @@ impl Queue {
             Planned::Local(LocalJob { size, .. }) | Planned::Upload(UploadJob { size, .. }) => {
                 self.reporter.object_queued(Some(*size))
             }
-            Planned::Job(_) | Planned::Copy(_) | Planned::Refused(_) => {}
+            Planned::Job(_) | Planned::Copy(_) | Planned::Delete(_) | Planned::Refused(_) => {}
         }
         self.queue.blocking_send(planned).is_ok()
     }

@@ -24,7 +24,7 @@ pub(crate) use local::{plan_local, LocalCopy, LocalDestination};
 pub(crate) use planned::Planned;
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
-pub use request::{CopyOptions, CopyRequest, Destination, Source, UploadOptions};
+pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
 
 /// A request decided: which of the three ways it runs.
 #[derive(Debug)]

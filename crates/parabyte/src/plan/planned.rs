@@ -2,6 +2,7 @@
 
 use crate::disk::local::LocalJob;
 use crate::error::Error;
+use crate::location::S3Url;
 use crate::report::Failure;
 use crate::transfer::engine::Job;
 use crate::transfer::upload::{CopyJob, UploadJob};
@@ -15,6 +16,8 @@ pub(crate) enum Planned {
     Upload(UploadJob),
     /// An object copied inside the store.
     Copy(CopyJob),
+    /// A key to delete (`rm`).
+    Delete(S3Url),
     Refused(Failure),
 }
 

@@ -38,6 +38,8 @@ pub(crate) enum Landing {
         url: S3Url,
         options: std::sync::Arc<WriteOptions>,
     },
+    /// Nowhere: the listed objects are deleted (`rm`).
+    Delete,
 }
 
 impl Landing {
@@ -45,7 +47,7 @@ impl Landing {
     pub(crate) fn root(&self) -> Option<&std::path::Path> {
         match self {
             Landing::Path(root) => Some(root),
-            Landing::Discard | Landing::Stdout | Landing::Store { .. } => None,
+            Landing::Discard | Landing::Stdout | Landing::Store { .. } | Landing::Delete => None,
         }
     }
 }
@@ -199,6 +201,36 @@ impl UploadOptions {
 /// A header value S3 takes as it is: printable ASCII and spaces.
 fn header_safe(value: &str) -> bool {
     value.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
+}
+
+/// What `rm` deletes: a key, or with `recursive` (or a trailing `/`, or a wildcard pattern)
+/// every key the listing gives that the filters keep.
+#[derive(Debug, Clone)]
+pub struct RemoveRequest {
+    /// `s3://bucket/key`, `s3://bucket/prefix/` or a pattern.
+    pub source: S3Url,
+    /// Take the source as a prefix, even without a trailing `/`.
+    pub recursive: bool,
+    /// Filters, `raw` and `dry_run` (which lists and deletes nothing).
+    pub options: CopyOptions,
+}
+
+impl RemoveRequest {
+    /// The listing-and-planning half of it, as a copy to nowhere.
+    pub(crate) fn plan(&self) -> Result<StoreCopy> {
+        let pattern = (!self.options.raw && has_wildcard(&self.source.key))
+            .then(|| Pattern::new(&self.source.key))
+            .transpose()?;
+        Ok(StoreCopy {
+            source: self.source.clone(),
+            destination: Landing::Delete,
+            recursive: self.recursive,
+            pattern,
+            filters: self.options.filters.clone(),
+            dry_run: self.options.dry_run,
+            bounds: KeyBounds::default(),
+        })
+    }
 }
 
 impl CopyRequest {

@@ -8,7 +8,7 @@ use super::listing::{ListPage, ListQuery, PageSink};
 use super::s3::S3Store;
 use super::web::WebSource;
 use super::{Described, Fetched, ListedPart, Store, UploadedPart, WriteOptions, Written};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::validator::Validator;
@@ -127,5 +127,9 @@ impl Store for Sources {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.s3.abort_upload(object, upload_id).await
+    }
+
+    async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {
+        self.s3.delete_objects(bucket, keys).await
     }
 }

@@ -279,6 +279,16 @@ pub(crate) trait Store: Send + Sync + 'static {
         std::future::ready(Err(self.unsupported(Operation::Write)))
     }
 
+    /// Delete `keys` of `bucket` (at most 1,000) in one request; the keys the store could
+    /// not delete, each with why. A key that is not there counts as deleted, as in S3.
+    fn delete_objects(
+        &self,
+        _bucket: &str,
+        _keys: &[String],
+    ) -> impl Future<Output = Result<Vec<(String, Error)>>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
     /// Throw an upload's parts away: nothing of it stays in the store.
     fn abort_upload(
         &self,

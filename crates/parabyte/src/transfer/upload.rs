@@ -125,6 +125,11 @@ impl<S: Store> Uploader<S> {
         }
     }
 
+    /// The store, settings and counters it works with, for the other writes of a run.
+    pub(crate) fn parts(&self) -> (Arc<S>, &TransferConfig, &Counters) {
+        (self.store.clone(), &self.transfer, &self.counters)
+    }
+
     /// Store the file of `job` under its key. An existing key with `no_clobber` is
     /// [`Finished::AlreadyThere`].
     pub(crate) async fn upload(

@@ -80,8 +80,10 @@ struct State {
     uploads: BTreeMap<String, Upload>,
     /// Upload IDs given out so far.
     uploads_begun: u64,
-    /// The write requests received, by kind, in order.
+    /// The write requests received, by kind, in order (a DeleteObjects: one per key).
     writes: Vec<Request>,
+    /// DeleteObjects requests received, and the keys each named.
+    delete_requests: Vec<usize>,
 }
 
 /// The in-memory store.
@@ -553,6 +555,10 @@ impl Store for MemoryStore {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.answer_abort(object, upload_id)
+    }
+
+    async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {
+        self.answer_delete(bucket, keys)
     }
 }
 

@@ -31,6 +31,8 @@ pub(crate) enum Request {
     PartCopy,
     /// AbortMultipartUpload.
     Abort,
+    /// One key of a DeleteObjects.
+    Delete,
 }
 
 /// How a scripted request is answered differently from the honest answer. Each part applies

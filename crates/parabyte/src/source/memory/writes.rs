@@ -36,6 +36,11 @@ impl MemoryStore {
         self.lock().writes.clone()
     }
 
+    /// The DeleteObjects requests so far: how many keys each named.
+    pub(crate) fn delete_requests(&self) -> Vec<usize> {
+        self.lock().delete_requests.clone()
+    }
+
     /// The checksum the object at `url` keeps.
     pub(crate) fn checksum_of(&self, url: &str) -> Option<StoreChecksum> {
         let state = self.lock();
@@ -250,6 +255,26 @@ impl MemoryStore {
                 crc64nvme: Some(crc64nvme(bytes)),
             });
         Ok(Some(parts.collect()))
+    }
+
+    pub(super) fn answer_delete(
+        &self,
+        bucket: &str,
+        keys: &[String],
+    ) -> Result<Vec<(String, Error)>> {
+        self.lock().delete_requests.push(keys.len());
+        let mut refused = Vec::new();
+        for key in keys {
+            let url = format!("s3://{bucket}/{key}");
+            // Scripted per key: a failure is that key's, as S3 lists it in the answer.
+            match self.receive(Request::Delete, &url, None) {
+                Err(error) => refused.push((key.clone(), error)),
+                Ok(()) => {
+                    self.lock().objects.remove(&url);
+                }
+            }
+        }
+        Ok(refused)
     }
 
     pub(super) fn answer_abort(&self, object: &S3Url, upload_id: &str) -> Result<()> {

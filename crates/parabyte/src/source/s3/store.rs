@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::S3Store;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::listing::{ListPage, ListQuery, PageSink};
@@ -105,5 +105,9 @@ impl Store for S3Store {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.abort_multipart_upload(object, upload_id).await
+    }
+
+    async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {
+        self.delete_keys(bucket, keys).await
     }
 }

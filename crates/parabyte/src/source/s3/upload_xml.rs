@@ -145,6 +145,61 @@ pub(super) fn parts_page(body: &[u8]) -> Result<PartsPage, String> {
     Ok(page)
 }
 
+/// The keys a DeleteObjects answer says it could not delete: key, code, message. An answer
+/// that is not a DeleteResult (an error document inside a 200) fails whole.
+pub(super) fn delete_errors(body: &[u8]) -> Result<Vec<(String, String, String)>, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "the answer is not UTF-8".to_owned())?;
+    let mut reader = Reader::from_str(text);
+    let mut root = String::new();
+    let mut refused = Vec::new();
+    let mut value = String::new();
+    let mut error: Option<[String; 3]> = None;
+    loop {
+        match reader
+            .read_event()
+            .map_err(|e| format!("the answer is not XML: {e}"))?
+        {
+            Event::Start(start) => {
+                let name = start.local_name().as_ref().to_owned();
+                if root.is_empty() {
+                    root = name.clone();
+                }
+                if name == "Error" && root == "DeleteResult" {
+                    error = Some(Default::default());
+                }
+                value.clear();
+            }
+            Event::Empty(empty) if root.is_empty() => {
+                root = empty.local_name().as_ref().to_owned();
+            }
+            Event::Text(chunk) => value.push_str(&chunk),
+            Event::GeneralRef(reference) => push_reference(&mut value, &reference)?,
+            Event::End(end) => {
+                let name = end.local_name().as_ref().to_owned();
+                if let Some(fields) = &mut error {
+                    match name.as_str() {
+                        "Key" => fields[0] = value.clone(),
+                        "Code" => fields[1] = value.clone(),
+                        "Message" => fields[2] = value.clone(),
+                        "Error" => refused.extend(error.take().map(|[k, c, m]| (k, c, m))),
+                        _ => {}
+                    }
+                }
+                value.clear();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    match root.as_str() {
+        "DeleteResult" => Ok(refused),
+        "" => Err("the answer to DeleteObjects is empty".into()),
+        other => Err(format!(
+            "the answer to DeleteObjects is a <{other}>, not its result"
+        )),
+    }
+}
+
 /// One `<Part>`'s fields as a part.
 fn listed(fields: Option<[Option<String>; 4]>) -> Result<ListedPart, String> {
     let [number, etag, size, crc] = fields.unwrap_or_default();
@@ -271,6 +326,18 @@ mod tests {
         assert_eq!(page.parts[1].crc64nvme, None);
         let nameless = b"<ListPartsResult><Part><PartNumber>1</PartNumber><Size>5</Size></Part></ListPartsResult>";
         assert!(parts_page(nameless).is_err());
+    }
+
+    #[test]
+    fn a_delete_answer_lists_only_the_keys_it_could_not_delete() {
+        let body = b"<DeleteResult><Deleted><Key>a</Key></Deleted><Error><Key>b&amp;c</Key><Code>AccessDenied</Code><Message>no</Message></Error></DeleteResult>";
+        let refused = delete_errors(body).unwrap();
+        assert_eq!(
+            refused,
+            [("b&c".to_owned(), "AccessDenied".to_owned(), "no".to_owned())]
+        );
+        assert!(delete_errors(b"<DeleteResult/>").unwrap().is_empty());
+        assert!(delete_errors(b"<Error><Code>InternalError</Code></Error>").is_err());
     }
 
     #[test]
