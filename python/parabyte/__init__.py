@@ -304,9 +304,7 @@ def upload(source: str | os.PathLike[str], destination: str, **options: Any) -> 
     return _client(client_options).upload(source, destination, **keywords)
 
 
-async def upload_async(
-    source: str | os.PathLike[str], destination: str, **options: Any
-) -> Summary:
+async def upload_async(source: str | os.PathLike[str], destination: str, **options: Any) -> Summary:
     """`upload` as a coroutine, with the same keywords."""
     keywords, client_options = _split(options, UPLOAD_KEYWORDS)
     return await _client(client_options).upload_async(source, destination, **keywords)
