@@ -74,6 +74,14 @@ pub enum Command {
         first request's probing. Bad lines are reported by number and the rest is copied;\n\
         the exit status is then 1.")]
     Cp(Box<CpArgs>),
+    /// Move: copy as cp does (the same options), then delete each source that arrived
+    /// whole; one whose copy failed stays where it was.
+    #[command(override_usage = "parabyte mv [OPTIONS] <SOURCE> <DESTINATION>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte mv ./out/run-7/ s3://bucket/runs/run-7/   # upload, then remove the files\n  \
+        parabyte mv -r s3://bucket/incoming/ s3://bucket/done/   # copy inside the store, then delete\n  \
+        parabyte mv s3://bucket/export.csv ./export.csv")]
+    Mv(Box<CpArgs>),
     /// List objects and "folders" under a prefix, or the buckets.
     // `-h` is --human-readable, as in `aws s3 ls -h`; help is --help alone.
     #[command(
@@ -319,6 +327,7 @@ pub struct FilterArg {
 pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
     let (selection, matches) = match (&mut cli.command, matches.subcommand()) {
         (Command::Cp(args), Some(("cp", matches))) => (&mut args.selection, matches),
+        (Command::Mv(args), Some(("mv", matches))) => (&mut args.selection, matches),
         (Command::Rm(args), Some(("rm", matches))) => (&mut args.selection, matches),
         _ => return,
     };

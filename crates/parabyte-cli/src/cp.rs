@@ -126,7 +126,8 @@ fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
     unmatched
 }
 
-pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
+/// `cp`, or with `moving` `mv` (each source that arrived is deleted after).
+pub(crate) async fn copy(args: CpArgs, verbose: bool, moving: bool) -> Result<u8, Error> {
     if let Some(scheduler) = &args.dask_scheduler {
         return Err(Error::InvalidInput(format!(
             "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
@@ -161,7 +162,10 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool) -> Result<u8, Error> {
         _ => Arc::new(Tee(reporters)),
     };
     let client = Client::connect(&args.store.to_config(), transfer).await?;
-    let summary = client.copy(&request, reporter).await;
+    let summary = match moving {
+        true => client.move_objects(&request, reporter).await,
+        false => client.copy(&request, reporter).await,
+    };
     if let Some(bar) = &progress {
         bar.finish();
     }

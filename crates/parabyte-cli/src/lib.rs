@@ -119,7 +119,8 @@ where
 
 async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
-        Command::Cp(args) => copy(*args, verbose).await,
+        Command::Cp(args) => copy(*args, verbose, false).await,
+        Command::Mv(args) => copy(*args, verbose, true).await,
         Command::Cat(args) => cat(*args).await,
         Command::Du(args) => disk_usage(args).await,
         Command::Stat(args) => stat(args).await,

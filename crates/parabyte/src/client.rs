@@ -56,6 +56,17 @@ impl Client {
         self.driver.copy(request, reporter).await
     }
 
+    /// Copy what `request` names, then delete each source that arrived whole (what `mv`
+    /// does): S3 keys 1,000 a request, local files by name while still regular files. A
+    /// source whose copy failed stays. Web and manifest sources are refused.
+    pub async fn move_objects(
+        &self,
+        request: &CopyRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver.move_objects(request, reporter).await
+    }
+
     /// Delete a key, or with `recursive` (or a trailing `/`, or a wildcard pattern) every
     /// key under it the filters keep, up to 1,000 a request (DeleteObjects). A dry run lists
     /// and deletes nothing. Per-key failures are in the summary.

@@ -20,9 +20,9 @@ use crate::counters::Counters;
 use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
-use crate::location::{HttpUrl, ObjectUrl, S3Url};
+use crate::location::{HttpUrl, Location, ObjectUrl, S3Url};
 use crate::plan::{
-    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, RemoveRequest,
+    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, RemoveRequest, Source,
     UploadOptions, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
@@ -133,6 +133,40 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 self.one_upload(put, &to, reporter.as_ref()).await
             }
         }
+    }
+
+    /// Copy what `request` names, then delete each source that arrived whole (`mv`). A
+    /// web server's files cannot be deleted, nor a batch's sources: both are refused.
+    pub(crate) async fn move_objects(
+        &self,
+        request: &CopyRequest,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let movable = matches!(
+            &request.source,
+            Source::Location(Location::S3(_) | Location::Local(_))
+        );
+        if !movable {
+            return Err(Error::InvalidInput(
+                "mv moves S3 objects and local files; a web server's files or a manifest's \
+                 cannot be deleted where they are: use cp"
+                    .into(),
+            ));
+        }
+        let arrived = Arc::new(moves::Arrived::new(reporter.clone()));
+        let mut summary = self.copy(request, arrived.clone()).await?;
+        if !request.options.dry_run {
+            moves::delete_sources(
+                self.store.clone(),
+                &self.transfer,
+                &self.counters,
+                &arrived,
+                reporter.as_ref(),
+                &mut summary,
+            )
+            .await;
+        }
+        Ok(summary)
     }
 
     /// Delete what `request` names: a key, or the keys a listing gives that the filters
@@ -576,6 +610,7 @@ async fn preview<S: Store<Object = ObjectUrl>>(
 }
 
 mod delete;
+mod moves;
 mod pieces;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,73 @@
+//! `parabyte mv` against a real server: a copy, then each source that arrived deleted;
+//! a source whose copy failed, or whose key `--no-clobber` kept for another object, stays.
+
+mod common;
+
+use common::{run, stderr, Bed};
+use parabyte_testkit::{Fault, RequestKind, Rule, ServerKind};
+
+#[test]
+fn files_move_up_keys_move_across_and_down() {
+    let bed = Bed::new(ServerKind::Minio, "mv");
+    std::fs::create_dir_all(bed.path("src/sub")).unwrap();
+    std::fs::write(bed.path("src/a.txt"), b"alpha").unwrap();
+    std::fs::write(bed.path("src/sub/b.txt"), b"beta").unwrap();
+    // Up: the files go, their directories stay (as with aws s3 mv).
+    let up = run(bed.parabyte().args(["mv", "-r", "src", &bed.url("up/")]));
+    assert!(up.status.success(), "{}", stderr(&up));
+    assert!(!bed.path("src/a.txt").exists() && !bed.path("src/sub/b.txt").exists());
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "up/sub/b.txt").unwrap()[..],
+        b"beta"
+    );
+    // Across: copied inside the store, then the old keys deleted.
+    let across = run(bed
+        .parabyte()
+        .args(["mv", "-r", &bed.url("up/"), &bed.url("moved/")]));
+    assert!(across.status.success(), "{}", stderr(&across));
+    assert!(bed.admin.get_object(&bed.bucket, "up/a.txt").is_err());
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "moved/a.txt").unwrap()[..],
+        b"alpha"
+    );
+    // Down: downloaded, then the key deleted.
+    let down = run(bed
+        .parabyte()
+        .args(["mv", &bed.url("moved/a.txt"), "back.txt"]));
+    assert!(down.status.success(), "{}", stderr(&down));
+    assert_eq!(std::fs::read(bed.path("back.txt")).unwrap(), b"alpha");
+    assert!(bed.admin.get_object(&bed.bucket, "moved/a.txt").is_err());
+}
+
+#[test]
+fn a_source_whose_copy_failed_or_was_kept_out_stays() {
+    let bed = Bed::new(ServerKind::Minio, "mv-stays");
+    std::fs::create_dir_all(bed.path("src")).unwrap();
+    for name in ["ok.txt", "refused.txt", "theirs.txt"] {
+        std::fs::write(bed.path("src").join(name), name).unwrap();
+    }
+    bed.admin
+        .put_object(&bed.bucket, "t/theirs.txt", "another object")
+        .unwrap();
+    bed.proxy.inject(
+        Rule::kind(RequestKind::Put).key_contains("refused"),
+        Fault::error(403, "AccessDenied"),
+    );
+    let output = run(bed
+        .parabyte()
+        .args(["mv", "-r", "--no-clobber", "src", &bed.url("t/")]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(!bed.path("src/ok.txt").exists(), "moved");
+    assert!(
+        bed.path("src/refused.txt").exists(),
+        "its upload failed: it stays"
+    );
+    assert!(
+        bed.path("src/theirs.txt").exists(),
+        "--no-clobber kept their object: it stays"
+    );
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "t/theirs.txt").unwrap()[..],
+        b"another object"
+    );
+}
