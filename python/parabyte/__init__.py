@@ -91,6 +91,8 @@ __all__ = [
     "get_bytes_async",
     "put_bytes",
     "put_bytes_async",
+    "remove",
+    "remove_async",
     "upload",
     "upload_async",
 ]
@@ -198,6 +200,20 @@ class Client(_native.Client):
     ) -> Summary:
         """`copy` as a coroutine."""
         return await super().copy_async(source, destination, recursive=recursive, **options)
+
+    async def remove_async(
+        self,
+        source: str,
+        *,
+        recursive: bool = False,
+        exclude: builtins.list[str] | None = None,
+        include: builtins.list[str] | None = None,
+        raw: bool = False,
+    ) -> Summary:
+        """`remove` as a coroutine."""
+        return await super().remove_async(
+            source, recursive=recursive, exclude=exclude, include=include, raw=raw
+        )
 
     async def put_bytes_async(
         self, destination: str, data: Any, **options: Unpack[UploadOptions]
@@ -325,6 +341,20 @@ async def copy_async(
     return await _client(client_options).copy_async(
         source, destination, recursive=recursive, **keywords
     )
+
+
+def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:
+    """Delete a key, or every key under a prefix (`recursive`, or a trailing "/"); the
+    keywords `exclude`, `include` and `raw` choose keys as for `download`, every other one is
+    a `Client` option."""
+    keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
+    return _client(client_options).remove(source, recursive=recursive, **keywords)
+
+
+async def remove_async(source: str, *, recursive: bool = False, **options: Any) -> Summary:
+    """`remove` as a coroutine."""
+    keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
+    return await _client(client_options).remove_async(source, recursive=recursive, **keywords)
 
 
 def put_bytes(destination: str, data: Any, **options: Any) -> Summary:

@@ -183,6 +183,31 @@ class Client:
     ) -> Awaitable[Summary]:
         """`copy` as an awaitable."""
 
+    def remove(
+        self,
+        source: str,
+        *,
+        recursive: bool = False,
+        exclude: list[str] | None = None,
+        include: list[str] | None = None,
+        raw: bool = False,
+    ) -> Summary:
+        """Delete `s3://bucket/key`, or with `recursive` (or a trailing "/", or a wildcard
+        pattern) every key under it that `exclude`/`include` keep, 1,000 a request
+        (DeleteObjects). `summary.objects` counts the keys deleted; a key the store refused
+        is in `summary.failures`."""
+
+    def remove_async(
+        self,
+        source: str,
+        *,
+        recursive: bool = False,
+        exclude: list[str] | None = None,
+        include: list[str] | None = None,
+        raw: bool = False,
+    ) -> Awaitable[Summary]:
+        """`remove` as an awaitable."""
+
     def put_bytes(
         self,
         destination: str,

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyRequest, Destination, KeyBounds, Location, ObjectUrl, S3Url, Source, StoreConfig,
-    TransferConfig,
+    CopyOptions, CopyRequest, Destination, Filter, KeyBounds, Location, ObjectUrl, RemoveRequest,
+    S3Url, Source, StoreConfig, TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -366,6 +366,53 @@ impl Client {
         transfer_async(py, self.run(py, request)?, keywords.progress.take())
     }
 
+    /// Delete `s3://bucket/key`, or with `recursive` (or a trailing "/", or a wildcard
+    /// pattern) every key under it that `exclude`/`include` keep, 1,000 a request.
+    #[pyo3(signature = (source, *, recursive = false, exclude = None, include = None, raw = false))]
+    fn remove(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        recursive: bool,
+        exclude: Option<Vec<String>>,
+        include: Option<Vec<String>>,
+        raw: bool,
+    ) -> PyResult<Summary> {
+        let request = Self::remove_request(source, recursive, exclude, include, raw)?;
+        let client = self.inner(py)?;
+        let transfer: Transfer<Summary> = Box::new(move |reporter| {
+            async move {
+                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
+                Ok(Summary::from(summary))
+            }
+            .boxed()
+        });
+        transfer_sync(py, transfer, None)
+    }
+
+    /// `remove` as an awaitable.
+    #[pyo3(signature = (source, *, recursive = false, exclude = None, include = None, raw = false))]
+    fn remove_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        recursive: bool,
+        exclude: Option<Vec<String>>,
+        include: Option<Vec<String>>,
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = Self::remove_request(source, recursive, exclude, include, raw)?;
+        let client = self.inner(py)?;
+        let transfer: Transfer<Summary> = Box::new(move |reporter| {
+            async move {
+                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
+                Ok(Summary::from(summary))
+            }
+            .boxed()
+        });
+        transfer_async(py, transfer, None)
+    }
+
     /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
     /// object `destination`, without copying it; the upload keywords that do not choose
     /// files apply.
@@ -557,6 +604,37 @@ impl Client {
             }
             .boxed()
         }))
+    }
+
+    /// `remove`'s request.
+    fn remove_request(
+        source: &str,
+        recursive: bool,
+        exclude: Option<Vec<String>>,
+        include: Option<Vec<String>>,
+        raw: bool,
+    ) -> PyResult<RemoveRequest> {
+        let excludes = exclude
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| Filter::exclude(&p));
+        let includes = include
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| Filter::include(&p));
+        Ok(RemoveRequest {
+            source: S3Url::parse(source).map_err(to_py)?,
+            recursive,
+            options: CopyOptions {
+                filters: excludes
+                    .chain(includes)
+                    .collect::<parabyte::Result<_>>()
+                    .map_err(to_py)?,
+                raw,
+                dry_run: false,
+                upload: Default::default(),
+            },
+        })
     }
 
     /// `put_bytes`' transfer: one object, whose failure is raised.
