@@ -41,6 +41,8 @@ const MIN_PART: u64 = 5 * 1024 * 1024;
 const MAX_PART: u64 = 5 * 1024 * 1024 * 1024;
 /// S3's most parts in one upload.
 const MAX_PARTS: u64 = 10_000;
+/// The most bytes of files held for parts being sent, across every upload of a client.
+const MEMORY_BUDGET: u64 = 64 * 1024 * 1024;
 /// Memory is counted in these units, so a semaphore holds any budget.
 const KIB: u64 = 1024;
 
@@ -109,10 +111,12 @@ impl<S: Store> Uploader<S> {
         request_limit: Arc<RequestLimit>,
         counters: Arc<Counters>,
     ) -> Uploader<S> {
-        // As many parts as one object sends at once, whatever the number of objects.
-        let memory_kib = (transfer.ranges_per_object.max(2) as u64)
-            .saturating_mul(transfer.part_size.clamp(MIN_PART, MAX_PART))
-            / KIB;
+        // As many parts as one object sends at once, whatever the number of objects, but
+        // no more than MEMORY_BUDGET unless two parts need more: on loopback 4 parts of
+        // 8 MiB in flight upload 1 GiB as fast as 16 (docs/PROFILE.md, stop 30).
+        let part = transfer.part_size.clamp(MIN_PART, MAX_PART);
+        let parts = (transfer.ranges_per_object.max(2) as u64).saturating_mul(part);
+        let memory_kib = parts.min(MEMORY_BUDGET.max(2 * part)) / KIB;
         Uploader {
             store,
             request_limit,
