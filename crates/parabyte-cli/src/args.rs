@@ -315,6 +315,19 @@ pub struct SelectionArgs {
     pub filters: Vec<FilterArg>,
 }
 
+impl SelectionArgs {
+    /// --exclude and --include as the library's filters, in the order given.
+    pub fn filters(&self) -> Result<Vec<parabyte::Filter>, parabyte::Error> {
+        self.filters
+            .iter()
+            .map(|filter| match filter.include {
+                true => parabyte::Filter::include(&filter.pattern),
+                false => parabyte::Filter::exclude(&filter.pattern),
+            })
+            .collect()
+    }
+}
+
 /// One --exclude or --include as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterArg {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parabyte::{
-    Client, CopyOptions, CopyRequest, Destination, Encryption, Error, Failure, Filter, Location,
-    Reporter, Silent, Source, Summary, UploadOptions,
+    Client, CopyOptions, CopyRequest, Destination, Encryption, Error, Failure, Location, Reporter,
+    Silent, Source, Summary, UploadOptions,
 };
 
 use crate::args::{CatArgs, CpArgs, UploadArgs};
@@ -52,14 +52,7 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         }
     }
     let selection = &args.selection;
-    let filters = selection
-        .filters
-        .iter()
-        .map(|filter| match filter.include {
-            true => Filter::include(&filter.pattern),
-            false => Filter::exclude(&filter.pattern),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let filters = selection.filters()?;
     let options = CopyOptions {
         filters,
         raw: selection.raw,

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use parabyte::{
-    Client, CopyOptions, Error, Filter, ObjectReport, RemoveRequest, Reporter, S3Url, Status,
-};
+use parabyte::{Client, CopyOptions, Error, ObjectReport, RemoveRequest, Reporter, S3Url, Status};
 
 use crate::args::RmArgs;
 use crate::dryrun;
@@ -33,14 +31,7 @@ impl Reporter for Deletions {
 
 pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
     let selection = &args.selection;
-    let filters = selection
-        .filters
-        .iter()
-        .map(|filter| match filter.include {
-            true => Filter::include(&filter.pattern),
-            false => Filter::exclude(&filter.pattern),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let filters = selection.filters()?;
     let request = RemoveRequest {
         source: S3Url::parse(&args.source)?,
         recursive: args.recursive,

@@ -379,15 +379,7 @@ impl Client {
         raw: bool,
     ) -> PyResult<Summary> {
         let request = Self::remove_request(source, recursive, exclude, include, raw)?;
-        let client = self.inner(py)?;
-        let transfer: Transfer<Summary> = Box::new(move |reporter| {
-            async move {
-                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
-                Ok(Summary::from(summary))
-            }
-            .boxed()
-        });
-        transfer_sync(py, transfer, None)
+        transfer_sync(py, self.removal(py, request)?, None)
     }
 
     /// `remove` as an awaitable.
@@ -402,15 +394,7 @@ impl Client {
         raw: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let request = Self::remove_request(source, recursive, exclude, include, raw)?;
-        let client = self.inner(py)?;
-        let transfer: Transfer<Summary> = Box::new(move |reporter| {
-            async move {
-                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
-                Ok(Summary::from(summary))
-            }
-            .boxed()
-        });
-        transfer_async(py, transfer, None)
+        transfer_async(py, self.removal(py, request)?, None)
     }
 
     /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
@@ -601,6 +585,18 @@ impl Client {
                     Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
                     _ => Ok(Summary::from(summary)),
                 }
+            }
+            .boxed()
+        }))
+    }
+
+    /// `remove`'s transfer.
+    fn removal(&self, py: Python<'_>, request: RemoveRequest) -> PyResult<Transfer<Summary>> {
+        let client = self.inner(py)?;
+        Ok(Box::new(move |reporter| {
+            async move {
+                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
+                Ok(Summary::from(summary))
             }
             .boxed()
         }))

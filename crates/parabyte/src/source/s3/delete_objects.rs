@@ -6,7 +6,7 @@ use bytes::Bytes;
 use md5::{Digest as _, Md5};
 use quick_xml::escape::escape;
 
-use super::errors::{classify, error_from_response, read_body_up_to};
+use super::errors::{classify, error_from_response, read_body_up_to, status_of_code};
 use super::upload_xml::delete_errors;
 use super::{Call, S3Store};
 use crate::counters::RequestKind;
@@ -56,12 +56,7 @@ impl S3Store {
             .into_iter()
             .map(|(key, code, message)| {
                 let what = format!("DELETE s3://{bucket}/{key}");
-                let status = match code.as_str() {
-                    "AccessDenied" => 403,
-                    "InternalError" | "ServiceUnavailable" => 500,
-                    "SlowDown" => 503,
-                    _ => 400,
-                };
+                let status = status_of_code(&code);
                 let error = classify(status, &code, &message, &what, bucket, anonymous);
                 (key, error)
             })

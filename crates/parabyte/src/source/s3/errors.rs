@@ -127,6 +127,17 @@ pub(super) fn is_region_name(name: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
 }
 
+/// The status an error code stands for when it comes inside a 200 (a complete, a copy, a
+/// batch delete's key): an InternalError is a 500 in all but status, retried like one.
+pub(super) fn status_of_code(code: &str) -> u16 {
+    match code {
+        "AccessDenied" => 403,
+        "InternalError" | "ServiceUnavailable" => 500,
+        "SlowDown" => 503,
+        _ => 400,
+    }
+}
+
 /// The one place an HTTP status and S3 error code become an [`Error`] kind.
 /// `anonymous`: the request was sent unsigned (`--no-sign-request`), which a refusal's
 /// hint must not suggest again.

@@ -5,7 +5,9 @@ use bytes::Bytes;
 use reqwest::header::ETAG;
 
 use super::endpoint::encode_query_value;
-use super::errors::{classify, error_from_response, read_body_up_to, read_bounded_body};
+use super::errors::{
+    classify, error_from_response, read_body_up_to, read_bounded_body, status_of_code,
+};
 use super::put_object::{
     checksum_headers, metadata_headers, object_headers, parse_crc64nvme, refused_write,
     render_crc64nvme, CRC64NVME_HEADER,
@@ -163,11 +165,7 @@ impl S3Store {
             }
             // An InternalError here is a 500 in all but status: retried like one.
             Completed::Failed(error) => {
-                let status = match error.code.as_str() {
-                    "InternalError" | "ServiceUnavailable" => 500,
-                    "SlowDown" => 503,
-                    _ => 400,
-                };
+                let status = status_of_code(&error.code);
                 let error = classify(
                     status,
                     &error.code,
