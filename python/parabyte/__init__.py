@@ -95,6 +95,8 @@ __all__ = [
     "remove_async",
     "upload",
     "upload_async",
+    "upload_many",
+    "upload_many_async",
 ]
 
 # parabyte's threads must stop calling into Python before the interpreter finalizes.
@@ -200,6 +202,14 @@ class Client(_native.Client):
     ) -> Summary:
         """`copy` as a coroutine."""
         return await super().copy_async(source, destination, recursive=recursive, **options)
+
+    async def upload_many_async(
+        self,
+        items: Iterable[tuple[str | os.PathLike[str], str]],
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """`upload_many` as a coroutine."""
+        return await super().upload_many_async(items, **options)
 
     async def remove_async(
         self,
@@ -341,6 +351,21 @@ async def copy_async(
     return await _client(client_options).copy_async(
         source, destination, recursive=recursive, **keywords
     )
+
+
+def upload_many(items: Iterable[tuple[str | os.PathLike[str], str]], **options: Any) -> Summary:
+    """Upload each `(path, "s3://bucket/key")`, many at once; the keywords are
+    `UploadOptions` but `exclude`, `include` and `raw`; every other one is a `Client` option."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return _client(client_options).upload_many(items, **keywords)
+
+
+async def upload_many_async(
+    items: Iterable[tuple[str | os.PathLike[str], str]], **options: Any
+) -> Summary:
+    """`upload_many` as a coroutine."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    return await _client(client_options).upload_many_async(items, **keywords)
 
 
 def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:

@@ -183,6 +183,22 @@ class Client:
     ) -> Awaitable[Summary]:
         """`copy` as an awaitable."""
 
+    def upload_many(
+        self,
+        items: Iterable[tuple[_Path, str]],
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Upload each `(path, "s3://bucket/key")` (a destination ending in "/" keeps the
+        file's name), many at once, as `upload` sends one file; `exclude`, `include` and
+        `raw` do not apply. Each failure is in the summary, and the others go on."""
+
+    def upload_many_async(
+        self,
+        items: Iterable[tuple[_Path, str]],
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`upload_many` as an awaitable."""
+
     def remove(
         self,
         source: str,

@@ -131,3 +131,24 @@ def test_remove_deletes_what_it_names_and_what_the_filters_keep(
     assert store.keys("py-rm/") == ["py-rm/b.bin"]
     asyncio.run(client.remove_async(store.url("py-rm/b.bin")))
     assert store.keys("py-rm/") == []
+
+
+def test_upload_many_sends_each_file_to_its_key_and_reports_each_failure(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    (tmp_path / "a.txt").write_bytes(b"alpha")
+    (tmp_path / "b.txt").write_bytes(b"beta")
+    items = [
+        (tmp_path / "a.txt", store.url("py-many/first.txt")),
+        (str(tmp_path / "b.txt"), store.url("py-many/dir/")),
+        (tmp_path / "missing.txt", store.url("py-many/missing.txt")),
+    ]
+    summary = client.upload_many(items)
+    assert (summary.objects, summary.failed) == (2, 1)
+    assert "missing.txt" in summary.failures[0].source
+    assert store.stored("py-many/first.txt") == b"alpha"
+    assert store.stored("py-many/dir/b.txt") == b"beta"
+    again = asyncio.run(client.upload_many_async(items[:1], no_clobber=True))
+    assert again.skipped == 1
+    with pytest.raises(TypeError, match="'exclude'"):
+        client.upload_many(items, exclude=["*"])

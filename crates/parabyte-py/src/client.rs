@@ -337,6 +337,33 @@ impl Client {
         transfer_async(py, self.run(py, request)?, keywords.progress.take())
     }
 
+    /// Upload many files, each `(path, "s3://bucket/key")` (or a prefix ending in "/" to
+    /// keep the file's name), many at once; each failure is in the summary.
+    #[pyo3(signature = (items, **keywords))]
+    fn upload_many(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let mut keywords = UploadKeywords::parse("upload_many", keywords)?;
+        let transfer = self.uploads(py, items, &keywords)?;
+        transfer_sync(py, transfer, keywords.progress.take())
+    }
+
+    /// `upload_many` as an awaitable.
+    #[pyo3(signature = (items, **keywords))]
+    fn upload_many_async<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'_, PyAny>,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut keywords = UploadKeywords::parse("upload_many_async", keywords)?;
+        let transfer = self.uploads(py, items, &keywords)?;
+        transfer_async(py, transfer, keywords.progress.take())
+    }
+
     /// Copy `s3://bucket/key` (or a prefix, with `recursive` or a trailing "/", or a
     /// wildcard pattern) to `destination` inside the store: no byte passes through here.
     #[pyo3(signature = (source, destination, **keywords))]
@@ -585,6 +612,31 @@ impl Client {
                     Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
                     _ => Ok(Summary::from(summary)),
                 }
+            }
+            .boxed()
+        }))
+    }
+
+    /// `upload_many`'s transfer: any iterable of `(path, url)` pairs.
+    fn uploads(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        keywords: &UploadKeywords,
+    ) -> PyResult<Transfer<Summary>> {
+        let items = items
+            .try_iter()?
+            .map(|item| {
+                let (path, url): (PathBuf, String) = item?.extract()?;
+                Ok((path, store_url(&url)?))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let client = self.inner(py)?;
+        let options = keywords.options.clone();
+        Ok(Box::new(move |reporter| {
+            async move {
+                let summary = client.upload_many(items, &options, reporter).await;
+                summary.map(Summary::from).map_err(|error| to_py(&error))
             }
             .boxed()
         }))

@@ -57,7 +57,8 @@ impl UploadKeywords {
         let Some(keywords) = keywords else {
             return Ok(parsed);
         };
-        let chooses_files = !method.starts_with("put_bytes");
+        // put_bytes has no files, upload_many names each: neither chooses among them.
+        let chooses_files = !(method.starts_with("put_bytes") || method.starts_with("upload_many"));
         let copies = method.starts_with("copy");
         for (name, value) in keywords.iter() {
             let name: String = name.extract()?;

@@ -78,6 +78,17 @@ impl Client {
         self.driver.remove(request, reporter).await
     }
 
+    /// Upload each `(file, destination)` (a key, or a prefix ending in `/` to keep the
+    /// file's name), many at once; each failure is in the summary, the others go on.
+    pub async fn upload_many(
+        &self,
+        items: Vec<(std::path::PathBuf, S3Url)>,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver.upload_many(items, options, reporter).await
+    }
+
     /// Store `data` as the object `to`: one PUT, or a multipart upload whose parts are
     /// slices of it (never copied), each with its CRC64NVME. With `no_clobber` an object
     /// already there is kept and counted as skipped. An `Err` is this object's failure.

@@ -22,8 +22,8 @@ use crate::disk::sink::Target;
 use crate::error::{Error, Result};
 use crate::location::{HttpUrl, Location, ObjectUrl, S3Url};
 use crate::plan::{
-    decide, list_prefix, plan, plan_items, plan_local, CopyRequest, Planned, RemoveRequest, Source,
-    UploadOptions, Work,
+    decide, list_prefix, plan, plan_items, plan_local, plan_uploads, CopyRequest, Planned,
+    RemoveRequest, Source, UploadOptions, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::retry::with_retries;
@@ -219,6 +219,19 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 };
             }
         }
+    }
+
+    /// Upload each `(file, destination)`, `workers` at a time; failures are in the summary.
+    pub(crate) async fn upload_many(
+        &self,
+        items: Vec<(PathBuf, S3Url)>,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let options = Arc::new(options.write_options()?);
+        let planner_reporter = reporter.clone();
+        let planner = move |queue| plan_uploads(items, options, queue, planner_reporter);
+        self.run(planner, String::new(), false, reporter).await
     }
 
     /// Store `data` under `to` as one object: an `Err` is its failure.

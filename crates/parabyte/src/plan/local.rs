@@ -53,6 +53,23 @@ pub(crate) enum LocalDestination {
 }
 
 impl LocalDestination {
+    /// The key one named file goes to: into a prefix (`s3://b/` or `s3://b/dir/`) under
+    /// the file's name, else the key named; `None` for a path, or a name that is not UTF-8.
+    fn single_file(&self, source: &Path) -> Option<S3Url> {
+        let LocalDestination::Store { url, .. } = self else {
+            return None;
+        };
+        let key = match source.file_name().map(|name| name.to_str()) {
+            _ if !(url.key.is_empty() || url.key.ends_with('/')) => url.key.clone(),
+            Some(Some(name)) => format!("{}{name}", url.key),
+            _ => return None,
+        };
+        Some(S3Url {
+            bucket: url.bucket.clone(),
+            key,
+        })
+    }
+
     /// The job for the file `from`, at `relative` below the walked directory.
     fn job(&self, from: PathBuf, relative: &Path, size: u64) -> Planned {
         match self {
@@ -131,6 +148,57 @@ pub(crate) async fn plan_local(
         .map_err(|e| Error::io("directory walk failed", "", io::Error::other(e)))?
 }
 
+/// Queue an upload of each `(file, destination)`: a key, or under a prefix (`s3://b/p/`)
+/// with the file's name. A link, a FIFO, a device or a file that cannot be read is refused
+/// by name; the others go on.
+pub(crate) async fn plan_uploads(
+    items: Vec<(PathBuf, S3Url)>,
+    options: Arc<WriteOptions>,
+    queue: mpsc::Sender<Planned>,
+    reporter: Arc<dyn Reporter>,
+) -> Result<()> {
+    let planned = tokio::task::spawn_blocking(move || {
+        let mut queue = Queue { queue, reporter };
+        for (from, to) in items {
+            let metadata = match fs::symlink_metadata(&from) {
+                Ok(metadata) => metadata,
+                Err(e) => {
+                    let error = Error::io("cannot read", &from, e);
+                    if queue.refuse(&from, error) {
+                        continue;
+                    }
+                    break;
+                }
+            };
+            if let Some(error) = not_copied(&from, &metadata) {
+                if queue.refuse(&from, error) {
+                    continue;
+                }
+                break;
+            }
+            let destination = LocalDestination::Store {
+                url: to,
+                options: options.clone(),
+            };
+            let planned = match destination.single_file(&from) {
+                Some(to) => Planned::Upload(UploadJob {
+                    from,
+                    to,
+                    size: metadata.len(),
+                    options: options.clone(),
+                }),
+                None => not_a_key(from),
+            };
+            if !queue.send(planned) {
+                break;
+            }
+        }
+    });
+    planned
+        .await
+        .map_err(|e| Error::io("planning uploads failed", "", io::Error::other(e)))
+}
+
 /// Where planned entries go, and what previews a dry run's exclusions.
 struct Queue {
     queue: mpsc::Sender<Planned>,
@@ -207,26 +275,15 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
                 size: metadata.len(),
             })
         }
-        LocalDestination::Store { url, options } => {
-            // Into a prefix (`s3://b/` or `s3://b/dir/`) under the file's name, else to the key.
-            let key = match source.file_name().map(|name| name.to_str()) {
-                _ if !(url.key.is_empty() || url.key.ends_with('/')) => url.key.clone(),
-                Some(Some(name)) => format!("{}{name}", url.key),
-                _ => {
-                    queue.send(not_a_key(source.to_owned()));
-                    return Ok(());
-                }
-            };
-            Planned::Upload(UploadJob {
+        LocalDestination::Store { options, .. } => match copy.destination.single_file(source) {
+            Some(to) => Planned::Upload(UploadJob {
                 from: source.to_owned(),
-                to: S3Url {
-                    bucket: url.bucket.clone(),
-                    key,
-                },
+                to,
                 size: metadata.len(),
                 options: options.clone(),
-            })
-        }
+            }),
+            None => not_a_key(source.to_owned()),
+        },
     };
     queue.send(planned);
     Ok(())

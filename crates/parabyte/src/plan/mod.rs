@@ -20,7 +20,7 @@ use crate::source::listing::KeyBounds;
 use crate::source::WriteOptions;
 pub(crate) use items::{item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
-pub(crate) use local::{plan_local, LocalCopy, LocalDestination};
+pub(crate) use local::{plan_local, plan_uploads, LocalCopy, LocalDestination};
 pub(crate) use planned::Planned;
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
