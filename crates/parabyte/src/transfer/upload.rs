@@ -89,6 +89,15 @@ pub(crate) struct Cut {
     pub parts: u64,
 }
 
+impl Cut {
+    /// Each part's length, for an object of `size`.
+    pub(crate) fn lengths(&self, size: u64) -> Vec<u64> {
+        (0..self.parts)
+            .map(|index| self.part_size.min(size - index * self.part_size))
+            .collect()
+    }
+}
+
 /// Parts for a file of `size`: of `configured` size, at least S3's 5 MiB, grown (in MiB)
 /// so that no file needs more than 10,000; `None` when one PUT takes it.
 pub(crate) fn cut(size: u64, configured: u64) -> Option<Cut> {
@@ -258,28 +267,7 @@ impl<S: Store> Uploader<S> {
             Ok(_) => upload.completed(),
             Err(_) => upload.abort().await,
         }
-        let confirmed = match completed {
-            Ok(confirmed) => confirmed,
-            Err(Error::Exists { .. }) if options.no_clobber => {
-                return Ok(Finished::AlreadyThere(0))
-            }
-            Err(error) => return Err(error),
-        };
-        self.counters
-            .count_verified(confirmed.then_some(Method::Crc));
-        let key = to.to_string();
-        reporter.object_reported(&ObjectReport {
-            source: &source,
-            destination: Some(std::path::Path::new(&key)),
-            bytes: size,
-            status: Status::Copied,
-            verification: Some(match confirmed {
-                true => Verification::Crc64nvme,
-                false => Verification::SizeOnly,
-            }),
-            error: None,
-        });
-        Ok(Finished::Downloaded(size))
+        self.ended(completed, size, &source, to, options, reporter)
     }
 
     /// Store `content` under `to` and report how it ended.
@@ -301,6 +289,21 @@ impl<S: Store> Uploader<S> {
             None => self.put_whole(&content, to, options, reporter).await,
             Some(cut) => self.put_parts(&content, to, cut, options, reporter).await,
         };
+        self.ended(stored, size, source, to, options, reporter)
+    }
+
+    /// How a write of `size` bytes from `source` to `to` ended (`Ok(true)`: the store named
+    /// the CRC it kept): counted, reported, and what the driver adds up. A key that
+    /// `--no-clobber` found taken is skipped.
+    pub(super) fn ended(
+        &self,
+        stored: Result<bool>,
+        size: u64,
+        source: &str,
+        to: &S3Url,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
         let (finished, status, verification) = match stored {
             Ok(confirmed) => {
                 // The store checks each body by the CRC64NVME it came with; one that names
@@ -466,10 +469,7 @@ impl<S: Store> Uploader<S> {
             .buffered(self.transfer.ranges_per_object.max(1))
             .try_collect()
             .await?;
-        let lengths: Vec<u64> = (0..cut.parts)
-            .map(|index| cut.part_size.min(size - index * cut.part_size))
-            .collect();
-        let whole = whole_crc(&parts, &lengths);
+        let whole = whole_crc(&parts, &cut.lengths(size));
         content.unchanged().await?;
         let written = self
             .send(|| {

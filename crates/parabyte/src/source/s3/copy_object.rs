@@ -3,7 +3,7 @@
 //! store computes. No byte passes through parabyte; a 200 may carry an error.
 
 use super::endpoint::{copy_source, encode_query_value};
-use super::errors::{classify, error_from_response, read_bounded_body, status_of_code};
+use super::errors::{error_from_response, error_in_200, read_bounded_body};
 use super::put_object::{metadata_headers, object_headers, parse_crc64nvme, refused_write};
 use super::upload_xml::{copied, Completed};
 use super::{Call, S3Store};
@@ -125,17 +125,8 @@ impl S3Store {
             Completed::Done { etag, crc64nvme } => {
                 Ok((etag, crc64nvme.as_deref().and_then(parse_crc64nvme)))
             }
-            Completed::Failed(error) => {
-                let status = status_of_code(&error.code);
-                let anonymous = self.anonymous();
-                Err(classify(
-                    status,
-                    &error.code,
-                    &error.message,
-                    what,
-                    &to.bucket,
-                    anonymous,
-                ))
+            Completed::Failed(document) => {
+                Err(error_in_200(&document, what, &to.bucket, self.anonymous()))
             }
         }
     }

@@ -138,6 +138,24 @@ pub(super) fn status_of_code(code: &str) -> u16 {
     }
 }
 
+/// The error an `<Error>` document inside a 200 stands for.
+pub(super) fn error_in_200(
+    document: &ErrorDocument,
+    what: &str,
+    bucket: &str,
+    anonymous: bool,
+) -> Error {
+    let status = status_of_code(&document.code);
+    classify(
+        status,
+        &document.code,
+        &document.message,
+        what,
+        bucket,
+        anonymous,
+    )
+}
+
 /// The one place an HTTP status and S3 error code become an [`Error`] kind.
 /// `anonymous`: the request was sent unsigned (`--no-sign-request`), which a refusal's
 /// hint must not suggest again.

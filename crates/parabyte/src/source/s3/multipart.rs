@@ -5,9 +5,7 @@ use bytes::Bytes;
 use reqwest::header::ETAG;
 
 use super::endpoint::encode_query_value;
-use super::errors::{
-    classify, error_from_response, read_body_up_to, read_bounded_body, status_of_code,
-};
+use super::errors::{error_from_response, error_in_200, read_body_up_to, read_bounded_body};
 use super::put_object::{
     checksum_headers, metadata_headers, object_headers, parse_crc64nvme, refused_write,
     render_crc64nvme, CRC64NVME_HEADER,
@@ -164,16 +162,8 @@ impl S3Store {
                 Ok(done)
             }
             // An InternalError here is a 500 in all but status: retried like one.
-            Completed::Failed(error) => {
-                let status = status_of_code(&error.code);
-                let error = classify(
-                    status,
-                    &error.code,
-                    &error.message,
-                    &what,
-                    &object.bucket,
-                    self.anonymous(),
-                );
+            Completed::Failed(document) => {
+                let error = error_in_200(&document, &what, &object.bucket, self.anonymous());
                 Err(refused_write(error, object, options))
             }
         }

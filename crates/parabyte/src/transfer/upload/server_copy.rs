@@ -9,11 +9,10 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::open::OpenUpload;
 use super::{check_stored, cut, whole_crc, Uploader, MAX_PART};
-use crate::checksum::Method;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
-use crate::report::{ObjectReport, Reporter, Status, Verification};
+use crate::report::Reporter;
 use crate::source::{Shape, Store, UploadedPart, WriteOptions};
 use crate::transfer::engine::Finished;
 use crate::validator::Validator;
@@ -47,42 +46,11 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
                 .map(|written| written.crc64nvme.is_some()),
             false => self.copy_parts(job, size, pinned.as_ref(), reporter).await,
         };
-        let (finished, status, verification, bytes) = match written {
-            Ok(confirmed) => {
-                self.counters
-                    .count_verified(confirmed.then_some(Method::Crc));
-                let verification = match confirmed {
-                    true => Verification::Crc64nvme,
-                    false => Verification::SizeOnly,
-                };
-                (
-                    Finished::Downloaded(size),
-                    Status::Copied,
-                    verification,
-                    size,
-                )
-            }
-            Err(Error::Exists { .. }) if options.no_clobber => (
-                Finished::AlreadyThere(size),
-                Status::Skipped,
-                Verification::Exists,
-                0,
-            ),
-            Err(error) => return Err(error),
-        };
-        if size <= self.copy_threshold {
+        if written.is_ok() && size <= self.copy_threshold {
             reporter.bytes_transferred(size);
         }
-        let key = job.to.to_string();
-        reporter.object_reported(&ObjectReport {
-            source: &job.from.to_string(),
-            destination: Some(std::path::Path::new(&key)),
-            bytes,
-            status,
-            verification: Some(verification),
-            error: None,
-        });
-        Ok(finished)
+        let source = job.from.to_string();
+        self.ended(written, size, &source, &job.to, options, reporter)
     }
 
     /// Copy objects over `threshold` bytes in parts of at least `part` (S3 takes no
@@ -164,10 +132,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             .await;
         let completed = match copied {
             Ok(parts) => {
-                let lengths: Vec<u64> = (0..cut.parts)
-                    .map(|index| cut.part_size.min(size - index * cut.part_size))
-                    .collect();
-                let whole = whole_crc(&parts, &lengths);
+                let whole = whole_crc(&parts, &cut.lengths(size));
                 self.send(|| {
                     self.store
                         .complete_upload(to, upload_id, &parts, whole, &job.options)
