@@ -28,8 +28,8 @@ import inspect
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Unpack, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 from . import _native
 from ._keywords import DOWNLOAD_KEYWORDS, UPLOAD_KEYWORDS, DownloadOptions, UploadOptions
@@ -79,20 +79,29 @@ __all__ = [
     "Requests",
     "StoreError",
     "Summary",
+    "SyncCompare",
     "TransferFailedError",
     "UploadOptions",
     "Verified",
     "__version__",
+    "delete",
+    "delete_async",
+    "delete_many",
+    "delete_many_async",
     "download",
     "download_async",
     "download_many",
     "download_many_async",
     "get_bytes",
     "get_bytes_async",
+    "move",
+    "move_async",
     "put_bytes",
     "put_bytes_async",
     "remove",
     "remove_async",
+    "sync",
+    "sync_async",
     "upload",
     "upload_async",
     "upload_many",
@@ -105,6 +114,9 @@ atexit.register(_native.close_gate)
 ProgressCallback = Callable[[Progress], object]
 ItemLike = Item | ObjectInfo | str
 Destination = str | os.PathLike[str] | None
+SyncCompare = Literal["size_and_time", "size_only", "exact_timestamps", "checksum"]
+"""How `sync` tells a changed object: size and time (as aws s3 sync), size alone, exact
+times (downloads), or CRC64NVME contents."""
 ByteRange = tuple[int, int]
 """`(start, end)`: bytes start to end - 1, as in a slice."""
 
@@ -224,6 +236,47 @@ class Client(_native.Client):
         return await super().remove_async(
             source, recursive=recursive, exclude=exclude, include=include, raw=raw
         )
+
+    async def sync_async(
+        self,
+        source: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
+        *,
+        delete: bool = False,
+        max_delete: int | None = None,
+        compare: SyncCompare = "size_and_time",
+        dry_run: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """`sync` as a coroutine."""
+        return await super().sync_async(
+            source,
+            destination,
+            delete=delete,
+            max_delete=max_delete,
+            compare=compare,
+            dry_run=dry_run,
+            **options,
+        )
+
+    async def move_async(
+        self,
+        source: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """`move` as a coroutine."""
+        return await super().move_async(source, destination, recursive=recursive, **options)
+
+    async def delete_async(self, url: str) -> Summary:
+        """`delete` as a coroutine."""
+        return await super().delete_async(url)
+
+    async def delete_many_async(self, urls: Sequence[str]) -> Summary:
+        """`delete_many` as a coroutine."""
+        return await super().delete_many_async(urls)
 
     async def put_bytes_async(
         self, destination: str, data: Any, **options: Unpack[UploadOptions]
@@ -374,6 +427,67 @@ def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:
     a `Client` option."""
     keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
     return _client(client_options).remove(source, recursive=recursive, **keywords)
+
+
+_SYNC_KEYWORDS = UPLOAD_KEYWORDS | {"delete", "max_delete", "compare", "dry_run"}
+
+
+def sync(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+) -> Summary:
+    """Make `destination` hold what `source` holds (an S3 prefix and a local directory either
+    way, or two S3 prefixes): what is missing or changed is sent, and with `delete=True` what
+    the source lacks is removed once both sides were listed whole. Keywords: `delete`,
+    `max_delete`, `compare`, `dry_run` and `UploadOptions`; every other one is a `Client`
+    option."""
+    keywords, client_options = _split(options, _SYNC_KEYWORDS)
+    return _client(client_options).sync(source, destination, **keywords)
+
+
+async def sync_async(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+) -> Summary:
+    """`sync` as a coroutine."""
+    keywords, client_options = _split(options, _SYNC_KEYWORDS)
+    return await _client(client_options).sync_async(source, destination, **keywords)
+
+
+def move(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+) -> Summary:
+    """Copy, then delete each source that arrived whole (keys or local files); keywords as
+    for `copy`."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS | {"recursive"})
+    return _client(client_options).move(source, destination, **keywords)
+
+
+async def move_async(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+) -> Summary:
+    """`move` as a coroutine."""
+    keywords, client_options = _split(options, UPLOAD_KEYWORDS | {"recursive"})
+    return await _client(client_options).move_async(source, destination, **keywords)
+
+
+def delete(url: str, **options: Any) -> Summary:
+    """Delete one key; a refusal is raised. Every keyword is a `Client` option."""
+    return _client(options).delete(url)
+
+
+async def delete_async(url: str, **options: Any) -> Summary:
+    """`delete` as a coroutine."""
+    return await _client(options).delete_async(url)
+
+
+def delete_many(urls: Sequence[str], **options: Any) -> Summary:
+    """Delete each key, 1,000 of a bucket a request; failures are in the summary. Every
+    keyword is a `Client` option."""
+    return _client(options).delete_many(urls)
+
+
+async def delete_many_async(urls: Sequence[str], **options: Any) -> Summary:
+    """`delete_many` as a coroutine."""
+    return await _client(options).delete_many_async(urls)
 
 
 async def remove_async(source: str, *, recursive: bool = False, **options: Any) -> Summary:

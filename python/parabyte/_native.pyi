@@ -3,8 +3,8 @@
 import datetime
 import os
 import pathlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import Any, SupportsIndex, TypeAlias, Unpack, overload
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal, SupportsIndex, TypeAlias, Unpack, overload
 
 from ._keywords import DownloadOptions, UploadOptions
 
@@ -210,7 +210,7 @@ class Client:
     ) -> Summary:
         """Delete `s3://bucket/key`, or with `recursive` (or a trailing "/", or a wildcard
         pattern) every key under it that `exclude`/`include` keep, 1,000 a request
-        (DeleteObjects). `summary.objects` counts the keys deleted; a key the store refused
+        (DeleteObjects). `summary.deleted` counts the keys deleted; a key the store refused
         is in `summary.failures`."""
 
     def remove_async(
@@ -223,6 +223,77 @@ class Client:
         raw: bool = False,
     ) -> Awaitable[Summary]:
         """`remove` as an awaitable."""
+
+    def sync(
+        self,
+        source: _Path,
+        destination: _Path,
+        *,
+        delete: bool = False,
+        max_delete: int | None = None,
+        compare: Literal[
+            "size_and_time", "size_only", "exact_timestamps", "checksum"
+        ] = "size_and_time",
+        dry_run: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Make `destination` hold what `source` holds: an S3 prefix and a local directory
+        either way, or two S3 prefixes. Each object missing or changed there is sent
+        (`compare`: "size_and_time" as aws s3 sync, "size_only", "exact_timestamps" for
+        downloads, "checksum" for CRC64NVME contents); `summary.skipped` counts the
+        unchanged. With `delete`, what the source lacks is removed (`summary.deleted`), but
+        only once both sides were listed whole; with `max_delete`, none when more would go.
+        `dry_run` sends and deletes nothing. Failures are in the summary."""
+
+    def sync_async(
+        self,
+        source: _Path,
+        destination: _Path,
+        *,
+        delete: bool = False,
+        max_delete: int | None = None,
+        compare: Literal[
+            "size_and_time", "size_only", "exact_timestamps", "checksum"
+        ] = "size_and_time",
+        dry_run: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`sync` as an awaitable."""
+
+    def move(
+        self,
+        source: _Path,
+        destination: _Path,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Copy `source` to `destination` (S3 keys or prefixes, local files or directories,
+        either way or inside the store), then delete each source that arrived whole; one
+        whose copy failed stays. One object's failure is raised."""
+
+    def move_async(
+        self,
+        source: _Path,
+        destination: _Path,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Awaitable[Summary]:
+        """`move` as an awaitable."""
+
+    def delete(self, url: str) -> Summary:
+        """Delete the key `s3://bucket/key`; a refusal is raised."""
+
+    def delete_async(self, url: str) -> Awaitable[Summary]:
+        """`delete` as an awaitable."""
+
+    def delete_many(self, urls: Sequence[str]) -> Summary:
+        """Delete each `s3://bucket/key` (of any buckets), 1,000 of a bucket a request;
+        `summary.deleted` counts them, each refusal is in `summary.failures`."""
+
+    def delete_many_async(self, urls: Sequence[str]) -> Awaitable[Summary]:
+        """`delete_many` as an awaitable."""
 
     def put_bytes(
         self,
@@ -460,6 +531,7 @@ class Summary:
     skipped: int
     """Objects left alone: an earlier download finished this same version."""
     skipped_by_size_and_time: int
+    deleted: int
     """Of `skipped`, those judged by size and modification time alone (a file another tool
     downloaded, or an unchanged local copy)."""
     resumed: int
@@ -485,6 +557,7 @@ class Summary:
         failed: int = 0,
         skipped: int = 0,
         skipped_by_size_and_time: int = 0,
+        deleted: int = 0,
         resumed: int = 0,
         resumed_bytes: int = 0,
         bytes: int = 0,

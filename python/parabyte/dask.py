@@ -786,6 +786,7 @@ def _sum_up(
         failed=len(failures),
         skipped=total("skipped"),
         skipped_by_size_and_time=total("skipped_by_size_and_time"),
+        deleted=total("deleted"),
         resumed=sum(s.resumed for s in whole),
         resumed_bytes=sum(s.resumed_bytes for s in whole),
         bytes=total_bytes,

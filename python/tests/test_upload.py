@@ -127,7 +127,7 @@ def test_remove_deletes_what_it_names_and_what_the_filters_keep(
     for name in ["a.txt", "b.bin", "sub/c.txt"]:
         client.put_bytes(store.url(f"py-rm/{name}"), b"x")
     summary = client.remove(store.url("py-rm/"), exclude=["*.bin"])
-    assert (summary.objects, summary.requests.delete, summary.failed) == (2, 1, 0)
+    assert (summary.deleted, summary.requests.delete, summary.failed) == (2, 1, 0)
     assert store.keys("py-rm/") == ["py-rm/b.bin"]
     asyncio.run(client.remove_async(store.url("py-rm/b.bin")))
     assert store.keys("py-rm/") == []

@@ -82,6 +82,24 @@ pub enum Command {
         parabyte mv -r s3://bucket/incoming/ s3://bucket/done/   # copy inside the store, then delete\n  \
         parabyte mv s3://bucket/export.csv ./export.csv")]
     Mv(Box<CpArgs>),
+    /// Make the destination hold what the source holds: send each object missing or
+    /// changed there (by default: another size, or a newer source, as aws s3 sync), and
+    /// with --delete remove what the source lacks.
+    #[command(override_usage = "parabyte sync [OPTIONS] <SOURCE> <DESTINATION>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte sync s3://bucket/dataset/ ./data   # download what is new or changed\n  \
+        parabyte sync ./results s3://bucket/results/   # upload what is new or changed\n  \
+        parabyte sync --delete s3://bucket/a/ s3://bucket/b/   # copy inside the store; b ends as a\n  \
+        parabyte sync --checksum ./models s3://bucket/models/   # compare contents, not times\n  \
+        parabyte sync --delete --dryrun ./site s3://bucket/www/   # what would be sent and deleted\n\n\
+        Both sides are listed in key order and compared as the listings arrive: memory stays flat\n\
+        and the first difference is sent at once. --delete deletes nothing when either listing\n\
+        failed or broke off, or when the source listed nothing; --max-delete N deletes nothing\n\
+        when more than N would go. Filters leave keys out on both sides: an excluded key is\n\
+        neither sent nor deleted. --checksum compares CRC64NVME: a file parabyte downloaded by\n\
+        its mark, any other file read once (the CRC is kept with it for the next run), an object\n\
+        by the checksum the store keeps (one HEAD, only for keys of equal size).")]
+    Sync(Box<SyncArgs>),
     /// List objects and "folders" under a prefix, or the buckets.
     // `-h` is --human-readable, as in `aws s3 ls -h`; help is --help alone.
     #[command(
@@ -164,6 +182,50 @@ pub struct StatArgs {
     pub json: bool,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// s3://bucket/prefix/ or a local directory.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// A local directory or s3://bucket/prefix/ (one side must be s3://).
+    #[arg(value_name = "DESTINATION")]
+    pub destination: PathBuf,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
+    pub rules: SyncRuleArgs,
+    #[command(flatten)]
+    pub upload: UploadArgs,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "What counts as changed, and deleting")]
+pub struct SyncRuleArgs {
+    /// Delete from the destination what the source lacks (not what the filters leave out).
+    #[arg(long)]
+    pub delete: bool,
+    /// With --delete: when more than N objects would be deleted, delete none and fail.
+    #[arg(long, value_name = "N", requires = "delete")]
+    pub max_delete: Option<u64>,
+    /// Send an object only when its size differs.
+    #[arg(long, conflicts_with_all = ["exact_timestamps", "checksum"])]
+    pub size_only: bool,
+    /// Downloads: send an object of the same size unless its time matches to the second.
+    #[arg(long, conflicts_with = "checksum")]
+    pub exact_timestamps: bool,
+    /// Send an object of the same size only when its contents differ (CRC64NVME).
+    #[arg(long)]
+    pub checksum: bool,
 }
 
 #[derive(Debug, Args)]
@@ -342,6 +404,7 @@ pub fn order_filters(cli: &mut Cli, matches: &ArgMatches) {
         (Command::Cp(args), Some(("cp", matches))) => (&mut args.selection, matches),
         (Command::Mv(args), Some(("mv", matches))) => (&mut args.selection, matches),
         (Command::Rm(args), Some(("rm", matches))) => (&mut args.selection, matches),
+        (Command::Sync(args), Some(("sync", matches))) => (&mut args.selection, matches),
         _ => return,
     };
     let mut given = Vec::new();

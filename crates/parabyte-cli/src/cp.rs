@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use parabyte::{
     Client, CopyOptions, CopyRequest, Destination, Encryption, Error, Failure, Location, Reporter,
-    Silent, Source, Summary, UploadOptions,
+    Silent, Source, Summary, SyncCompare, SyncOptions, UploadOptions,
 };
 
-use crate::args::{CatArgs, CpArgs, UploadArgs};
+use crate::args::{CatArgs, CpArgs, SyncArgs, UploadArgs};
 use crate::dryrun;
 use crate::progress::{JsonLines, ProgressBarReporter, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
@@ -119,8 +119,52 @@ fn take_unmatched(summary: &mut Summary) -> Vec<Failure> {
     unmatched
 }
 
-/// `cp`, or with `moving` `mv` (each source that arrived is deleted after).
-pub(crate) async fn copy(args: CpArgs, verbose: bool, moving: bool) -> Result<u8, Error> {
+/// What a run of `copy` does with what it copies.
+pub(crate) enum Mode {
+    Copy,
+    /// `mv`: each source that arrived is deleted after.
+    Move,
+    /// `sync`: only what is missing or changed, and deletes with --delete.
+    Sync(SyncOptions),
+}
+
+/// `sync` is `cp` of a whole tree with rules of its own.
+pub(crate) fn sync_as_copy(args: SyncArgs) -> (CpArgs, Mode) {
+    let rules = &args.rules;
+    let compare = if rules.size_only {
+        SyncCompare::SizeOnly
+    } else if rules.exact_timestamps {
+        SyncCompare::ExactTimestamps
+    } else if rules.checksum {
+        SyncCompare::Checksum
+    } else {
+        SyncCompare::SizeAndTime
+    };
+    let options = SyncOptions {
+        compare,
+        delete: rules.delete,
+        max_delete: rules.max_delete,
+    };
+    let copy = CpArgs {
+        source: Some(args.source),
+        destination: Some(args.destination),
+        manifest: None,
+        recursive: true,
+        selection: args.selection,
+        discard: false,
+        upload: args.upload,
+        transfer: args.transfer,
+        listing: args.listing,
+        output: args.output,
+        store: args.store,
+        dask_scheduler: None,
+        dask_split_bytes: None,
+    };
+    (copy, Mode::Sync(options))
+}
+
+/// `cp`, `mv` or `sync`, as `mode` says.
+pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, Error> {
     if let Some(scheduler) = &args.dask_scheduler {
         return Err(Error::InvalidInput(format!(
             "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
@@ -155,9 +199,10 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, moving: bool) -> Result<u8
         _ => Arc::new(Tee(reporters)),
     };
     let client = Client::connect(&args.store.to_config(), transfer).await?;
-    let summary = match moving {
-        true => client.move_objects(&request, reporter).await,
-        false => client.copy(&request, reporter).await,
+    let summary = match &mode {
+        Mode::Move => client.move_objects(&request, reporter).await,
+        Mode::Copy => client.copy(&request, reporter).await,
+        Mode::Sync(options) => client.sync(&request, options, reporter).await,
     };
     if let Some(bar) = &progress {
         bar.finish();
@@ -188,8 +233,12 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, moving: bool) -> Result<u8
             count if verbose || args.output.json => format!(", {count} excluded by filters"),
             count => format!(", {count} excluded by filters (-v lists them)"),
         };
+        let deleted = match summary.deleted {
+            0 => String::new(),
+            count => format!(", {count} deleted"),
+        };
         tell(format_args!(
-            "(dryrun) {} object(s) would be copied, {} left as they are{excluded}; {} LIST and no GET request sent",
+            "(dryrun) {} object(s) would be copied, {} left as they are{deleted}{excluded}; {} LIST and no GET request sent",
             summary.objects, summary.skipped, summary.requests.list
         ));
     }

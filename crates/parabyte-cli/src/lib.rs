@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use args::Command;
 use completions::print_completions;
-use cp::{cat, copy};
+use cp::{cat, copy, sync_as_copy, Mode};
 use du::disk_usage;
 use ls::list;
 use parabyte::Error;
@@ -119,8 +119,12 @@ where
 
 async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
-        Command::Cp(args) => copy(*args, verbose, false).await,
-        Command::Mv(args) => copy(*args, verbose, true).await,
+        Command::Cp(args) => copy(*args, verbose, Mode::Copy).await,
+        Command::Mv(args) => copy(*args, verbose, Mode::Move).await,
+        Command::Sync(args) => {
+            let (args, mode) = sync_as_copy(*args);
+            copy(args, verbose, mode).await
+        }
         Command::Cat(args) => cat(*args).await,
         Command::Du(args) => disk_usage(args).await,
         Command::Stat(args) => stat(args).await,

@@ -63,7 +63,7 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
         };
         tell(format_args!(
             "{verb} {} object(s) in {:.2}s; {} LIST, {} DELETE request(s); {} failed",
-            summary.objects,
+            summary.deleted,
             summary.elapsed.as_secs_f64(),
             summary.requests.list,
             summary.requests.delete,

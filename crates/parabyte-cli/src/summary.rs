@@ -89,6 +89,12 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
         human_bytes(summary.bytes_per_second),
         summary.skipped,
     )];
+    if summary.deleted > 0 {
+        lines.push(format!(
+            "deleted {} object(s) the source lacks",
+            summary.deleted
+        ));
+    }
     if summary.resumed > 0 {
         lines.push(format!(
             "resumed {} object(s) where an earlier run stopped: {} already on disk, not fetched again",

@@ -36,8 +36,13 @@ fn command(store: &HostileServer, dir: &std::path::Path, args: &[&str]) -> Comma
 /// Runs `command` to its end (or kills it past [`RUN_LIMIT`]) and returns its output and
 /// its peak resident memory in KiB, from the kernel's accounting of that one child.
 // The child is reaped by wait4, which also gives its resource usage; Child::wait cannot.
+fn run_bounded(command: Command) -> (Output, u64) {
+    run_bounded_for(command, RUN_LIMIT)
+}
+
+/// [`run_bounded`] with a limit of its own, for a run that is long by design.
 #[allow(clippy::zombie_processes)]
-fn run_bounded(mut command: Command) -> (Output, u64) {
+fn run_bounded_for(mut command: Command, limit: Duration) -> (Output, u64) {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -65,11 +70,11 @@ fn run_bounded(mut command: Command) -> (Output, u64) {
         if reaped == pid {
             break;
         }
-        if started.elapsed() > RUN_LIMIT {
+        if started.elapsed() > limit {
             let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
             let peak = status.lines().find(|line| line.starts_with("VmHWM"));
             child.kill().unwrap();
-            panic!("parabyte still running after {RUN_LIMIT:?} ({peak:?}): the listing never ends");
+            panic!("parabyte still running after {limit:?} ({peak:?}): the listing never ends");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -292,4 +297,117 @@ fn a_page_that_breaks_after_keys_went_out_is_retried_without_repeating_them() {
     let expected: Vec<String> = (0..5000).map(|i| format!("p/{i:05}")).collect();
     assert_eq!(keys, expected);
     assert_eq!(store.requests().len(), 2);
+}
+
+#[test]
+fn sync_delete_deletes_nothing_after_any_broken_listing() {
+    let broken: [(&str, HostileServer); 3] = [
+        (
+            "sent no continuation token",
+            store(|_, request| page(&["p/a", "p/b"]).truncated(None).reply(request)),
+        ),
+        (
+            "a second time",
+            store(|token, request| match token {
+                None => page(&["p/a"]).truncated(Some("again")).reply(request),
+                Some(_) => page(&["p/b"]).truncated(Some("again")).reply(request),
+            }),
+        ),
+        (
+            "not under the prefix",
+            store(|_, request| page(&["p/a", "q/elsewhere"]).reply(request)),
+        ),
+    ];
+    for (what, store) in broken {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("dest");
+        std::fs::create_dir(&dest).unwrap();
+        for name in ["c", "d"] {
+            std::fs::write(dest.join(name), "only here").unwrap();
+        }
+        let output = parabyte(
+            &store,
+            dir.path(),
+            &["sync", "--delete", "s3://bucket/p/", "dest"],
+        );
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{what}: {text}");
+        assert!(text.contains(what), "{text}");
+        assert!(text.contains("nothing was deleted"), "{text}");
+        let kept = files_under(&dest);
+        assert!(
+            kept.contains(&"c".to_owned()) && kept.contains(&"d".to_owned()),
+            "{what}: {kept:?}"
+        );
+    }
+}
+
+/// Keys `src/00000000` ... and `dst/00000000` ..., `count` under each prefix, all of one
+/// size and time: listed page by page from any token or start-after, nothing held.
+fn two_generated_trees(count: u64) -> HostileServer {
+    HostileServer::start(move |request| {
+        let prefix = request.query_param("prefix").unwrap_or_default();
+        let after = request
+            .query_param("continuation-token")
+            .or_else(|| request.query_param("start-after"))
+            .unwrap_or_default();
+        let max_keys: u64 = request
+            .query_param("max-keys")
+            .and_then(|max| max.parse().ok())
+            .unwrap_or(1000);
+        let key = |i: u64| format!("{prefix}{i:08}");
+        // The first key after `after`: keys sort as their numbers do.
+        let (mut low, mut high) = (0, count);
+        while low < high {
+            let middle = (low + high) / 2;
+            match key(middle) > after {
+                true => high = middle,
+                false => low = middle + 1,
+            }
+        }
+        let page = max_keys.min(count - low);
+        let mut listing = ListPage::new(&prefix);
+        if low + page < count {
+            listing = listing.truncated(Some(&key(low + page - 1)));
+        }
+        let first = low;
+        listing.generated(request, page, 7, move |i| {
+            format!("{prefix}{:08}", first + i)
+        })
+    })
+}
+
+#[test]
+fn a_sync_of_millions_of_keys_holds_memory_flat() {
+    // docs/LOAD.md has the 10,000,000-key run: PARABYTE_SYNC_KEYS=10000000, release build.
+    let count: u64 = std::env::var("PARABYTE_SYNC_KEYS")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(300_000);
+    let store = two_generated_trees(count);
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "sync",
+        "--json",
+        "--delete",
+        "s3://bucket/src/",
+        "s3://bucket/dst/",
+    ];
+    let limit = RUN_LIMIT + Duration::from_secs(count / 20_000);
+    let (output, peak_kib) = run_bounded_for(command(&store, dir.path(), &args), limit);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["skipped"], count);
+    assert_eq!(
+        (summary["objects"].as_u64(), summary["deleted"].as_u64()),
+        (Some(0), Some(0))
+    );
+    eprintln!("{count} keys a side: peak RSS {} MiB", peak_kib / 1024);
+    // Two listings of 16 workers each, with their pages held ahead: the same at 200,000
+    // keys a side as at 10,000,000 (docs/LOAD.md).
+    assert!(
+        peak_kib < 96 * 1024,
+        "parabyte peaked at {} MiB merging two listings of {count} keys",
+        peak_kib / 1024
+    );
 }

@@ -82,7 +82,7 @@ fn many_keys_go_a_thousand_a_request() {
         .args(["rm", "-r", "--json", &bed.url("many/")]));
     assert!(output.status.success(), "{}", stderr(&output));
     let json = summary(&output);
-    assert_eq!(json["objects"], 1500);
+    assert_eq!(json["deleted"], 1500);
     assert_eq!(json["requests"]["delete"], 2);
     assert_eq!(
         bed.proxy.counts().other,

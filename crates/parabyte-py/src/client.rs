@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
@@ -27,6 +27,7 @@ use crate::pyvalue::{reduce, repr};
 use crate::run::{transfer_async, transfer_sync, wait, Transfer};
 use crate::runtime::runtime;
 use crate::summary::Summary;
+use crate::sync_keywords::SyncKeywords;
 use crate::upload_keywords::{store_url, UploadKeywords};
 
 /// One object for `download_many`: where it is, optionally where it goes, and its size and
@@ -424,6 +425,92 @@ impl Client {
         transfer_async(py, self.removal(py, request)?, None)
     }
 
+    /// Make `destination` hold what `source` holds: an S3 prefix and a local directory
+    /// either way, or two S3 prefixes. Each object missing or changed there is sent
+    /// (`compare`: "size_and_time" as aws s3 sync, "size_only", "exact_timestamps",
+    /// "checksum" for CRC64NVME contents); with `delete=True` what the source lacks is
+    /// removed, only once both sides were listed whole (`max_delete=N`: none when more
+    /// would go). `dry_run=True` sends and deletes nothing. The upload keywords apply.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn sync(
+        &self,
+        py: Python<'_>,
+        source: PathBuf,
+        destination: PathBuf,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let (transfer, progress) = self.syncing(py, "sync", &source, &destination, keywords)?;
+        transfer_sync(py, transfer, progress)
+    }
+
+    /// `sync` as an awaitable.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn sync_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: PathBuf,
+        destination: PathBuf,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (transfer, progress) =
+            self.syncing(py, "sync_async", &source, &destination, keywords)?;
+        transfer_async(py, transfer, progress)
+    }
+
+    /// Copy `source` to `destination` (an S3 key or prefix, or a local file or directory,
+    /// either way), then delete each source that arrived whole; one whose copy failed stays.
+    #[pyo3(name = "move", signature = (source, destination, **keywords))]
+    fn move_objects(
+        &self,
+        py: Python<'_>,
+        source: PathBuf,
+        destination: PathBuf,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Summary> {
+        let mut keywords = UploadKeywords::parse("move", keywords)?;
+        let request = keywords.tree_request(&source, &destination, false)?;
+        transfer_sync(py, self.moving(py, request)?, keywords.progress.take())
+    }
+
+    /// `move` as an awaitable.
+    #[pyo3(signature = (source, destination, **keywords))]
+    fn move_async<'py>(
+        &self,
+        py: Python<'py>,
+        source: PathBuf,
+        destination: PathBuf,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut keywords = UploadKeywords::parse("move_async", keywords)?;
+        let request = keywords.tree_request(&source, &destination, false)?;
+        transfer_async(py, self.moving(py, request)?, keywords.progress.take())
+    }
+
+    /// Delete the one key `url`; its failure is raised.
+    fn delete(&self, py: Python<'_>, url: &str) -> PyResult<Summary> {
+        transfer_sync(py, self.deleting(py, vec![url.to_owned()], true)?, None)
+    }
+
+    /// `delete` as an awaitable.
+    fn delete_async<'py>(&self, py: Python<'py>, url: &str) -> PyResult<Bound<'py, PyAny>> {
+        transfer_async(py, self.deleting(py, vec![url.to_owned()], true)?, None)
+    }
+
+    /// Delete each of `urls` (s3://bucket/key, of any buckets), 1,000 of a bucket a
+    /// request; each failure is in the summary, the others go on.
+    fn delete_many(&self, py: Python<'_>, urls: Vec<String>) -> PyResult<Summary> {
+        transfer_sync(py, self.deleting(py, urls, false)?, None)
+    }
+
+    /// `delete_many` as an awaitable.
+    fn delete_many_async<'py>(
+        &self,
+        py: Python<'py>,
+        urls: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        transfer_async(py, self.deleting(py, urls, false)?, None)
+    }
+
     /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
     /// object `destination`, without copying it; the upload keywords that do not choose
     /// files apply.
@@ -637,6 +724,75 @@ impl Client {
             async move {
                 let summary = client.upload_many(items, &options, reporter).await;
                 summary.map(Summary::from).map_err(|error| to_py(&error))
+            }
+            .boxed()
+        }))
+    }
+
+    /// `sync`'s transfer, and its progress callback.
+    fn syncing(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        source: &Path,
+        destination: &Path,
+        keywords: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(Transfer<Summary>, Option<Py<PyAny>>)> {
+        let (sync, rest) = SyncKeywords::take(method, keywords)?;
+        let mut keywords = UploadKeywords::parse(method, rest.as_ref())?;
+        let request = keywords.tree_request(source, destination, sync.dry_run)?;
+        let client = self.inner(py)?;
+        let options = sync.options;
+        let transfer: Transfer<Summary> = Box::new(move |reporter| {
+            async move {
+                let summary = client
+                    .sync(&request, &options, reporter)
+                    .await
+                    .map_err(to_py)?;
+                Ok(Summary::from(summary))
+            }
+            .boxed()
+        });
+        Ok((transfer, keywords.progress.take()))
+    }
+
+    /// `move`'s transfer.
+    fn moving(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
+        let client = self.inner(py)?;
+        Ok(Box::new(move |reporter| {
+            async move {
+                let summary = client
+                    .move_objects(&request, reporter)
+                    .await
+                    .map_err(to_py)?;
+                match summary.failures.first() {
+                    Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
+                    _ => Ok(Summary::from(summary)),
+                }
+            }
+            .boxed()
+        }))
+    }
+
+    /// `delete` and `delete_many`'s transfer; with `raise_failure`, a failure is raised.
+    fn deleting(
+        &self,
+        py: Python<'_>,
+        urls: Vec<String>,
+        raise_failure: bool,
+    ) -> PyResult<Transfer<Summary>> {
+        let keys = urls
+            .iter()
+            .map(|url| S3Url::parse(url).map_err(to_py))
+            .collect::<PyResult<Vec<_>>>()?;
+        let client = self.inner(py)?;
+        Ok(Box::new(move |reporter| {
+            async move {
+                let summary = client.delete_many(keys, reporter).await.map_err(to_py)?;
+                match summary.failures.first() {
+                    Some(failure) if raise_failure => Err(to_py(&failure.error)),
+                    _ => Ok(Summary::from(summary)),
+                }
             }
             .boxed()
         }))

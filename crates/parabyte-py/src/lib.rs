@@ -29,6 +29,7 @@ mod pyvalue;
 mod run;
 mod runtime;
 mod summary;
+mod sync_keywords;
 mod upload_keywords;
 
 use std::ffi::OsString;

@@ -204,6 +204,8 @@ pub struct Summary {
     /// Of `skipped`, those judged by size and modification time alone (a file another tool
     /// downloaded, or an unchanged local copy).
     pub skipped_by_size_and_time: u64,
+    /// Objects or files deleted (`remove`, `sync(delete=True)`).
+    pub deleted: u64,
     /// Objects completed from the parts an interrupted run left.
     pub resumed: u64,
     /// Bytes those parts held: not fetched again.
@@ -236,6 +238,7 @@ impl From<parabyte::Summary> for Summary {
             failed: summary.failed,
             skipped: summary.skipped,
             skipped_by_size_and_time: summary.skipped_by_size_and_time,
+            deleted: summary.deleted,
             resumed: summary.resumed,
             resumed_bytes: summary.resumed_bytes,
             bytes: summary.bytes,
@@ -281,6 +284,7 @@ impl Summary {
         fields.set_item("failed", self.failed)?;
         fields.set_item("skipped", self.skipped)?;
         fields.set_item("skipped_by_size_and_time", self.skipped_by_size_and_time)?;
+        fields.set_item("deleted", self.deleted)?;
         fields.set_item("resumed", self.resumed)?;
         fields.set_item("resumed_bytes", self.resumed_bytes)?;
         fields.set_item("bytes", self.bytes)?;
@@ -307,6 +311,7 @@ impl Summary {
         failed = 0,
         skipped = 0,
         skipped_by_size_and_time = 0,
+        deleted = 0,
         resumed = 0,
         resumed_bytes = 0,
         bytes = 0,
@@ -324,6 +329,7 @@ impl Summary {
         failed: u64,
         skipped: u64,
         skipped_by_size_and_time: u64,
+        deleted: u64,
         resumed: u64,
         resumed_bytes: u64,
         bytes: u64,
@@ -341,6 +347,7 @@ impl Summary {
             failed,
             skipped,
             skipped_by_size_and_time,
+            deleted,
             resumed,
             resumed_bytes,
             bytes,

@@ -59,7 +59,7 @@ impl UploadKeywords {
         };
         // put_bytes has no files, upload_many names each: neither chooses among them.
         let chooses_files = !(method.starts_with("put_bytes") || method.starts_with("upload_many"));
-        let copies = method.starts_with("copy");
+        let copies = method.starts_with("copy") || method.starts_with("move");
         for (name, value) in keywords.iter() {
             let name: String = name.extract()?;
             if !chooses_files && SELECTION.contains(&name.as_str()) {
@@ -107,7 +107,18 @@ impl UploadKeywords {
         };
         Ok(parsed)
     }
+}
 
+/// A path as the text a location is parsed from.
+fn text(path: &Path) -> PyResult<&str> {
+    path.to_str().ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{path:?}: a path that is not UTF-8 cannot be synced"
+        ))
+    })
+}
+
+impl UploadKeywords {
     /// The upload of `source` (a file or a directory, whose tree goes up) to `destination`.
     pub fn request(&self, source: &Path, destination: &str) -> PyResult<CopyRequest> {
         self.request_from(Location::Local(source.to_owned()), true, destination)
@@ -125,6 +136,29 @@ impl UploadKeywords {
             }
         };
         self.request_from(source, self.recursive, destination)
+    }
+
+    /// A `sync` or `move` of `source` to `destination`: each an s3:// URL or a local path.
+    pub fn tree_request(
+        &self,
+        source: &Path,
+        destination: &Path,
+        dry_run: bool,
+    ) -> PyResult<CopyRequest> {
+        let destination = match Location::parse(text(destination)?).map_err(to_py)? {
+            Location::S3(url) => Destination::Store(url),
+            Location::Local(path) => Destination::Path(path),
+            Location::Http(url) => {
+                return Err(PyValueError::new_err(format!(
+                    "{url}: a web server cannot be written to; give s3://bucket/prefix/ or a local path"
+                )))
+            }
+        };
+        let source = Location::parse(text(source)?).map_err(to_py)?;
+        let mut request = self.request_from(source, self.recursive, "s3://placeholder/")?;
+        request.destination = destination;
+        request.options.dry_run = dry_run;
+        Ok(request)
     }
 
     fn request_from(

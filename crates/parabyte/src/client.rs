@@ -14,7 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
-use crate::plan::{CopyRequest, RemoveRequest, UploadOptions};
+use crate::plan::{CopyRequest, RemoveRequest, SyncOptions, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
@@ -67,6 +67,20 @@ impl Client {
         self.driver.move_objects(request, reporter).await
     }
 
+    /// Make the destination (an S3 prefix or a local directory) hold what the source (a
+    /// local directory or an S3 prefix) holds: each key missing or changed there is sent
+    /// (changed as `options.compare` judges), and with `options.delete` each key the source
+    /// lacks is removed, but only once both sides were listed to the end. Per-object
+    /// failures are in the summary.
+    pub async fn sync(
+        &self,
+        request: &CopyRequest,
+        options: &SyncOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver.sync(request, options, reporter).await
+    }
+
     /// Delete a key, or with `recursive` (or a trailing `/`, or a wildcard pattern) every
     /// key under it the filters keep, up to 1,000 a request (DeleteObjects). A dry run lists
     /// and deletes nothing. Per-key failures are in the summary.
@@ -76,6 +90,16 @@ impl Client {
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         self.driver.remove(request, reporter).await
+    }
+
+    /// Delete each of `keys`, of any buckets, up to 1,000 of a bucket a request
+    /// (DeleteObjects). Per-key failures are in the summary.
+    pub async fn delete_many(
+        &self,
+        keys: Vec<S3Url>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver.delete_many(keys, reporter).await
     }
 
     /// Upload each `(file, destination)` (a key, or a prefix ending in `/` to keep the

@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
+use crate::disk::dir::remove_file_below;
 use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
@@ -189,6 +190,25 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         self.run(planner, listed, dry_run, reporter).await
     }
 
+    /// Delete each of `keys` (of any buckets), up to 1,000 of a bucket a request.
+    pub(crate) async fn delete_many(
+        &self,
+        keys: Vec<S3Url>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let planner_reporter = reporter.clone();
+        let planner = move |queue: mpsc::Sender<Planned>| async move {
+            for key in keys {
+                planner_reporter.object_queued(None);
+                if queue.send(Planned::Delete(key)).await.is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        self.run(planner, String::new(), false, reporter).await
+    }
+
     /// `cp s3://b/imgs DEST` found no object `imgs`: when `imgs/` is a prefix with objects
     /// under it, the user meant it (one LIST of one key, on this failure path only).
     async fn name_the_prefix(&self, url: &S3Url, summary: &mut Summary) {
@@ -302,7 +322,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         let before = self.counters.snapshot();
         let (objects, skipped, bytes, failures) = match put.await {
             Ok(Finished::Downloaded(bytes)) => (1, 0, bytes, Vec::new()),
-            Ok(Finished::AlreadyThere(_)) => (0, 1, 0, Vec::new()),
+            Ok(Finished::AlreadyThere(_) | Finished::Deleted) => (0, 1, 0, Vec::new()),
             Err(error) if error.is_fatal() => return Err(error),
             Err(error) => {
                 let source = to.to_string();
@@ -372,7 +392,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             report_failure(reporter.as_ref(), &source, None, &error);
             outcome.failures.push(Failure { source, error });
         }
-        Ok(Summary::new(
+        let mut summary = Summary::new(
             outcome.objects,
             outcome.skipped,
             outcome.bytes,
@@ -380,7 +400,9 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             outcome.first_started,
             self.counters.snapshot().since(&before),
             outcome.failures,
-        ))
+        );
+        summary.deleted = outcome.deleted;
+        Ok(summary)
     }
 }
 
@@ -406,6 +428,7 @@ struct Outcome {
     first_started: Option<Duration>,
     objects: u64,
     skipped: u64,
+    deleted: u64,
     bytes: u64,
     failures: Vec<Failure>,
 }
@@ -426,6 +449,11 @@ enum Move {
     Copy(CopyJob),
     /// Keys of one bucket to delete in one request.
     Delete(Vec<S3Url>),
+    /// A file below a directory to delete.
+    DeleteFile {
+        root: PathBuf,
+        relative: PathBuf,
+    },
 }
 
 /// One job's end: its source, the file it was to write, and how it went.
@@ -450,6 +478,9 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                     .into_iter()
                     .map(|(source, result)| (source, None, result));
                 return ended.collect();
+            }
+            if let Move::DeleteFile { root, relative } = job {
+                return vec![delete_file(root, relative, dry_run, reporter).await];
             }
             let one = async {
                 match job {
@@ -501,12 +532,49 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                         (source, None, result)
                     }
                     // Taken above.
-                    Move::Delete(_) => (String::new(), None, Ok(Finished::Downloaded(0))),
+                    Move::Delete(_) | Move::DeleteFile { .. } => {
+                        (String::new(), None, Ok(Finished::Deleted))
+                    }
                 }
             };
             vec![one.await]
         }
     }
+}
+
+/// Delete one file of a sync's destination (in a dry run, say so), on a blocking thread.
+async fn delete_file(
+    root: PathBuf,
+    relative: PathBuf,
+    dry_run: bool,
+    reporter: Arc<dyn Reporter>,
+) -> Ended {
+    let path = root.join(&relative);
+    let source = path.display().to_string();
+    if dry_run {
+        reporter.previewed(Preview::Delete { source: &source });
+        return (source, None, Ok(Finished::Deleted));
+    }
+    let removed = tokio::task::spawn_blocking(move || remove_file_below(&root, &relative))
+        .await
+        .unwrap_or_else(|join| {
+            Err(Error::io(
+                "cannot delete",
+                &path,
+                std::io::Error::other(join),
+            ))
+        });
+    if removed.is_ok() {
+        reporter.object_reported(&ObjectReport {
+            source: &source,
+            destination: None,
+            bytes: 0,
+            status: Status::Deleted,
+            verification: None,
+            error: None,
+        });
+    }
+    (source, None, removed.map(|()| Finished::Deleted))
 }
 
 fn source_of(job: &LocalJob) -> String {
@@ -538,6 +606,11 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             outcome.skipped += 1;
             Ok(())
         }
+        Ok(Finished::Deleted) => {
+            reporter.object_finished(&source, Ok(0));
+            outcome.deleted += 1;
+            Ok(())
+        }
         Err(error) if error.is_fatal() => Err(error),
         Err(error) => {
             reporter.object_finished(&source, Err(&error));
@@ -553,12 +626,35 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             Some(Planned::Local(job)) => Move::Local(job),
             Some(Planned::Upload(job)) => Move::Upload(job),
             Some(Planned::Copy(job)) => Move::Copy(job),
-            Some(Planned::Delete(key)) => {
-                deletes.push(key);
-                if deletes.len() < DELETE_BATCH {
-                    continue;
+            // A batch is of one bucket: another bucket's key starts the next one.
+            Some(Planned::Delete(key)) => match deletes.first() {
+                Some(first) if first.bucket != key.bucket => {
+                    Move::Delete(std::mem::replace(&mut deletes, vec![key]))
                 }
-                Move::Delete(std::mem::take(&mut deletes))
+                _ => {
+                    deletes.push(key);
+                    if deletes.len() < DELETE_BATCH {
+                        continue;
+                    }
+                    Move::Delete(std::mem::take(&mut deletes))
+                }
+            },
+            Some(Planned::DeleteFile { root, relative }) => Move::DeleteFile { root, relative },
+            Some(Planned::Unchanged { source, size }) => {
+                reporter.bytes_skipped(size);
+                reporter.object_reported(&ObjectReport {
+                    source: &source,
+                    destination: None,
+                    bytes: 0,
+                    status: Status::Skipped,
+                    verification: None,
+                    error: None,
+                });
+                record(
+                    &mut outcome,
+                    (source, None, Ok(Finished::AlreadyThere(size))),
+                )?;
+                continue;
             }
             Some(Planned::Refused(failure)) => {
                 report_failure(reporter.as_ref(), &failure.source, None, &failure.error);
@@ -625,5 +721,6 @@ async fn preview<S: Store<Object = ObjectUrl>>(
 mod delete;
 mod moves;
 mod pieces;
+mod sync;
 #[cfg(test)]
 mod tests;

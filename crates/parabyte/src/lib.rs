@@ -59,7 +59,10 @@ pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};
 pub use pattern::{has_wildcard, Filter, Pattern};
-pub use plan::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
+pub use plan::{
+    CopyOptions, CopyRequest, Destination, RemoveRequest, Source, SyncCompare, SyncOptions,
+    UploadOptions,
+};
 pub use report::{
     Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary, Verification, Verified,
 };

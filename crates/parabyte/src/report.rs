@@ -164,6 +164,8 @@ pub struct Summary {
     pub failed: u64,
     /// Objects left alone: an earlier run completed this same version.
     pub skipped: u64,
+    /// Objects or files deleted (`rm`, `sync --delete`).
+    pub deleted: u64,
     /// Of `skipped`, those judged by size and modification time alone (no parabyte mark: a
     /// file another tool downloaded, or an unchanged local copy).
     pub skipped_by_size_and_time: u64,
@@ -212,6 +214,7 @@ impl Summary {
             objects,
             failed: failures.len() as u64,
             skipped,
+            deleted: 0,
             skipped_by_size_and_time: counted.skipped_by_size_and_time,
             resumed: counted.resumed,
             resumed_bytes: counted.resumed_bytes,

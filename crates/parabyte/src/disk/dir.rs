@@ -158,6 +158,33 @@ pub(crate) fn kind_name(stat: &Stat) -> Option<&'static str> {
     }
 }
 
+/// Delete the regular file `relative` below `root` (`sync --delete`): its directories are
+/// entered one name at a time, never through a link, and anything but a regular file stays.
+/// A file already gone is no failure.
+pub(crate) fn remove_file_below(root: &Path, relative: &Path) -> Result<()> {
+    let path = root.join(relative);
+    let name = relative.file_name().ok_or_else(|| {
+        Error::io(
+            "will not delete",
+            &path,
+            io::Error::other("it names no file"),
+        )
+    })?;
+    let dir = Dir::open_tree(root, relative.parent().unwrap_or(Path::new("")))?;
+    match dir.stat(name) {
+        Ok(None) => Ok(()),
+        Ok(Some(stat)) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => dir
+            .remove(name)
+            .map_err(|e| Error::io("cannot delete", &path, e)),
+        Ok(Some(_)) => Err(Error::io(
+            "left in place",
+            &path,
+            io::Error::other("it is not a regular file, and sync deletes only files"),
+        )),
+        Err(e) => Err(Error::io("cannot delete", &path, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

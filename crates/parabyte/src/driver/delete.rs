@@ -32,7 +32,7 @@ pub(super) async fn delete_batch<S: Store>(
         }
         return sources
             .into_iter()
-            .map(|source| (source, Ok(Finished::Downloaded(0))))
+            .map(|source| (source, Ok(Finished::Deleted)))
             .collect();
     }
     let Some(bucket) = keys.first().map(|key| key.bucket.clone()) else {
@@ -75,7 +75,7 @@ pub(super) async fn delete_batch<S: Store>(
                         verification: None,
                         error: None,
                     });
-                    (source, Ok(Finished::Downloaded(0)))
+                    (source, Ok(Finished::Deleted))
                 }
             },
         )

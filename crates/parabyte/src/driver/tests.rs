@@ -871,6 +871,7 @@ mod properties {
 
 mod local;
 mod schedules;
+mod sync;
 
 #[tokio::test]
 async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusal() {
@@ -895,7 +896,7 @@ async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusa
     };
     let recorded = Arc::new(Recorded::default());
     let summary = driver.remove(&request, recorded.clone()).await.unwrap();
-    assert_eq!((summary.objects, summary.failed), (1499, 1));
+    assert_eq!((summary.deleted, summary.failed), (1499, 1));
     assert_eq!(store.delete_requests(), [1000, 500], "1,000 keys a request");
     assert_eq!(summary.failures[0].source, refused);
     assert!(store.data_of(refused).is_some(), "the refused key stays");
@@ -912,4 +913,21 @@ async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusa
             .count(),
         1499
     );
+}
+
+#[tokio::test]
+async fn delete_many_batches_by_bucket() {
+    let store = store_with(&["a", "b"]);
+    store.put("s3://c/x", b"x", None);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let keys = ["s3://b/a", "s3://c/x", "s3://b/b"].map(|url| S3Url::parse(url).unwrap());
+    let summary = driver
+        .delete_many(keys.to_vec(), Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((summary.deleted, summary.failed), (3, 0));
+    assert_eq!(store.delete_requests(), [1, 1, 1], "one bucket a request");
+    for url in ["s3://b/a", "s3://c/x", "s3://b/b"] {
+        assert!(store.data_of(url).is_none(), "{url}");
+    }
 }

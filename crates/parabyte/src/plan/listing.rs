@@ -118,6 +118,7 @@ async fn plan_request<S: Store>(
                 key,
             },
             known: None,
+            modified: None,
             options: options.clone(),
         };
         let _ = queue.send(Planned::Copy(job)).await;
@@ -351,6 +352,7 @@ fn store_copy(job: &Job, url: &S3Url, relative: &str, options: &Arc<WriteOptions
             key: format!("{prefix}{relative}"),
         },
         known,
+        modified: job.known.as_ref().and_then(|known| known.modified),
         options: options.clone(),
     })
 }

@@ -212,7 +212,7 @@ impl Queue {
             Planned::Local(LocalJob { size, .. }) | Planned::Upload(UploadJob { size, .. }) => {
                 self.reporter.object_queued(Some(*size))
             }
-            Planned::Job(_) | Planned::Copy(_) | Planned::Delete(_) | Planned::Refused(_) => {}
+            _ => {}
         }
         self.queue.blocking_send(planned).is_ok()
     }

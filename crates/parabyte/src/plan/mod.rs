@@ -8,6 +8,7 @@ mod listing;
 mod local;
 mod planned;
 mod request;
+mod sync;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,8 @@ pub(crate) use planned::Planned;
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
+pub(crate) use sync::{sync_sides, SourcePlanner, SyncPlan};
+pub use sync::{SyncCompare, SyncOptions};
 
 /// A request decided: which of the three ways it runs.
 #[derive(Debug)]

@@ -1,5 +1,7 @@
 //! What a planner queues for the driver: a job, or an object refused on its own.
 
+use std::path::PathBuf;
+
 use crate::disk::local::LocalJob;
 use crate::error::Error;
 use crate::location::S3Url;
@@ -16,8 +18,18 @@ pub(crate) enum Planned {
     Upload(UploadJob),
     /// An object copied inside the store.
     Copy(CopyJob),
-    /// A key to delete (`rm`).
+    /// A key to delete (`rm`, `sync --delete`).
     Delete(S3Url),
+    /// A file below `root` to delete (`sync --delete`), never through a link.
+    DeleteFile {
+        root: PathBuf,
+        relative: PathBuf,
+    },
+    /// Left as it is: the destination already holds it (`sync`).
+    Unchanged {
+        source: String,
+        size: u64,
+    },
     Refused(Failure),
 }
 

@@ -560,6 +560,8 @@ pub(crate) enum Finished {
     Downloaded(u64),
     /// An earlier run left this same version in place; its size.
     AlreadyThere(u64),
+    /// Deleted (`rm`, `sync --delete`): no bytes moved.
+    Deleted,
 }
 
 /// After a failure that a later run may get past (the network, the store), the parts

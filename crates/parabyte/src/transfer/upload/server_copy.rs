@@ -28,6 +28,8 @@ pub(crate) struct CopyJob {
     pub to: S3Url,
     /// Its size and ETag, when a listing gave them.
     pub known: Option<(u64, Option<Validator>)>,
+    /// When the listing says it was last written (what `sync` compares).
+    pub modified: Option<std::time::SystemTime>,
     pub options: Arc<WriteOptions>,
 }
 

@@ -368,6 +368,7 @@ async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
         from: S3Url::parse(from).unwrap(),
         to: S3Url::parse(URL).unwrap(),
         known: None,
+        modified: None,
         options: Arc::default(),
     };
     let finished = copier.copy(&job, &Silent).await.unwrap();
@@ -388,6 +389,7 @@ async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
     copier.copy_in_parts_over(MIB, 5 * MIB);
     let listed = CopyJob {
         known: Some((bytes.len() as u64, Some(Validator::ETag("\"v1\"".into())))),
+        modified: None,
         ..job
     };
     let failed = copier.copy(&listed, &Silent).await.unwrap_err();

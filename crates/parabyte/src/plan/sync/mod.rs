@@ -1,0 +1,360 @@
+//! The planner of a sync. The source's own planner (a listing or a walk, each key checked
+//! as `cp` checks it) and the destination's listing both come in key order, and are merged
+//! as streams, so memory stays flat however many keys there are and the first difference
+//! is sent as soon as it is seen: a key only the source has is sent; one both have is sent
+//! when [`compare`] (or its contents) says it changed; one only the destination has is
+//! deleted with `--delete`, but only after both sides were listed to the end, nothing was
+//! refused under its name, and no more than `--max-delete` would go.
+
+mod compare;
+mod contents;
+mod far;
+mod sides;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::planned::Planned;
+use crate::config::TransferConfig;
+use crate::counters::Counters;
+use crate::error::{Error, Result};
+use crate::location::ObjectUrl;
+use crate::pattern::{excluded_by, Filter};
+use crate::report::{Failure, Reporter};
+use crate::source::Store;
+use crate::transfer::engine::Job;
+pub use compare::SyncCompare;
+use compare::{compare, Side, Verdict};
+use contents::Contents;
+pub(crate) use far::Far;
+use far::{FarEntry, FarListing};
+pub(crate) use sides::sync_sides;
+
+/// Content checks running at once: each is a HEAD, or one file's CRC read once.
+const CONTENT_CHECKS: usize = 32;
+/// Keys sent because the destination had not listed them, remembered for `--delete`: a
+/// store that lists out of key order (SeaweedFS lists `a/b` before `a-b`) may list such a
+/// key after the merge passed it. Beyond this many, such a listing deletes nothing.
+const SENT_REMEMBERED: usize = 1_000_000;
+
+/// What `sync` adds to a copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// How a key both sides hold is judged unchanged.
+    pub compare: SyncCompare,
+    /// Delete from the destination what the source lacks: only after both sides were
+    /// listed to the end without a failure.
+    pub delete: bool,
+    /// With `delete`: when more than this many would go, none is deleted and the run fails.
+    pub max_delete: Option<u64>,
+}
+
+/// One sync: the source's planner, the destination, and the rules.
+pub(crate) struct SyncPlan<S> {
+    pub store: Arc<S>,
+    pub counters: Arc<Counters>,
+    pub transfer: TransferConfig,
+    /// The source's name up to its keys (`s3://b/prefix/`, `/dir/`): a refused key's
+    /// failure names it, and the name below it is the key's.
+    pub source_root: String,
+    pub far: Far,
+    pub options: SyncOptions,
+    /// Keys these leave out of the source are left alone at the destination too.
+    pub filters: Vec<Filter>,
+}
+
+/// A planner that fills a queue, as the driver runs it.
+pub(crate) type SourcePlanner =
+    Box<dyn FnOnce(mpsc::Sender<Planned>) -> BoxFuture<'static, Result<()>> + Send>;
+
+/// How a source item is named at the destination, and what its listing said of it.
+struct Keyed {
+    relative: String,
+    side: Side,
+}
+
+impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
+    /// Merge what `source` plans with the destination's listing into `queue`.
+    pub(crate) async fn run(
+        self,
+        source: SourcePlanner,
+        queue: mpsc::Sender<Planned>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<()> {
+        let (planned_tx, mut planned) = mpsc::channel(1024);
+        let source_task = tokio::spawn(source(planned_tx));
+        let mut far = FarListing::open(&self.far, &self.store, &self.counters, &self.transfer);
+        let mut merge = Merge::default();
+        let contents = Arc::new(Contents::new(
+            self.store.clone(),
+            self.counters.clone(),
+            self.transfer.retry.clone(),
+        ));
+        let mut checks: JoinSet<()> = JoinSet::new();
+        let download = matches!(self.far, Far::Files { .. });
+        while let Some(item) = planned.recv().await {
+            let Some(keyed) = self.keyed(&item) else {
+                if let Planned::Refused(failure) = &item {
+                    merge.refused(&self.source_root, failure);
+                }
+                if queue.send(item).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            };
+            // Out of order (a key held back and let go later): sent, and never deleted.
+            if merge
+                .last
+                .as_ref()
+                .is_some_and(|last| keyed.relative <= *last)
+            {
+                merge.late.insert(keyed.relative);
+                if queue.send(item).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let paired = loop {
+                match far.next_up_to(Some(&keyed.relative)).await {
+                    Ok(Some(entry)) if entry.relative == keyed.relative => break Some(entry),
+                    Ok(Some(extra)) => merge.extra(extra, &self.filters, self.options.delete),
+                    Ok(None) => break None,
+                    Err(error) => {
+                        // The destination's keys are not known from here on: stop, delete nothing.
+                        drop(planned);
+                        let _ = source_task.await;
+                        while checks.join_next().await.is_some() {}
+                        return stop(&queue, &self.far.name(), error).await;
+                    }
+                }
+            };
+            merge.last = Some(keyed.relative.clone());
+            let Some(entry) = paired else {
+                if self.options.delete {
+                    merge.sent(&keyed.relative);
+                }
+                if queue.send(item).await.is_err() {
+                    return Ok(());
+                }
+                continue;
+            };
+            match compare(self.options.compare, download, keyed.side, entry.side) {
+                Verdict::Same => {
+                    if queue.send(unchanged(&item, entry.side.size)).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                Verdict::Differs => {
+                    if queue.send(item).await.is_err() {
+                        return Ok(());
+                    }
+                }
+                Verdict::CompareContents => {
+                    while checks.len() >= CONTENT_CHECKS {
+                        checks.join_next().await;
+                    }
+                    let (contents, queue) = (contents.clone(), queue.clone());
+                    let target = self.far.locate(&entry);
+                    checks.spawn(async move {
+                        let same = contents.same(&item, &target).await;
+                        let planned = match same {
+                            true => unchanged(&item, entry.side.size),
+                            false => item,
+                        };
+                        let _ = queue.send(planned).await;
+                    });
+                }
+            }
+        }
+        // The source is listed to its end (or broke off): the destination's remaining keys.
+        let source_listed = source_task.await.unwrap_or_else(|join| {
+            Err(Error::InvalidInput(format!("sync planner crashed: {join}")))
+        });
+        loop {
+            match far.next_up_to(None).await {
+                Ok(Some(extra)) => merge.extra(extra, &self.filters, self.options.delete),
+                Ok(None) => break,
+                Err(error) => {
+                    while checks.join_next().await.is_some() {}
+                    return stop(&queue, &self.far.name(), error).await;
+                }
+            }
+        }
+        while checks.join_next().await.is_some() {}
+        if let Err(error) = source_listed {
+            return stop(&queue, &self.source_root, error).await;
+        }
+        if self.options.delete {
+            merge.far_disordered = far.disordered();
+            self.delete(merge, &queue, reporter.as_ref()).await;
+        }
+        Ok(())
+    }
+
+    /// Queue the deletes, or say why there are none.
+    async fn delete(&self, merge: Merge, queue: &mpsc::Sender<Planned>, reporter: &dyn Reporter) {
+        if merge.nothing_listed {
+            // A mistyped source lists nothing: that must never empty the destination.
+            let failure = Failure {
+                source: self.far.name(),
+                error: Error::InvalidInput(format!(
+                    "nothing was deleted: the source {} listed nothing, so --delete would remove \
+                     everything; check its spelling, or use rm",
+                    self.source_root
+                )),
+            };
+            let _ = queue.send(Planned::Refused(failure)).await;
+            return;
+        }
+        if merge.far_disordered && merge.sent_overflow {
+            let failure = Failure {
+                source: self.far.name(),
+                error: Error::InvalidInput(format!(
+                    "nothing was deleted: the store listed {} out of key order, and more than \
+                     {SENT_REMEMBERED} keys were sent, too many to tell which of its keys the \
+                     source lacks; sync a smaller prefix at a time to delete",
+                    self.far.name()
+                )),
+            };
+            let _ = queue.send(Planned::Refused(failure)).await;
+            return;
+        }
+        let doomed: Vec<String> = merge
+            .doomed
+            .into_iter()
+            .filter(|relative| {
+                !(merge.refused.contains(relative)
+                    || merge.late.contains(relative)
+                    || merge.sent.contains(relative))
+            })
+            .collect();
+        if let Some(max) = self.options.max_delete {
+            if doomed.len() as u64 > max {
+                let failure = Failure {
+                    source: self.far.name(),
+                    error: Error::InvalidInput(format!(
+                        "nothing was deleted: {} object(s) are missing from the source, more than \
+                         --max-delete {max}; check the source, or raise the limit",
+                        doomed.len()
+                    )),
+                };
+                let _ = queue.send(Planned::Refused(failure)).await;
+                return;
+            }
+        }
+        for relative in doomed {
+            reporter.object_queued(None);
+            if queue.send(self.far.delete(relative)).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The destination name of a source item and what its listing said, or `None` for an
+    /// item not merged (a refusal).
+    fn keyed(&self, item: &Planned) -> Option<Keyed> {
+        let (relative, size, modified) = match item {
+            Planned::Job(Job {
+                known: Some(known),
+                target,
+                ..
+            }) => (
+                self.far.relative_path(target.path()?)?,
+                known.size,
+                known.modified,
+            ),
+            Planned::Upload(job) => {
+                let modified = std::fs::symlink_metadata(&job.from)
+                    .and_then(|metadata| metadata.modified())
+                    .ok();
+                (self.far.relative_key(&job.to)?, job.size, modified)
+            }
+            Planned::Copy(job) => {
+                let (size, _) = job.known.as_ref()?;
+                (self.far.relative_key(&job.to)?, *size, job.modified)
+            }
+            _ => return None,
+        };
+        Some(Keyed {
+            relative,
+            side: Side { size, modified },
+        })
+    }
+}
+
+/// What the merge has seen: the last key, and the destination keys to delete.
+#[derive(Default)]
+struct Merge {
+    last: Option<String>,
+    /// Keys only the destination holds, in key order.
+    doomed: Vec<String>,
+    /// Source keys refused (unsafe, colliding, unreadable): their namesakes stay.
+    refused: HashSet<String>,
+    /// Source keys that came out of order: sent, so never deleted.
+    late: HashSet<String>,
+    /// Source keys sent because the destination had not listed them (up to
+    /// [`SENT_REMEMBERED`]): never deleted, should a disordered listing show them later.
+    sent: HashSet<String>,
+    sent_overflow: bool,
+    /// The destination was listed out of key order.
+    far_disordered: bool,
+    /// The source's listing matched nothing.
+    nothing_listed: bool,
+}
+
+impl Merge {
+    fn refused(&mut self, source_root: &str, failure: &Failure) {
+        if matches!(failure.error, Error::NothingMatched { .. }) {
+            self.nothing_listed = true;
+        }
+        if let Some(relative) = failure.source.strip_prefix(source_root) {
+            self.refused.insert(relative.to_owned());
+        }
+    }
+
+    fn sent(&mut self, relative: &str) {
+        match self.sent.len() < SENT_REMEMBERED {
+            true => {
+                self.sent.insert(relative.to_owned());
+            }
+            false => self.sent_overflow = true,
+        }
+    }
+
+    /// A key only the destination holds: deleted later, unless the filters leave it out.
+    fn extra(&mut self, entry: FarEntry, filters: &[Filter], delete: bool) {
+        if delete && excluded_by(filters, &entry.relative).is_none() {
+            self.doomed.push(entry.relative);
+        }
+    }
+}
+
+/// An item the destination already holds as it is.
+fn unchanged(item: &Planned, size: u64) -> Planned {
+    let source = match item {
+        Planned::Job(job) => job.source.to_string(),
+        Planned::Upload(job) => job.from.display().to_string(),
+        Planned::Copy(job) => job.from.to_string(),
+        _ => String::new(),
+    };
+    Planned::Unchanged { source, size }
+}
+
+/// A listing broke off: what was decided goes on, nothing is deleted, the run fails.
+async fn stop(queue: &mpsc::Sender<Planned>, listed: &str, error: Error) -> Result<()> {
+    if error.is_fatal() {
+        return Err(error);
+    }
+    let failure = Failure {
+        source: format!(
+            "{listed} (listing broke off: later keys were not synced, nothing was deleted)"
+        ),
+        error,
+    };
+    let _ = queue.send(Planned::Refused(failure)).await;
+    Ok(())
+}
