@@ -53,6 +53,7 @@ SIZE = 1024
 RM_KEYS = 10_000
 TIMEOUT_S = 900
 TOOLS = ("parabyte", "aws", "s5cmd", "rclone")
+WORKLOADS = ("S1 up", "S1 down", "R1")
 
 
 def name(i: int) -> str:
@@ -174,9 +175,11 @@ def main() -> int:
     p.add_argument("--files", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tools", default=",".join(TOOLS))
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--no-docs", action="store_true", help="print the table only")
     args = p.parse_args()
     tools = args.tools.split(",")
+    workloads = args.workloads.split(",")
     work = Path("/dev/shm") / f"parabyte-sync-{os.getpid()}"
     started = time.monotonic()
     times: dict[tuple[str, str], list[float]] = {}
@@ -186,7 +189,7 @@ def main() -> int:
         state = State(work, store.root / BUCKET, args.files)
         variables = environment(work / "home", store.endpoint("proxy"))
         for rnd in range(args.rounds):
-            for workload in ("S1 up", "S1 down", "R1"):
+            for workload in workloads:
                 shift = rnd % len(tools)  # no tool always first
                 for tool in tools[shift:] + tools[:shift]:
                     state.reset(workload)
@@ -216,7 +219,7 @@ def main() -> int:
                         f" rss {result.peak_rss_mib:6.1f} MiB {result.requests}",
                         flush=True,
                     )
-    table = render(args, tools, times, last, time.monotonic() - started)
+    table = render(args, tools, workloads, times, last, time.monotonic() - started)
     print(table)
     if not args.no_docs:
         text = DOC.read_text()
@@ -228,7 +231,7 @@ def main() -> int:
     return 0
 
 
-def render(args, tools, times, last, seconds: float) -> str:
+def render(args, tools, workloads, times, last, seconds: float) -> str:
     lines = [
         "## Sync and rm (issue 25)",
         "",
@@ -244,7 +247,7 @@ def render(args, tools, times, last, seconds: float) -> str:
         "| workload | tool | median wall | x parabyte | CPU s | peak RSS | requests |",
         "|---|---|---|---|---|---|---|",
     ]
-    for workload in ("S1 up", "S1 down", "R1"):
+    for workload in workloads:
         ours = statistics.median(times[(workload, "parabyte")]) if "parabyte" in tools else None
         for tool in tools:
             wall = statistics.median(times[(workload, tool)])

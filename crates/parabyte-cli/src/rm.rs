@@ -11,7 +11,7 @@ use crate::dryrun;
 use crate::escape;
 use crate::progress::{JsonLines, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
-use crate::summary::print_json;
+use crate::summary::{failure_line, print_json};
 
 /// `delete: s3://bucket/key` for each key deleted, errors for those that were not.
 struct Deletions {
@@ -23,7 +23,11 @@ impl Reporter for Deletions {
         let source = escape::printable(report.source);
         match (report.status, report.error) {
             (Status::Deleted, _) if !self.quiet => println!("delete: {source}"),
-            (Status::Failed, Some(error)) => tell(format_args!("error: {error}")),
+            // The key once, even where the error names only its batch.
+            (Status::Failed, Some(error)) => tell(format_args!(
+                "error: {}",
+                failure_line(report.source, &error.to_string())
+            )),
             _ => {}
         }
     }

@@ -154,12 +154,16 @@ pub(super) fn delete_errors(body: &[u8]) -> Result<Vec<(String, String, String)>
     let mut refused = Vec::new();
     let mut value = String::new();
     let mut error: Option<[String; 3]> = None;
+    // Quiet mode names only the keys not deleted: an answer cut off before its end would
+    // pass its missing keys off as deleted.
+    let mut open = 0usize;
     loop {
         match reader
             .read_event()
             .map_err(|e| format!("the answer is not XML: {e}"))?
         {
             Event::Start(start) => {
+                open += 1;
                 let name = start.local_name().as_ref().to_owned();
                 if root.is_empty() {
                     root = name.clone();
@@ -175,6 +179,7 @@ pub(super) fn delete_errors(body: &[u8]) -> Result<Vec<(String, String, String)>
             Event::Text(chunk) => value.push_str(&chunk),
             Event::GeneralRef(reference) => push_reference(&mut value, &reference)?,
             Event::End(end) => {
+                open = open.saturating_sub(1);
                 let name = end.local_name().as_ref().to_owned();
                 if let Some(fields) = &mut error {
                     match name.as_str() {
@@ -192,6 +197,7 @@ pub(super) fn delete_errors(body: &[u8]) -> Result<Vec<(String, String, String)>
         }
     }
     match root.as_str() {
+        _ if open > 0 => Err("the answer to DeleteObjects is cut off before its end".into()),
         "DeleteResult" => Ok(refused),
         "" => Err("the answer to DeleteObjects is empty".into()),
         other => Err(format!(
@@ -338,6 +344,9 @@ mod tests {
         );
         assert!(delete_errors(b"<DeleteResult/>").unwrap().is_empty());
         assert!(delete_errors(b"<Error><Code>InternalError</Code></Error>").is_err());
+        // Cut off: the keys it did not get to would pass for deleted.
+        assert!(delete_errors(b"<DeleteResult><Error><Key>b").is_err());
+        assert!(delete_errors(b"<DeleteResult>").is_err());
     }
 
     #[test]
