@@ -695,10 +695,7 @@ impl Client {
         Ok(Box::new(move |reporter| {
             async move {
                 let summary = client.copy(&request, reporter).await.map_err(to_py)?;
-                match summary.failures.first() {
-                    Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
-                    _ => Ok(Summary::from(summary)),
-                }
+                settle(summary, request.names_one_object())
             }
             .boxed()
         }))
@@ -765,10 +762,7 @@ impl Client {
                     .move_objects(&request, reporter)
                     .await
                     .map_err(to_py)?;
-                match summary.failures.first() {
-                    Some(failure) if request.names_one_object() => Err(to_py(&failure.error)),
-                    _ => Ok(Summary::from(summary)),
-                }
+                settle(summary, request.names_one_object())
             }
             .boxed()
         }))
@@ -789,10 +783,7 @@ impl Client {
         Ok(Box::new(move |reporter| {
             async move {
                 let summary = client.delete_many(keys, reporter).await.map_err(to_py)?;
-                match summary.failures.first() {
-                    Some(failure) if raise_failure => Err(to_py(&failure.error)),
-                    _ => Ok(Summary::from(summary)),
-                }
+                settle(summary, raise_failure)
             }
             .boxed()
         }))
@@ -974,5 +965,14 @@ fn object_url(text: &str) -> PyResult<ObjectUrl> {
         Location::Local(_) => Err(InvalidInputError::new_err(format!(
             "'{text}' is not a URL; write s3://bucket/key, s3://bucket/prefix/ or https://host/path"
         ))),
+    }
+}
+
+/// A summary as Python gets it; with `raise_first`, its first failure raised instead (a
+/// request for one object, whose failure is the call's).
+fn settle(summary: parabyte::Summary, raise_first: bool) -> PyResult<Summary> {
+    match summary.failures.first() {
+        Some(failure) if raise_first => Err(to_py(&failure.error)),
+        _ => Ok(Summary::from(summary)),
     }
 }

@@ -33,7 +33,7 @@ use crate::source::{Shape, Store, WriteOptions};
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
 use crate::transfer::upload::{Answer, CopyJob, Reader, UploadJob, Uploader};
-use delete::{delete_batch, DELETE_BATCH};
+use delete::{delete_batch, report_deleted, DELETE_BATCH};
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -565,14 +565,7 @@ async fn delete_file(
             ))
         });
     if removed.is_ok() {
-        reporter.object_reported(&ObjectReport {
-            source: &source,
-            destination: None,
-            bytes: 0,
-            status: Status::Deleted,
-            verification: None,
-            error: None,
-        });
+        report_deleted(reporter.as_ref(), &source);
     }
     (source, None, removed.map(|()| Finished::Deleted))
 }

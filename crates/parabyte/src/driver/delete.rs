@@ -67,17 +67,22 @@ pub(super) async fn delete_batch<S: Store>(
             |(source, name)| match refused.iter().position(|(key, _)| *key == name) {
                 Some(at) => (source, Err(refused.swap_remove(at).1)),
                 None => {
-                    reporter.object_reported(&ObjectReport {
-                        source: &source,
-                        destination: None,
-                        bytes: 0,
-                        status: Status::Deleted,
-                        verification: None,
-                        error: None,
-                    });
+                    report_deleted(reporter, &source);
                     (source, Ok(Finished::Deleted))
                 }
             },
         )
         .collect()
+}
+
+/// One object or file deleted, as the reporter hears of it.
+pub(super) fn report_deleted(reporter: &dyn Reporter, source: &str) {
+    reporter.object_reported(&ObjectReport {
+        source,
+        destination: None,
+        bytes: 0,
+        status: Status::Deleted,
+        verification: None,
+        error: None,
+    });
 }
