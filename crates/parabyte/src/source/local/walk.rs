@@ -104,7 +104,14 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
             Next::Stop => return,
             Next::Continue if is_directory => {
                 let below = Level::read(&root.join(&relative), relative, &window);
-                levels.push(below);
+                // A directory removed since it was seen holds nothing now.
+                let gone = below
+                    .entries
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+                if !gone {
+                    levels.push(below);
+                }
             }
             Next::Continue | Next::PassBy => {}
         }
@@ -139,6 +146,14 @@ impl Level {
                 let entry = entry?;
                 // `DirEntry::metadata` does not follow links.
                 let metadata = entry.metadata();
+                // Gone since the directory was read (another process's temporary file):
+                // not an entry of the tree, not a failure of the walk.
+                if metadata
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+                {
+                    continue;
+                }
                 let name = entry.file_name();
                 let mut sort_key = key_of(&relative.join(&name));
                 let kept_here = match &metadata {
