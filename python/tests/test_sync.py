@@ -12,6 +12,14 @@ import parabyte
 from conftest import Store
 
 
+@pytest.fixture(autouse=True)
+def _leave_the_bucket_as_found(client: parabyte.Client, store: Store):
+    """The bucket is shared: other tests list its top level."""
+    yield
+    for prefix in ("py-sync/", "py-moved/", "py-del/"):
+        client.remove(store.url(prefix))
+
+
 def _tree(root: Path, files: dict[str, bytes]) -> None:
     for name, data in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
