@@ -127,7 +127,7 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                         // The destination's keys are not known from here on: stop, delete nothing.
                         drop(planned);
                         let _ = source_task.await;
-                        while checks.join_next().await.is_some() {}
+                        finish(&mut checks).await?;
                         return stop(&queue, &self.far.name(), error).await;
                     }
                 }
@@ -155,7 +155,9 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                 }
                 Verdict::CompareContents => {
                     while checks.len() >= CONTENT_CHECKS {
-                        checks.join_next().await;
+                        if let Some(Err(join)) = checks.join_next().await {
+                            return Err(crashed(join));
+                        }
                     }
                     let (contents, queue) = (contents.clone(), queue.clone());
                     let target = self.far.locate(&entry);
@@ -170,28 +172,26 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                 }
             }
         }
-        // The source is listed to its end (or broke off): the destination's remaining keys.
         let source_listed = source_task.await.unwrap_or_else(|join| {
             Err(Error::InvalidInput(format!("sync planner crashed: {join}")))
         });
-        loop {
-            match far.next_up_to(None).await {
-                Ok(Some(extra)) => merge.extra(extra, &self.filters, self.options.delete),
-                Ok(None) => break,
-                Err(error) => {
-                    while checks.join_next().await.is_some() {}
-                    return stop(&queue, &self.far.name(), error).await;
-                }
-            }
-        }
-        while checks.join_next().await.is_some() {}
+        finish(&mut checks).await?;
         if let Err(error) = source_listed {
             return stop(&queue, &self.source_root, error).await;
         }
-        if self.options.delete {
-            merge.far_disordered = far.disordered();
-            self.delete(merge, &queue, reporter.as_ref()).await;
+        if !self.options.delete {
+            // The destination's keys past the source's last are only for deleting.
+            return Ok(());
         }
+        loop {
+            match far.next_up_to(None).await {
+                Ok(Some(extra)) => merge.extra(extra, &self.filters, true),
+                Ok(None) => break,
+                Err(error) => return stop(&queue, &self.far.name(), error).await,
+            }
+        }
+        merge.far_disordered = far.disordered();
+        self.delete(merge, &queue, reporter.as_ref()).await;
         Ok(())
     }
 
@@ -342,6 +342,19 @@ fn unchanged(item: &Planned, size: u64) -> Planned {
         _ => String::new(),
     };
     Planned::Unchanged { source, size }
+}
+
+/// Wait for the content checks still running; each sends its item itself.
+async fn finish(checks: &mut JoinSet<()>) -> Result<()> {
+    while let Some(done) = checks.join_next().await {
+        done.map_err(crashed)?;
+    }
+    Ok(())
+}
+
+/// A content check that panicked: its key was neither sent nor reported, so the run fails.
+fn crashed(join: tokio::task::JoinError) -> Error {
+    Error::InvalidInput(format!("a sync content check crashed: {join}"))
 }
 
 /// A listing broke off: what was decided goes on, nothing is deleted, the run fails.
