@@ -166,3 +166,24 @@ async fn excluded_keys_are_neither_sent_nor_deleted() {
     assert!(store.data_of("s3://b/dst/c.log").is_some(), "not deleted");
     assert!(store.data_of("s3://b/dst/d").is_none());
 }
+
+#[tokio::test]
+async fn a_source_ending_in_a_star_is_its_prefix_as_s5cmd_users_write_it() {
+    let store = store_with(&["src/a", "src/b/c"]);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let to = || Destination::Store(S3Url::parse("s3://b/dst/").unwrap());
+    let request = CopyRequest::parse("s3://b/src/*", to(), false).unwrap();
+    let options = SyncOptions::default();
+    let summary = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((summary.objects, summary.failed), (2, 0));
+    assert!(store.data_of("s3://b/dst/b/c").is_some());
+    // Any other wildcard is a pattern, which sync does not take.
+    let pattern = CopyRequest::parse("s3://b/src/*.log", to(), false).unwrap();
+    let refused = driver
+        .sync(&pattern, &options, Arc::new(Recorded::default()))
+        .await;
+    assert!(matches!(refused, Err(Error::InvalidInput(message)) if message.contains("--exclude")));
+}

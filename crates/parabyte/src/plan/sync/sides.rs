@@ -1,5 +1,6 @@
 //! Which two sides a sync may have: an S3 prefix and a local directory either way, or two
-//! S3 prefixes that do not overlap, with no wildcards; the source is always a whole tree.
+//! S3 prefixes that do not overlap, with no wildcards (`prefix/*` is the prefix, as s5cmd
+//! users write it); the source is always a whole tree.
 
 use super::far::Far;
 use crate::error::{Error, Result};
@@ -10,6 +11,7 @@ use crate::plan::request::{CopyRequest, Destination, Source};
 /// destination; or why the two cannot be synced.
 pub(crate) fn sync_sides(request: &CopyRequest) -> Result<(CopyRequest, Far)> {
     let refuse = |why: String| Err(Error::InvalidInput(why));
+    let request = &everything_under(request);
     let Source::Location(source) = &request.source else {
         return refuse("sync takes an s3:// prefix or a local directory as its source".into());
     };
@@ -58,6 +60,25 @@ pub(crate) fn sync_sides(request: &CopyRequest) -> Result<(CopyRequest, Far)> {
     let mut planned = request.clone();
     planned.recursive = true;
     Ok((planned, far))
+}
+
+/// `s3://b/p/*`, as s5cmd users write a sync's source, is the prefix `s3://b/p/`: every
+/// key under it is what a sync compares anyway.
+fn everything_under(request: &CopyRequest) -> CopyRequest {
+    let mut request = request.clone();
+    let prefix = match &request.source {
+        Source::Location(Location::S3(url)) if !request.options.raw => url
+            .key
+            .strip_suffix('*')
+            .filter(|prefix| prefix.is_empty() || prefix.ends_with('/'))
+            .filter(|prefix| !request.is_pattern(prefix))
+            .map(str::to_owned),
+        _ => None,
+    };
+    if let (Some(prefix), Source::Location(Location::S3(url))) = (prefix, &mut request.source) {
+        url.key = prefix;
+    }
+    request
 }
 
 /// Two prefixes of one bucket, one inside the other.
