@@ -511,23 +511,17 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                     }
                     Move::Upload(job) => {
                         let source = job.from.display().to_string();
-                        let result = if dry_run {
-                            let key = job.to.to_string();
-                            reporter.previewed(Preview::verdict(false, &source, &key));
-                            Ok(Finished::Downloaded(0))
-                        } else {
-                            uploader.upload(&job, &*reporter).await
+                        let result = match dry_run {
+                            true => Ok(preview_write(&*reporter, &source, &job.to)),
+                            false => uploader.upload(&job, &*reporter).await,
                         };
                         (source, None, result)
                     }
                     Move::Copy(job) => {
                         let source = job.from.to_string();
-                        let result = if dry_run {
-                            let key = job.to.to_string();
-                            reporter.previewed(Preview::verdict(false, &source, &key));
-                            Ok(Finished::Downloaded(0))
-                        } else {
-                            uploader.copy(&job, &*reporter).await
+                        let result = match dry_run {
+                            true => Ok(preview_write(&*reporter, &source, &job.to)),
+                            false => uploader.copy(&job, &*reporter).await,
                         };
                         (source, None, result)
                     }
@@ -540,6 +534,12 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
             vec![one.await]
         }
     }
+}
+
+/// A dry run's line for an upload or a copy to `to`: it would be written.
+fn preview_write(reporter: &dyn Reporter, source: &str, to: &S3Url) -> Finished {
+    reporter.previewed(Preview::verdict(false, source, &to.to_string()));
+    Finished::Downloaded(0)
 }
 
 /// Delete one file of a sync's destination (in a dry run, say so), on a blocking thread.

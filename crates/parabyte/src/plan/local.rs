@@ -71,7 +71,8 @@ impl LocalDestination {
     }
 
     /// The job for the file `from`, at `relative` below the walked directory.
-    fn job(&self, from: PathBuf, relative: &Path, size: u64) -> Planned {
+    fn job(&self, from: PathBuf, relative: &Path, metadata: &fs::Metadata) -> Planned {
+        let size = metadata.len();
         match self {
             LocalDestination::Path(destination) => Planned::Local(LocalJob {
                 to: LocalTarget::File(FilePath::below(destination, relative)),
@@ -94,6 +95,7 @@ impl LocalDestination {
                     },
                     from,
                     size,
+                    modified: metadata.modified().ok(),
                     options: options.clone(),
                 })
             }
@@ -185,6 +187,7 @@ pub(crate) async fn plan_uploads(
                     from,
                     to,
                     size: metadata.len(),
+                    modified: metadata.modified().ok(),
                     options: options.clone(),
                 }),
                 None => not_a_key(from),
@@ -280,6 +283,7 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
                 from: source.to_owned(),
                 to,
                 size: metadata.len(),
+                modified: metadata.modified().ok(),
                 options: options.clone(),
             }),
             None => not_a_key(source.to_owned()),
@@ -358,7 +362,7 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
         } else if let Some(error) = not_copied(&from, &metadata) {
             queue.refuse(&from, error)
         } else {
-            let job = copy.destination.job(from, &relative, metadata.len());
+            let job = copy.destination.job(from, &relative, &metadata);
             queue.send(job)
         };
         next(sent)

@@ -53,6 +53,8 @@ pub(crate) struct UploadJob {
     pub to: S3Url,
     /// Its size when the walk found it (the upload reads what it is when opened).
     pub size: u64,
+    /// Its modification time then (what `sync` compares).
+    pub modified: Option<std::time::SystemTime>,
     /// What the object is stored with (shared by every job of a copy).
     pub options: Arc<WriteOptions>,
 }

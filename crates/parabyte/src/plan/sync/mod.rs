@@ -267,12 +267,7 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                 known.size,
                 known.modified,
             ),
-            Planned::Upload(job) => {
-                let modified = std::fs::symlink_metadata(&job.from)
-                    .and_then(|metadata| metadata.modified())
-                    .ok();
-                (self.far.relative_key(&job.to)?, job.size, modified)
-            }
+            Planned::Upload(job) => (self.far.relative_key(&job.to)?, job.size, job.modified),
             Planned::Copy(job) => {
                 let (size, _) = job.known.as_ref()?;
                 (self.far.relative_key(&job.to)?, *size, job.modified)

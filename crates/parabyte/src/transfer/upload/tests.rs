@@ -60,6 +60,7 @@ fn file_of(dir: &Path, bytes: &[u8]) -> UploadJob {
         from,
         to: S3Url::parse(URL).unwrap(),
         size: bytes.len() as u64,
+        modified: None,
         options: Arc::default(),
     }
 }
@@ -282,6 +283,7 @@ async fn a_link_is_never_followed() {
         from: link,
         to: S3Url::parse(URL).unwrap(),
         size: 6,
+        modified: None,
         options: Arc::default(),
     };
     let error = upload(&store, &job).await.unwrap_err();
