@@ -28,6 +28,8 @@ pub const MAX_FAULT_PAUSE: Duration = Duration::from_secs(120);
 pub struct Rule {
     kind: Option<RequestKind>,
     key_contains: Option<String>,
+    /// Only requests carrying a header whose name starts so (in lower case).
+    header_prefix: Option<String>,
     range_start: Option<u64>,
     times: Times,
 }
@@ -46,6 +48,7 @@ impl Rule {
         Rule {
             kind: None,
             key_contains: None,
+            header_prefix: None,
             range_start: None,
             times: Times::Every,
         }
@@ -72,6 +75,13 @@ impl Rule {
     /// Only requests whose object key (decoded, without the bucket) contains `part`.
     pub fn key_contains(mut self, part: &str) -> Rule {
         self.key_contains = Some(part.to_owned());
+        self
+    }
+
+    /// Only requests carrying a header whose name starts with `prefix` (any case):
+    /// `x-amz-checksum-` picks the writes that send a checksum.
+    pub fn with_header(mut self, prefix: &str) -> Rule {
+        self.header_prefix = Some(prefix.to_ascii_lowercase());
         self
     }
 
@@ -110,6 +120,11 @@ impl Rule {
             && self
                 .range_start
                 .is_none_or(|start| seen.range_start() == Some(start))
+            && self.header_prefix.as_ref().is_none_or(|prefix| {
+                seen.header_names
+                    .iter()
+                    .any(|name| name.starts_with(prefix.as_str()))
+            })
     }
 
     /// Whether the `n`th matching request (from 1) gets the fault.
@@ -142,6 +157,8 @@ pub(super) enum Action {
     Reply {
         status: StatusCode,
         code: String,
+        /// The error document's message; a stock one for the code when `None`.
+        message: Option<String>,
     },
     /// Run before the request is forwarded; the proxy waits for it.
     Hook(Hook),
@@ -195,7 +212,19 @@ impl Fault {
         Fault::new(Action::Reply {
             status,
             code: code.to_owned(),
+            message: None,
         })
+    }
+
+    /// As [`Fault::error`], with the error document's message: what an older store says
+    /// when it refuses a header, `Fault::error_saying(501, "NotImplemented", "Header
+    /// 'x-amz-checksum-algorithm' with value 'CRC64NVME' not implemented")`.
+    pub fn error_saying(status: u16, code: &str, message: &str) -> Fault {
+        let mut fault = Fault::error(status, code);
+        if let Action::Reply { message: said, .. } = &mut fault.action {
+            *said = Some(message.to_owned());
+        }
+        fault
     }
 
     /// Answers `200 OK` whose body is an S3 error document, as S3 may do for some operations:
@@ -204,6 +233,7 @@ impl Fault {
         Fault::new(Action::Reply {
             status: StatusCode::OK,
             code: code.to_owned(),
+            message: None,
         })
     }
 
@@ -320,12 +350,16 @@ impl Fault {
         seen: &SeenRequest,
         request_id: &str,
     ) -> Option<Response<ProxyBody>> {
-        let (status, code) = match &self.action {
-            Action::Reply { status, code } => (status, code),
+        let (status, code, message) = match &self.action {
+            Action::Reply {
+                status,
+                code,
+                message,
+            } => (status, code, message),
             Action::Serve(object) => return Some(serve(object, seen)),
             _ => return None,
         };
-        let body = error_document(code, &seen.path, request_id);
+        let body = error_document(code, message.as_deref(), &seen.path, request_id);
         let response = Response::builder()
             .status(*status)
             .header(CONTENT_TYPE, "application/xml")
@@ -379,7 +413,7 @@ impl Fault {
 impl fmt::Debug for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Action::Reply { status, code } => write!(f, "Reply({status} {code})"),
+            Action::Reply { status, code, .. } => write!(f, "Reply({status} {code})"),
             Action::Hook(_) => f.write_str("Hook"),
             Action::DelayHeaders(delay) => write!(f, "DelayHeaders({delay:?})"),
             Action::EditHeader { name, .. } => write!(f, "EditHeader({name})"),
@@ -560,8 +594,8 @@ fn header_name(name: &str) -> HeaderName {
 }
 
 /// The body S3 sends with an error, with the message S3 uses for the common codes.
-fn error_document(code: &str, resource: &str, request_id: &str) -> String {
-    let message = match code {
+fn error_document(code: &str, message: Option<&str>, resource: &str, request_id: &str) -> String {
+    let message = message.unwrap_or(match code {
         "SlowDown" => "Please reduce your request rate.",
         "InternalError" => "We encountered an internal error. Please try again.",
         "ServiceUnavailable" => "Service is unable to handle request.",
@@ -569,7 +603,7 @@ fn error_document(code: &str, resource: &str, request_id: &str) -> String {
         "NoSuchKey" => "The specified key does not exist.",
         "PreconditionFailed" => "At least one of the pre-conditions you specified did not hold",
         _ => "Injected by the parabyte test kit's fault proxy.",
-    };
+    });
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{}</Code><Message>{}</Message>\
          <Resource>{}</Resource><RequestId>{}</RequestId></Error>",
@@ -602,6 +636,7 @@ mod tests {
             range: range.map(str::to_owned),
             if_match: None,
             if_unmodified_since: None,
+            header_names: Vec::new(),
         }
     }
 

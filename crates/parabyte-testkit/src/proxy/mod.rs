@@ -86,6 +86,8 @@ pub struct SeenRequest {
     pub range: Option<String>,
     pub if_match: Option<String>,
     pub if_unmodified_since: Option<String>,
+    /// The names of every header it carried, in lower case.
+    pub header_names: Vec<String>,
 }
 
 /// The proxy; it stops when dropped. Runs on its own runtime thread, so sync tests can use it.
@@ -460,6 +462,11 @@ impl SeenRequest {
             range: header(http::header::RANGE),
             if_match: header(http::header::IF_MATCH),
             if_unmodified_since: header(http::header::IF_UNMODIFIED_SINCE),
+            header_names: request
+                .headers()
+                .keys()
+                .map(|name| name.to_string())
+                .collect(),
         }
     }
 }
@@ -607,6 +614,7 @@ mod tests {
                 range: None,
                 if_match: None,
                 if_unmodified_since: None,
+                header_names: Vec::new(),
             };
             ledger.record(seen, i as u64);
         }

@@ -10,11 +10,13 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
+use futures::Stream;
 
+use crate::checksum::{crc64nvme, crc64nvme_after};
 use crate::error::{Error, Result};
 
-/// Parts at least this large are read into an anonymous map of their own.
-const MAPPED_READ: usize = 1024 * 1024;
+/// A streamed body is read in chunks of this size: a part in flight holds a chunk or two.
+const CHUNK: usize = 256 * 1024;
 
 /// What a file is at one moment: a write or a replacement changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,37 +88,75 @@ impl SourceFile {
         &self.path
     }
 
-    /// `length` bytes from `offset`; a file that ends sooner has changed. A part of
-    /// [`MAPPED_READ`] or more is read into memory of its own (an anonymous map), given back
-    /// to the system the moment the part has been sent: the allocator would keep such
-    /// buffers in its arenas, and a run's memory would grow with every thread that read one.
+    /// `length` bytes from `offset`, into memory; a file that ends sooner has changed. For
+    /// small reads: a larger one is streamed ([`SourceFile::stream`]).
     pub(crate) async fn read_at(&self, offset: u64, length: usize) -> Result<Bytes> {
         let (file, path) = (self.file.clone(), self.path.clone());
         blocking(move || {
-            let failed = |e: io::Error| match e.kind() {
-                io::ErrorKind::UnexpectedEof => {
-                    changed(&path, "it is shorter than when it was opened")
-                }
-                _ => Error::io("cannot read", &path, e),
-            };
-            if length < MAPPED_READ {
-                let mut buffer = vec![0; length];
-                file.read_exact_at(&mut buffer, offset).map_err(failed)?;
-                return Ok(Bytes::from(buffer));
-            }
-            // Populated at once: one call rather than a page fault for every 4 KiB.
-            let mut map = memmap2::MmapOptions::new()
-                .len(length)
-                .populate()
-                .map_anon()
-                .map_err(|e| Error::io("cannot set memory aside to read", &path, e))?;
-            file.read_exact_at(&mut map, offset).map_err(failed)?;
-            let map = map
-                .make_read_only()
-                .map_err(|e| Error::io("cannot read", &path, e))?;
-            Ok(Bytes::from_owner(map))
+            let mut buffer = vec![0; length];
+            read_exact_at(&file, &path, &mut buffer, offset)?;
+            Ok(Bytes::from(buffer))
         })
         .await
+    }
+
+    /// The CRC64NVME of `length` bytes from `offset`, read a chunk at a time into one
+    /// buffer: the pass ahead of a streamed body, whose checksum goes in its headers.
+    pub(crate) async fn crc_at(&self, offset: u64, length: u64) -> Result<u64> {
+        let (file, path) = (self.file.clone(), self.path.clone());
+        blocking(move || {
+            let mut buffer = vec![0; CHUNK.min(length as usize)];
+            let mut crc = None;
+            let mut done = 0;
+            while done < length {
+                let chunk = &mut buffer[..CHUNK.min((length - done) as usize)];
+                read_exact_at(&file, &path, chunk, offset + done)?;
+                crc = Some(add_chunk(crc, chunk));
+                done += chunk.len() as u64;
+            }
+            Ok(crc.unwrap_or(0))
+        })
+        .await
+    }
+
+    /// `length` bytes from `offset`, read a chunk at a time as they are sent. The stream
+    /// fails, so the request is never completed, when the bytes read are not the ones
+    /// whose CRC64NVME is `crc`: the file changed after the pass that computed it.
+    pub(crate) fn stream(
+        &self,
+        offset: u64,
+        length: u64,
+        crc: u64,
+    ) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        let start = Streamed {
+            file: self.file.clone(),
+            path: self.path.clone(),
+            offset,
+            left: length,
+            crc: None,
+        };
+        futures::stream::try_unfold(start, move |mut at| async move {
+            if at.left == 0 {
+                return match at.crc.unwrap_or(0) == crc {
+                    true => Ok(None),
+                    false => Err(changed(&at.path, "its bytes changed while they were sent")),
+                };
+            }
+            let length = CHUNK.min(at.left as usize);
+            let (file, path, offset, before) =
+                (at.file.clone(), at.path.clone(), at.offset, at.crc);
+            let (chunk, after) = blocking(move || {
+                let mut chunk = vec![0; length];
+                read_exact_at(&file, &path, &mut chunk, offset)?;
+                let after = add_chunk(before, &chunk);
+                Ok((Bytes::from(chunk), after))
+            })
+            .await?;
+            at.offset += length as u64;
+            at.left -= length as u64;
+            at.crc = Some(after);
+            Ok(Some((chunk, at)))
+        })
     }
 
     /// Fails when the file is no longer what it was when opened: its size or modification
@@ -141,6 +181,34 @@ impl SourceFile {
     }
 }
 
+/// Where a streamed body has got to.
+struct Streamed {
+    file: Arc<File>,
+    path: PathBuf,
+    offset: u64,
+    left: u64,
+    /// Of the bytes read so far; `None` before the first chunk.
+    crc: Option<u64>,
+}
+
+/// The CRC64NVME of what was read before (`None`: nothing) and then `chunk`.
+fn add_chunk(before: Option<u64>, chunk: &[u8]) -> u64 {
+    let crc = crc64nvme(chunk);
+    match before {
+        None => crc,
+        Some(before) => crc64nvme_after(before, crc, chunk.len() as u64),
+    }
+}
+
+/// Fill `buffer` from `offset`; a file that ends sooner has changed since it was opened.
+fn read_exact_at(file: &File, path: &Path, buffer: &mut [u8], offset: u64) -> Result<()> {
+    file.read_exact_at(buffer, offset)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => changed(path, "it is shorter than when it was opened"),
+            _ => Error::io("cannot read", path, e),
+        })
+}
+
 fn changed(path: &Path, detail: &str) -> Error {
     Error::FileChanged {
         path: path.to_owned(),
@@ -155,4 +223,70 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| Error::io("cannot read", PathBuf::new(), io::Error::other(e)))?
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::TryStreamExt;
+
+    use super::*;
+
+    fn bytes(length: usize) -> Vec<u8> {
+        (0..length).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn a_stream_gives_the_bytes_the_crc_pass_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data = bytes(3 * CHUNK + 17);
+        std::fs::write(&path, &data).unwrap();
+        let file = SourceFile::open(&path).await.unwrap();
+        let (offset, length) = (5, (2 * CHUNK + 3) as u64);
+        let crc = file.crc_at(offset, length).await.unwrap();
+        assert_eq!(crc, crc64nvme(&data[5..5 + length as usize]));
+        let chunks: Vec<Bytes> = file
+            .stream(offset, length, crc)
+            .try_collect()
+            .await
+            .unwrap();
+        assert!(chunks.iter().all(|chunk| chunk.len() <= CHUNK));
+        assert_eq!(chunks.concat(), &data[5..5 + length as usize]);
+    }
+
+    #[tokio::test]
+    async fn a_stream_fails_when_its_bytes_are_not_the_ones_checksummed() {
+        // Rewritten in place, same size, its time put back: only the bytes tell.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data = bytes(2 * CHUNK);
+        std::fs::write(&path, &data).unwrap();
+        let file = SourceFile::open(&path).await.unwrap();
+        let crc = file.crc_at(0, data.len() as u64).await.unwrap();
+        let mut other = data.clone();
+        other[CHUNK + 1] ^= 1;
+        std::fs::write(&path, &other).unwrap();
+        let error = file
+            .stream(0, data.len() as u64, crc)
+            .try_collect::<Vec<Bytes>>()
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::FileChanged { .. }), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn a_stream_of_a_file_cut_short_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, bytes(CHUNK * 2)).unwrap();
+        let file = SourceFile::open(&path).await.unwrap();
+        let crc = file.crc_at(0, (CHUNK * 2) as u64).await.unwrap();
+        std::fs::write(&path, bytes(CHUNK)).unwrap();
+        let error = file
+            .stream(0, (CHUNK * 2) as u64, crc)
+            .try_collect::<Vec<Bytes>>()
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::FileChanged { .. }), "{error:?}");
+    }
 }

@@ -15,14 +15,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures::Stream;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use futures::{Stream, TryStreamExt};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::{
-    HeaderMap, HeaderName, HeaderValue, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH,
     IF_UNMODIFIED_SINCE, LOCATION, RANGE, USER_AGENT,
 };
 use reqwest::{Request, StatusCode, Url};
@@ -33,6 +34,7 @@ use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{with_causes, Error, Result};
 use crate::location::redact;
+use crate::source::write_body::WriteBody;
 
 /// The tracing target of one event per request sent: method, redacted URL, range, status
 /// and time taken (until the headers arrived). The library only emits; `parabyte -v`
@@ -61,9 +63,9 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
 ];
 
 type Connector = CountConnections<HttpsConnector<HttpConnector>>;
-/// Every request body is in memory: a GET's is empty, an upload part's is read whole
-/// before it is sent, since its CRC goes in a header ahead of it.
-type Sender = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
+/// A request body: in memory (a GET's is empty), or a file's part streamed as it is sent.
+type Sent = UnsyncBoxBody<Bytes, Error>;
+type Sender = hyper_util::client::legacy::Client<Connector, Sent>;
 
 /// The clients every request of a run goes through: one per local address to send from
 /// (`--bind`), or one that lets the system choose. Each keeps its own pool, and requests
@@ -137,18 +139,31 @@ impl HttpClient {
     async fn execute(
         &self,
         mut request: Request,
-        body: Bytes,
+        body: WriteBody,
     ) -> std::result::Result<Response, HttpError> {
         let url = request.url().clone();
         let uri: hyper::Uri = url
             .as_str()
             .parse()
             .map_err(|e| HttpError::new(Kind::Builder, e))?;
-        let mut sent = hyper::Request::new(Full::new(body));
+        let length = body.length();
+        let body = match body {
+            WriteBody::Memory(bytes) => Full::new(bytes)
+                .map_err(|never| match never {})
+                .boxed_unsync(),
+            streamed => StreamBody::new(streamed.open().map_ok(Frame::data)).boxed_unsync(),
+        };
+        let mut sent = hyper::Request::new(body);
         *sent.method_mut() = request.method().clone();
         *sent.uri_mut() = uri;
         // Moved, not copied: the request is consumed here.
         *sent.headers_mut() = std::mem::take(request.headers_mut());
+        if length > 0 {
+            // A stream's length is unknown to hyper, which would send it chunked: S3 wants
+            // the length, and hyper fails a body that ends short of it or runs past it.
+            sent.headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from(length));
+        }
         sent.headers_mut()
             .entry(USER_AGENT)
             .or_insert(HeaderValue::from_static(concat!(
@@ -425,14 +440,14 @@ pub(crate) async fn send_following(
     for _ in 0..MAX_REDIRECTS {
         // Bodiless requests always clone; the copy is what the next hop is made from.
         let sent = request.try_clone();
-        let response = send_counted(http, request, Bytes::new(), counters, kind).await?;
+        let response = send_counted(http, request, WriteBody::default(), counters, kind).await?;
         match (sent, redirect_target(&response)) {
             (Some(sent), Some(next)) => request = next_hop(sent, next),
             _ => return Ok(response),
         }
     }
     // Still redirected after the last hop: the caller reports the 3xx it got.
-    send_counted(http, request, Bytes::new(), counters, kind).await
+    send_counted(http, request, WriteBody::default(), counters, kind).await
 }
 
 /// Send a request with `body` (empty for a GET) as it is, following no redirect: a 3xx is
@@ -440,7 +455,7 @@ pub(crate) async fn send_following(
 pub(crate) async fn send_once(
     http: &HttpClient,
     request: Request,
-    body: Bytes,
+    body: WriteBody,
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, HttpError> {
@@ -450,7 +465,7 @@ pub(crate) async fn send_once(
 async fn send_counted(
     http: &HttpClient,
     request: Request,
-    body: Bytes,
+    body: WriteBody,
     counters: &Counters,
     kind: RequestKind,
 ) -> std::result::Result<Response, HttpError> {
@@ -553,6 +568,14 @@ where
 /// fails (an `https://` URL to a plain HTTP server is named as such). The rest is a network
 /// failure, retried.
 pub(crate) fn transport_error(what: &str, error: &HttpError, endpoint: &str) -> Error {
+    // A streamed body stops the request when its file changed: that, not the connection,
+    // is what failed, and sending it again would not help.
+    if let Some(Error::FileChanged { path, detail }) = body_failure(error) {
+        return Error::FileChanged {
+            path: path.clone(),
+            detail: detail.clone(),
+        };
+    }
     let detail = describe(error);
     let what = what.to_owned();
     // rustls' words when the first bytes back are not a TLS record: plain HTTP.
@@ -589,6 +612,19 @@ pub(crate) fn transport_error(what: &str, error: &HttpError, endpoint: &str) -> 
         what,
         detail: format!("{detail} ({endpoint})"),
     }
+}
+
+/// The error a request's own body failed with, when that is what stopped it.
+fn body_failure(error: &HttpError) -> Option<&Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> =
+        error.source.as_deref().map(|e| e as _);
+    while let Some(now) = cause {
+        if let Some(ours) = now.downcast_ref::<Error>() {
+            return Some(ours);
+        }
+        cause = now.source();
+    }
+    None
 }
 
 /// Whether an I/O error of this kind is among the causes of `error` (TLS failures reach
@@ -694,7 +730,7 @@ mod read_buffer {
         });
         let http = HttpClient::new(&StoreConfig::default(), Arc::default()).unwrap();
         let request = http.get(format!("http://{address}/big")).build().unwrap();
-        let response = http.execute(request, Bytes::new()).await.unwrap();
+        let response = http.execute(request, WriteBody::default()).await.unwrap();
         let (mut total, mut largest) = (0, 0);
         let mut chunks = response.bytes_stream();
         while let Some(chunk) = chunks.try_next().await.unwrap() {

@@ -13,6 +13,7 @@ pub(crate) mod s3;
 mod sources;
 mod store;
 pub(crate) mod web;
+pub(crate) mod write_body;
 
 pub(crate) use answer::{body_of, last_modified, shape_of};
 #[cfg(test)]
@@ -22,3 +23,4 @@ pub use store::Encryption;
 pub(crate) use store::{
     Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
 };
+pub(crate) use write_body::WriteBody;

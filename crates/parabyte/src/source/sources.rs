@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use super::listing::{ListPage, ListQuery, PageSink};
 use super::s3::S3Store;
 use super::web::WebSource;
-use super::{Described, Fetched, ListedPart, Store, UploadedPart, WriteOptions, Written};
+use super::{
+    Described, Fetched, ListedPart, Store, UploadedPart, WriteBody, WriteOptions, Written,
+};
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
@@ -61,7 +61,7 @@ impl Store for Sources {
     async fn put(
         &self,
         object: &S3Url,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
@@ -77,7 +77,7 @@ impl Store for Sources {
         object: &S3Url,
         upload_id: &str,
         number: u32,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
         self.s3

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::source::listing::page::{ListPage, ListQuery, PageSink};
+use crate::source::write_body::WriteBody;
 use crate::validator::Validator;
 
 /// An operation a store may lack, as [`Error::Unsupported`] names it. Every store reads
@@ -202,7 +203,7 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn put(
         &self,
         _object: &S3Url,
-        _body: Bytes,
+        _body: WriteBody,
         _crc64nvme: u64,
         _options: &WriteOptions,
     ) -> impl Future<Output = Result<Written>> + Send {
@@ -225,7 +226,7 @@ pub(crate) trait Store: Send + Sync + 'static {
         _object: &S3Url,
         _upload_id: &str,
         _number: u32,
-        _body: Bytes,
+        _body: WriteBody,
         _crc64nvme: u64,
     ) -> impl Future<Output = Result<UploadedPart>> + Send {
         std::future::ready(Err(self.unsupported(Operation::Write)))

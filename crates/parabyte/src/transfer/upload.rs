@@ -41,7 +41,8 @@ const MIN_PART: u64 = 5 * 1024 * 1024;
 const MAX_PART: u64 = 5 * 1024 * 1024 * 1024;
 /// S3's most parts in one upload.
 const MAX_PARTS: u64 = 10_000;
-/// The most bytes of files held for parts being sent, across every upload of a client.
+/// The most bytes of small files held in memory to be sent, across every upload of a
+/// client (larger bodies are streamed from their files: `content.rs`).
 const MEMORY_BUDGET: u64 = 64 * 1024 * 1024;
 /// Memory is counted in these units, so a semaphore holds any budget.
 const KIB: u64 = 1024;
@@ -68,7 +69,6 @@ pub(crate) struct Uploader<S> {
     counters: Arc<Counters>,
     /// Bytes of file held in memory for requests being sent, in KiB.
     memory: Arc<Semaphore>,
-    memory_kib: u64,
     /// The largest object copied inside the store in one request (S3's 5 GiB).
     copy_threshold: u64,
     /// The least part of a copy in parts.
@@ -122,18 +122,11 @@ impl<S: Store> Uploader<S> {
         request_limit: Arc<RequestLimit>,
         counters: Arc<Counters>,
     ) -> Uploader<S> {
-        // As many parts as one object sends at once, whatever the number of objects, but
-        // no more than MEMORY_BUDGET unless two parts need more: on loopback 4 parts of
-        // 8 MiB in flight upload 1 GiB as fast as 16 (docs/PROFILE.md, stop 30).
-        let part = transfer.part_size.clamp(MIN_PART, MAX_PART);
-        let parts = (transfer.ranges_per_object.max(2) as u64).saturating_mul(part);
-        let memory_kib = parts.min(MEMORY_BUDGET.max(2 * part)) / KIB;
         Uploader {
             store,
             request_limit,
             counters,
-            memory: Arc::new(Semaphore::new(memory_kib as usize)),
-            memory_kib,
+            memory: Arc::new(Semaphore::new((MEMORY_BUDGET / KIB) as usize)),
             copy_threshold: MAX_PART,
             copy_part: server_copy::COPY_PART,
             transfer,
@@ -231,7 +224,7 @@ impl<S: Store> Uploader<S> {
                     let part = self
                         .send(|| {
                             self.store
-                                .upload_part(to, upload_id, number, body.clone(), crc)
+                                .upload_part(to, upload_id, number, body.clone().into(), crc)
                         })
                         .await?;
                     reporter.bytes_transferred(length);
@@ -346,8 +339,7 @@ impl<S: Store> Uploader<S> {
     ) -> Result<bool> {
         let size = content.size();
         let _memory = self.hold(content, size).await;
-        let body = content.read_at(0, size).await?;
-        let crc = crc64nvme(&body);
+        let (body, crc) = content.body_at(0, size).await?;
         content.unchanged().await?;
         let written = self
             .send(|| self.store.put(to, body.clone(), crc, options))
@@ -443,8 +435,7 @@ impl<S: Store> Uploader<S> {
                 let offset = (number - 1) * cut.part_size;
                 let length = cut.part_size.min(size - offset);
                 let _memory = self.hold(content, length).await;
-                let body = content.read_at(offset, length).await?;
-                let crc = crc64nvme(&body);
+                let (body, crc) = content.body_at(offset, length).await?;
                 // A part an interrupted run sent is kept only when it is these very bytes.
                 let kept = stored.iter().find(|part| {
                     part.number as u64 == number
@@ -504,13 +495,13 @@ impl<S: Store> Uploader<S> {
         .await
     }
 
-    /// Room in the memory budget for `bytes` of a file (all of it, if more); bytes that
-    /// are in memory already take none.
+    /// Room in the memory budget for `bytes` of a file read into memory (all of it, if
+    /// more); bytes that are in memory already, or streamed, take none.
     async fn hold(&self, content: &Content, bytes: u64) -> Option<SemaphorePermit<'_>> {
-        if !content.reads_into_memory() {
+        if !content.reads_into_memory(bytes) {
             return None;
         }
-        let kib = bytes.div_ceil(KIB).clamp(1, self.memory_kib.max(1));
+        let kib = bytes.div_ceil(KIB).clamp(1, MEMORY_BUDGET / KIB);
         let permit = self.memory.acquire_many(kib as u32).await;
         Some(permit.expect("the memory budget is never closed"))
     }

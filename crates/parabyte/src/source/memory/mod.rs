@@ -24,6 +24,7 @@ use crate::source::listing::{Cursor, ListPage, ListQuery, ObjectEntry, PageSink}
 use crate::source::store::{
     Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
 };
+use crate::source::write_body::WriteBody;
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
 use script::{answer_for, Scripted};
@@ -495,11 +496,11 @@ impl Store for MemoryStore {
     async fn put(
         &self,
         object: &S3Url,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.answer_put(object, body, crc64nvme, options)
+        self.answer_put(object, body, crc64nvme, options).await
     }
 
     async fn create_upload(&self, object: &S3Url, _options: &WriteOptions) -> Result<String> {
@@ -511,10 +512,11 @@ impl Store for MemoryStore {
         object: &S3Url,
         upload_id: &str,
         number: u32,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
         self.answer_part(object, upload_id, number, body, crc64nvme)
+            .await
     }
 
     async fn complete_upload(

@@ -14,7 +14,7 @@ use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecks
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
-use crate::source::{ListedPart, UploadedPart, WriteOptions, Written};
+use crate::source::{ListedPart, UploadedPart, WriteBody, WriteOptions, Written};
 use crate::validator::Validator;
 
 /// A multipart upload begun and not yet completed or aborted.
@@ -69,15 +69,16 @@ impl MemoryStore {
         }
     }
 
-    pub(super) fn answer_put(
+    pub(super) async fn answer_put(
         &self,
         object: &S3Url,
-        body: Bytes,
+        body: WriteBody,
         crc: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
         let url = object.to_string();
         self.receive(Request::Put, &url, None)?;
+        let body = body.collect().await?;
         check_body(&format!("PUT {url}"), &body, crc)?;
         let etag = format!("\"{}\"", hex::encode(Md5::digest(&body)));
         self.store_object(&url, body, etag, crc, options)
@@ -99,17 +100,18 @@ impl MemoryStore {
         Ok(id)
     }
 
-    pub(super) fn answer_part(
+    pub(super) async fn answer_part(
         &self,
         object: &S3Url,
         upload_id: &str,
         number: u32,
-        body: Bytes,
+        body: WriteBody,
         crc: u64,
     ) -> Result<UploadedPart> {
         let url = object.to_string();
         let what = format!("UploadPart {url} part {number}");
         self.receive(Request::Part, &url, Some(number))?;
+        let body = body.collect().await?;
         check_body(&what, &body, crc)?;
         let etag = format!("\"{}\"", hex::encode(Md5::digest(&body)));
         let mut state = self.lock();

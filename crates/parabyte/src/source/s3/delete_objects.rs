@@ -40,7 +40,7 @@ impl S3Store {
                 query: "delete=",
                 headers: &[("content-md5", &digest)],
                 what: &what,
-                body: Some(&body),
+                body: Some(&body.into()),
             })
             .await?;
         if !response.status().is_success() {

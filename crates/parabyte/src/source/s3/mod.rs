@@ -32,9 +32,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use crate::source::write_body::WriteBody;
 use aws_config::meta::region::RegionProviderChain;
 use aws_config::BehaviorVersion;
-use bytes::Bytes;
 
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
@@ -106,7 +106,7 @@ pub(super) struct Call<'a> {
     pub(super) what: &'a str,
     /// What a write sends; `None` for a bodiless request. Sent unsigned: its checksum
     /// header, which is signed, is what the store checks it by.
-    pub(super) body: Option<&'a Bytes>,
+    pub(super) body: Option<&'a WriteBody>,
 }
 
 impl S3Store {

@@ -15,7 +15,7 @@ use super::{Call, S3Store};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
-use crate::source::{ListedPart, UploadedPart, WriteOptions, Written};
+use crate::source::{ListedPart, UploadedPart, WriteBody, WriteOptions, Written};
 
 /// ListParts pages read for one upload at most (1,000 parts a page, 10,000 parts).
 const MAX_PART_PAGES: usize = 10;
@@ -59,7 +59,7 @@ impl S3Store {
         object: &S3Url,
         upload_id: &str,
         number: u32,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
         let what = format!("UploadPart {object} part {number}");
@@ -129,7 +129,7 @@ impl S3Store {
         if options.no_clobber {
             headers.push(("if-none-match", "*"));
         }
-        let body = Bytes::from(complete_body(parts));
+        let body = WriteBody::from(Bytes::from(complete_body(parts)));
         let response = self
             .request(&Call {
                 method: &reqwest::Method::POST,

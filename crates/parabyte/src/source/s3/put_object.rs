@@ -1,7 +1,6 @@
 //! PutObject: one object in one request, with its CRC64NVME for the store to check, and
 //! the headers every write shares (conditions, content type, metadata).
 
-use bytes::Bytes;
 use reqwest::header::{HeaderMap, ETAG};
 
 use super::errors::error_from_response;
@@ -10,7 +9,7 @@ use crate::checksum::{Crc, FullChecksum};
 use crate::counters::RequestKind;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
-use crate::source::{Encryption, WriteOptions, Written};
+use crate::source::{Encryption, WriteBody, WriteOptions, Written};
 
 /// The header a CRC64NVME travels in, requests and answers alike.
 pub(super) const CRC64NVME_HEADER: &str = "x-amz-checksum-crc64nvme";
@@ -19,7 +18,7 @@ impl S3Store {
     pub(super) async fn put_object(
         &self,
         object: &S3Url,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {

@@ -1,13 +1,13 @@
 //! The S3 store behind the [`Store`] seam: each operation is its own file.
 
-use bytes::Bytes;
-
 use super::S3Store;
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::listing::{ListPage, ListQuery, PageSink};
-use crate::source::{Described, Fetched, ListedPart, Store, UploadedPart, WriteOptions, Written};
+use crate::source::{
+    Described, Fetched, ListedPart, Store, UploadedPart, WriteBody, WriteOptions, Written,
+};
 use crate::validator::Validator;
 
 impl Store for S3Store {
@@ -42,7 +42,7 @@ impl Store for S3Store {
     async fn put(
         &self,
         object: &S3Url,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
@@ -58,7 +58,7 @@ impl Store for S3Store {
         object: &S3Url,
         upload_id: &str,
         number: u32,
-        body: Bytes,
+        body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
         self.upload_part_of(object, upload_id, number, body, crc64nvme)
