@@ -538,6 +538,9 @@ class Summary:
     """Objects completed from the parts an interrupted run left."""
     resumed_bytes: int
     """Bytes those parts held: not fetched again."""
+    sent_with_md5: int
+    """Objects uploaded with Content-MD5 rather than CRC64NVME: the store refused checksum
+    headers. Each body's MD5 was checked by the store."""
     bytes: int
     elapsed: float
     """Seconds."""
@@ -560,6 +563,7 @@ class Summary:
         deleted: int = 0,
         resumed: int = 0,
         resumed_bytes: int = 0,
+        sent_with_md5: int = 0,
         bytes: int = 0,
         elapsed: float = 0.0,
         first_object_seconds: float | None = None,

@@ -789,6 +789,7 @@ def _sum_up(
         deleted=total("deleted"),
         resumed=sum(s.resumed for s in whole),
         resumed_bytes=sum(s.resumed_bytes for s in whole),
+        sent_with_md5=total("sent_with_md5"),
         bytes=total_bytes,
         elapsed=elapsed,
         first_object_seconds=None,

@@ -95,6 +95,12 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
             summary.deleted
         ));
     }
+    if summary.sent_with_md5 > 0 {
+        lines.push(format!(
+            "the store refused checksum headers: {} object(s) went with Content-MD5 instead, each body checked by the store",
+            summary.sent_with_md5
+        ));
+    }
     if summary.resumed > 0 {
         lines.push(format!(
             "resumed {} object(s) where an earlier run stopped: {} already on disk, not fetched again",

@@ -113,6 +113,79 @@ fn a_tree_goes_up_and_comes_back_checked_moto() {
     tree_round_trip(ServerKind::Moto);
 }
 
+/// An older store that refuses checksum headers, as Cloudflare R2 once did: every write
+/// that carries one is answered 501 by the proxy in front of a real server, which checks the
+/// Content-MD5 the writes fall back to.
+fn a_store_refusing_checksum_headers_gets_content_md5(kind: ServerKind) {
+    let bed = Bed::new(kind, "upload-md5");
+    write_tree(&bed, "src");
+    let refused = bed.proxy.inject(
+        Rule::any().with_header("x-amz-checksum-"),
+        Fault::error_saying(
+            501,
+            "NotImplemented",
+            "Header 'x-amz-checksum-algorithm' with value 'CRC64NVME' not implemented",
+        ),
+    );
+    let output = run(bed.parabyte().args([
+        "cp",
+        "-r",
+        "--json",
+        "--part-size",
+        "5MiB",
+        "src",
+        &bed.url("up"),
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Found out once per run: only writes that set out before the first refusal came back
+    // (at most one per object) carried the headers.
+    assert!(
+        (1..=tree().len() as u64).contains(&refused.fired()),
+        "{} writes carried checksum headers",
+        refused.fired()
+    );
+    let json = summary(&output);
+    assert_eq!(json["sent_with_md5"], tree().len());
+    // By MD5, or by the CRC64NVME a store computes of itself (versitygw names one back).
+    let verified = &json["verified"];
+    let checked = verified["md5"].as_u64().unwrap() + verified["checksum"].as_u64().unwrap();
+    assert_eq!(
+        (checked, &verified["size_only"]),
+        (tree().len() as u64, &0.into())
+    );
+    for (path, bytes) in tree() {
+        let stored = bed
+            .admin
+            .get_object(&bed.bucket, &format!("up/{path}"))
+            .unwrap();
+        assert!(stored == bytes, "{path}");
+    }
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+
+    // Said in the summary a person reads.
+    std::fs::write(bed.path("one.txt"), b"one\n").unwrap();
+    let output = run(bed
+        .parabyte()
+        .args(["cp", "--no-progress", "one.txt", &bed.url("one.txt")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("the store refused checksum headers: 1 object(s) went with Content-MD5"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_store_refusing_checksum_headers_gets_content_md5_versitygw() {
+    a_store_refusing_checksum_headers_gets_content_md5(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_store_refusing_checksum_headers_gets_content_md5_minio() {
+    a_store_refusing_checksum_headers_gets_content_md5(ServerKind::Minio);
+}
+
 #[test]
 fn a_file_goes_to_the_key_named_or_under_the_prefix_named() {
     let bed = Bed::new(ServerKind::Versitygw, "upload-one");

@@ -210,6 +210,8 @@ pub struct Summary {
     pub resumed: u64,
     /// Bytes those parts held: not fetched again.
     pub resumed_bytes: u64,
+    /// Objects uploaded with Content-MD5: the store refused checksum headers.
+    pub sent_with_md5: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time in seconds.
@@ -241,6 +243,7 @@ impl From<parabyte::Summary> for Summary {
             deleted: summary.deleted,
             resumed: summary.resumed,
             resumed_bytes: summary.resumed_bytes,
+            sent_with_md5: summary.sent_with_md5,
             bytes: summary.bytes,
             elapsed: summary.elapsed.as_secs_f64(),
             first_object_seconds: summary
@@ -287,6 +290,7 @@ impl Summary {
         fields.set_item("deleted", self.deleted)?;
         fields.set_item("resumed", self.resumed)?;
         fields.set_item("resumed_bytes", self.resumed_bytes)?;
+        fields.set_item("sent_with_md5", self.sent_with_md5)?;
         fields.set_item("bytes", self.bytes)?;
         fields.set_item("elapsed", self.elapsed)?;
         fields.set_item("first_object_seconds", self.first_object_seconds)?;
@@ -314,6 +318,7 @@ impl Summary {
         deleted = 0,
         resumed = 0,
         resumed_bytes = 0,
+        sent_with_md5 = 0,
         bytes = 0,
         elapsed = 0.0,
         first_object_seconds = None,
@@ -332,6 +337,7 @@ impl Summary {
         deleted: u64,
         resumed: u64,
         resumed_bytes: u64,
+        sent_with_md5: u64,
         bytes: u64,
         elapsed: f64,
         first_object_seconds: Option<f64>,
@@ -350,6 +356,7 @@ impl Summary {
             deleted,
             resumed,
             resumed_bytes,
+            sent_with_md5,
             bytes,
             elapsed,
             first_object_seconds,

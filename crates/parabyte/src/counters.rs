@@ -58,6 +58,7 @@ pub(crate) struct Counters {
     skipped_by_size_and_time: AtomicU64,
     resumed: AtomicU64,
     resumed_bytes: AtomicU64,
+    sent_with_md5: AtomicU64,
 }
 
 impl Counters {
@@ -96,6 +97,12 @@ impl Counters {
         self.resumed_bytes.fetch_add(bytes, Relaxed);
     }
 
+    /// An object was stored from bodies sent with Content-MD5: the store refused checksum
+    /// headers.
+    pub(crate) fn count_sent_with_md5(&self) {
+        self.sent_with_md5.fetch_add(1, Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             requests: RequestCounts {
@@ -117,6 +124,7 @@ impl Counters {
             skipped_by_size_and_time: self.skipped_by_size_and_time.load(Relaxed),
             resumed: self.resumed.load(Relaxed),
             resumed_bytes: self.resumed_bytes.load(Relaxed),
+            sent_with_md5: self.sent_with_md5.load(Relaxed),
         }
     }
 }
@@ -131,6 +139,7 @@ pub(crate) struct Snapshot {
     pub(crate) skipped_by_size_and_time: u64,
     pub(crate) resumed: u64,
     pub(crate) resumed_bytes: u64,
+    pub(crate) sent_with_md5: u64,
 }
 
 impl Snapshot {
@@ -156,6 +165,7 @@ impl Snapshot {
                 - earlier.skipped_by_size_and_time,
             resumed: self.resumed - earlier.resumed,
             resumed_bytes: self.resumed_bytes - earlier.resumed_bytes,
+            sent_with_md5: self.sent_with_md5 - earlier.sent_with_md5,
         }
     }
 }

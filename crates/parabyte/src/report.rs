@@ -173,6 +173,9 @@ pub struct Summary {
     pub resumed: u64,
     /// Bytes those parts held: not fetched again.
     pub resumed_bytes: u64,
+    /// Objects uploaded with Content-MD5 rather than CRC64NVME: the store refused checksum
+    /// headers. Each body's MD5 was checked by the store.
+    pub sent_with_md5: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time of the whole run.
@@ -218,6 +221,7 @@ impl Summary {
             skipped_by_size_and_time: counted.skipped_by_size_and_time,
             resumed: counted.resumed,
             resumed_bytes: counted.resumed_bytes,
+            sent_with_md5: counted.sent_with_md5,
             bytes,
             elapsed,
             bytes_per_second: if seconds > 0.0 {

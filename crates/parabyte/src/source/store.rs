@@ -127,6 +127,8 @@ pub(crate) struct Written {
     pub etag: Option<String>,
     /// The whole-object CRC64NVME the store computed, when it says (it must equal the one sent).
     pub crc64nvme: Option<u64>,
+    /// Sent with Content-MD5 (the store refused checksum headers), which the store checked.
+    pub md5_checked: bool,
 }
 
 /// One part of a multipart upload, as the store took it.

@@ -287,12 +287,12 @@ impl<S: Store> Uploader<S> {
         self.ended(stored, size, source, to, options, reporter)
     }
 
-    /// How a write of `size` bytes from `source` to `to` ended (`Ok(true)`: the store named
-    /// the CRC it kept): counted, reported, and what the driver adds up. A key that
-    /// `--no-clobber` found taken is skipped.
+    /// How a write of `size` bytes from `source` to `to` ended (`Ok(Some(method))`: how
+    /// the store confirmed what it stored): counted, reported, and what the driver adds
+    /// up. A key that `--no-clobber` found taken is skipped.
     pub(super) fn ended(
         &self,
-        stored: Result<bool>,
+        stored: Result<Option<Method>>,
         size: u64,
         source: &str,
         to: &S3Url,
@@ -301,14 +301,14 @@ impl<S: Store> Uploader<S> {
     ) -> Result<Finished> {
         let (finished, status, verification) = match stored {
             Ok(confirmed) => {
-                // The store checks each body by the CRC64NVME it came with; one that names
-                // the object's back has said it stored exactly what was read.
+                // The store checks each body by the CRC64NVME (or the MD5) it came with; one
+                // that names the object's CRC back has said it stored exactly what was read.
                 let verification = match confirmed {
-                    true => Verification::Crc64nvme,
-                    false => Verification::SizeOnly,
+                    Some(Method::Crc) => Verification::Crc64nvme,
+                    Some(Method::Md5) => Verification::Md5,
+                    None => Verification::SizeOnly,
                 };
-                self.counters
-                    .count_verified(confirmed.then_some(Method::Crc));
+                self.counters.count_verified(confirmed);
                 (Finished::Downloaded(size), Status::Copied, verification)
             }
             Err(Error::Exists { .. }) if options.no_clobber => {
@@ -336,7 +336,7 @@ impl<S: Store> Uploader<S> {
         to: &S3Url,
         options: &WriteOptions,
         reporter: &dyn Reporter,
-    ) -> Result<bool> {
+    ) -> Result<Option<Method>> {
         let size = content.size();
         let _memory = self.hold(content, size).await;
         let (body, crc) = content.body_at(0, size).await?;
@@ -357,7 +357,7 @@ impl<S: Store> Uploader<S> {
         cut: Cut,
         options: &WriteOptions,
         reporter: &dyn Reporter,
-    ) -> Result<bool> {
+    ) -> Result<Option<Method>> {
         // A file's upload is recorded, so that the next run of the same command finds it.
         let record = content.record(to, cut.part_size);
         let mut stored = Vec::new();
@@ -423,7 +423,7 @@ impl<S: Store> Uploader<S> {
         parts: &Parts<'_>,
         options: &WriteOptions,
         reporter: &dyn Reporter,
-    ) -> Result<bool> {
+    ) -> Result<Option<Method>> {
         let Parts {
             upload_id,
             cut,
@@ -527,8 +527,9 @@ fn whole_crc(parts: &[UploadedPart], lengths: &[u64]) -> u64 {
     whole
 }
 
-/// The store's own CRC64NVME of what it stored must be the one sent; true when it named one.
-fn check_stored(to: &S3Url, written: &Written, sent: u64) -> Result<bool> {
+/// The store's own CRC64NVME of what it stored must be the one sent; how the store
+/// confirmed what it stored: by naming that CRC, by the MD5s it checked, or not at all.
+fn check_stored(to: &S3Url, written: &Written, sent: u64) -> Result<Option<Method>> {
     match written.crc64nvme {
         Some(stored) if stored != sent => Err(Error::Corrupt {
             what: to.to_string(),
@@ -536,7 +537,8 @@ fn check_stored(to: &S3Url, written: &Written, sent: u64) -> Result<bool> {
                 "the store computed CRC64NVME {stored:016x} for what it stored, parabyte sent {sent:016x}"
             ),
         }),
-        stored => Ok(stored.is_some()),
+        Some(_) => Ok(Some(Method::Crc)),
+        None => Ok(written.md5_checked.then_some(Method::Md5)),
     }
 }
 

@@ -319,6 +319,7 @@ impl MemoryStore {
         Ok(Written {
             etag: Some(etag),
             crc64nvme: Some(crc),
+            md5_checked: false,
         })
     }
 }

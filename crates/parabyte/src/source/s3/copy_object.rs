@@ -3,7 +3,7 @@
 //! store computes. No byte passes through parabyte; a 200 may carry an error.
 
 use super::endpoint::{copy_source, encode_query_value};
-use super::errors::{error_from_response, error_in_200, read_bounded_body};
+use super::errors::{error_in_200, read_bounded_body};
 use super::put_object::{metadata_headers, object_headers, parse_crc64nvme, refused_write};
 use super::upload_xml::{copied, Completed};
 use super::{Call, S3Store};
@@ -26,7 +26,9 @@ impl S3Store {
         let metadata = metadata_headers(options);
         let mut headers = object_headers(options, &metadata);
         headers.push(("x-amz-copy-source", &source));
-        headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
+        if !self.md5_instead() {
+            headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
+        }
         // The source's metadata and content headers are kept, as aws s3 cp keeps them.
         headers.push(("x-amz-metadata-directive", "COPY"));
         if options.no_clobber {
@@ -39,6 +41,7 @@ impl S3Store {
         Ok(Written {
             etag: done.0,
             crc64nvme: done.1,
+            md5_checked: false,
         })
     }
 
@@ -114,7 +117,7 @@ impl S3Store {
             })
             .await?;
         if !response.status().is_success() {
-            return Err(error_from_response(response, what, &to.bucket, self.anonymous()).await);
+            return Err(self.write_error(response, what, &to.bucket).await);
         }
         let body = read_bounded_body(response).await;
         let answer = copied(&body, operation).map_err(|detail| Error::Protocol {

@@ -8,6 +8,7 @@
 //! [`Store`]: crate::source::Store
 //! [`Error`]: crate::error::Error
 
+mod checksum_fallback;
 mod checksum_headers;
 mod copy_object;
 mod delete_objects;
@@ -29,6 +30,7 @@ mod upload_xml;
 mod xml;
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -60,6 +62,8 @@ pub(crate) struct S3Store {
     /// requests are signed right the first time. `""` is the service itself.
     bucket_regions: Mutex<HashMap<String, Arc<BucketRegion>>>,
     counters: Arc<Counters>,
+    /// The store refused checksum headers: writes go with Content-MD5 (`checksum_fallback.rs`).
+    md5_instead: AtomicBool,
 }
 
 /// The region requests about one bucket are signed for.
@@ -170,6 +174,7 @@ impl S3Store {
             region,
             bucket_regions: Mutex::new(HashMap::new()),
             counters,
+            md5_instead: AtomicBool::new(false),
         })
     }
 

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use reqwest::header::ETAG;
 
+use super::checksum_fallback::{check_etag, content_md5, md5_of};
 use super::endpoint::encode_query_value;
 use super::errors::{error_from_response, error_in_200, read_body_up_to, read_bounded_body};
 use super::put_object::{
@@ -31,8 +32,10 @@ impl S3Store {
         let what = format!("CreateMultipartUpload {object}");
         let metadata = metadata_headers(options);
         let mut headers = object_headers(options, &metadata);
-        headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
-        headers.push(("x-amz-checksum-type", "FULL_OBJECT"));
+        if !self.md5_instead() {
+            headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
+            headers.push(("x-amz-checksum-type", "FULL_OBJECT"));
+        }
         let response = self
             .request(&Call {
                 method: &reqwest::Method::POST,
@@ -46,9 +49,7 @@ impl S3Store {
             })
             .await?;
         if !response.status().is_success() {
-            return Err(
-                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
-            );
+            return Err(self.write_error(response, &what, &object.bucket).await);
         }
         let body = read_bounded_body(response).await;
         upload_id(&body).map_err(|detail| Error::Protocol { what, detail })
@@ -68,6 +69,15 @@ impl S3Store {
             encode_query_value(upload_id)
         );
         let checksum = render_crc64nvme(crc64nvme);
+        let md5 = match self.md5_instead() {
+            true => Some(md5_of(&body).await?),
+            false => None,
+        };
+        let content_md5 = md5.as_ref().map(content_md5);
+        let headers = match &content_md5 {
+            Some(content_md5) => vec![("content-md5", content_md5.as_str())],
+            None => checksum_headers(&checksum).to_vec(),
+        };
         let response = self
             .request(&Call {
                 method: &reqwest::Method::PUT,
@@ -75,15 +85,16 @@ impl S3Store {
                 bucket: &object.bucket,
                 key: &object.key,
                 query: &query,
-                headers: &checksum_headers(&checksum),
+                headers: &headers,
                 what: &what,
                 body: Some(&body),
             })
             .await?;
         if !response.status().is_success() {
-            return Err(
-                error_from_response(response, &what, &object.bucket, self.anonymous()).await,
-            );
+            return Err(self.write_error(response, &what, &object.bucket).await);
+        }
+        if let Some(md5) = &md5 {
+            check_etag(&what, response.headers(), md5)?;
         }
         let etag = response.headers().get(ETAG).and_then(|v| v.to_str().ok());
         // Without its ETag the part cannot be named in the complete: send it again.
@@ -122,14 +133,18 @@ impl S3Store {
         let what = format!("CompleteMultipartUpload {object}");
         let query = format!("uploadId={}", encode_query_value(upload_id));
         let checksum = render_crc64nvme(crc64nvme);
-        let mut headers = vec![
-            (CRC64NVME_HEADER, checksum.as_str()),
-            ("x-amz-checksum-type", "FULL_OBJECT"),
-        ];
+        let md5 = self.md5_instead();
+        let mut headers = match md5 {
+            true => vec![],
+            false => vec![
+                (CRC64NVME_HEADER, checksum.as_str()),
+                ("x-amz-checksum-type", "FULL_OBJECT"),
+            ],
+        };
         if options.no_clobber {
             headers.push(("if-none-match", "*"));
         }
-        let body = WriteBody::from(Bytes::from(complete_body(parts)));
+        let body = WriteBody::from(Bytes::from(complete_body(parts, !md5)));
         let response = self
             .request(&Call {
                 method: &reqwest::Method::POST,
@@ -143,11 +158,15 @@ impl S3Store {
             })
             .await?;
         if !response.status().is_success() {
-            let error =
-                error_from_response(response, &what, &object.bucket, self.anonymous()).await;
+            let error = self.write_error(response, &what, &object.bucket).await;
             return Err(refused_write(error, object, options));
         }
         let mut done = super::put_object::written(response.headers());
+        if md5 {
+            // Each part went with its Content-MD5, which the store checked.
+            done.md5_checked = true;
+            self.counters.count_sent_with_md5();
+        }
         let body = read_bounded_body(response).await;
         match completed(&body).map_err(|detail| Error::Protocol {
             what: what.clone(),

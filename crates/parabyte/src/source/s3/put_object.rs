@@ -3,7 +3,7 @@
 
 use reqwest::header::{HeaderMap, ETAG};
 
-use super::errors::error_from_response;
+use super::checksum_fallback::{check_etag, content_md5, md5_of};
 use super::{Call, S3Store};
 use crate::checksum::{Crc, FullChecksum};
 use crate::counters::RequestKind;
@@ -26,7 +26,15 @@ impl S3Store {
         let checksum = render_crc64nvme(crc64nvme);
         let metadata = metadata_headers(options);
         let mut headers = object_headers(options, &metadata);
-        headers.extend(checksum_headers(&checksum));
+        let md5 = match self.md5_instead() {
+            true => Some(md5_of(&body).await?),
+            false => None,
+        };
+        let content_md5 = md5.as_ref().map(content_md5);
+        match &content_md5 {
+            Some(content_md5) => headers.push(("content-md5", content_md5)),
+            None => headers.extend(checksum_headers(&checksum)),
+        }
         if options.no_clobber {
             headers.push(("if-none-match", "*"));
         }
@@ -43,11 +51,16 @@ impl S3Store {
             })
             .await?;
         if !response.status().is_success() {
-            let error =
-                error_from_response(response, &what, &object.bucket, self.anonymous()).await;
+            let error = self.write_error(response, &what, &object.bucket).await;
             return Err(refused_write(error, object, options));
         }
-        Ok(written(response.headers()))
+        if let Some(md5) = &md5 {
+            check_etag(&what, response.headers(), md5)?;
+            self.counters.count_sent_with_md5();
+        }
+        let mut written = written(response.headers());
+        written.md5_checked = md5.is_some();
+        Ok(written)
     }
 }
 
@@ -121,6 +134,7 @@ pub(super) fn written(headers: &HeaderMap) -> Written {
     Written {
         etag: header(ETAG.as_str()).map(str::to_owned),
         crc64nvme: header(CRC64NVME_HEADER).and_then(parse_crc64nvme),
+        md5_checked: false,
     }
 }
 

@@ -46,11 +46,13 @@ impl Store for S3Store {
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.put_object(object, body, crc64nvme, options).await
+        self.falling_back(|| self.put_object(object, body.clone(), crc64nvme, options))
+            .await
     }
 
     async fn create_upload(&self, object: &S3Url, options: &WriteOptions) -> Result<String> {
-        self.create_multipart_upload(object, options).await
+        self.falling_back(|| self.create_multipart_upload(object, options))
+            .await
     }
 
     async fn upload_part(
@@ -61,8 +63,10 @@ impl Store for S3Store {
         body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
-        self.upload_part_of(object, upload_id, number, body, crc64nvme)
-            .await
+        self.falling_back(|| {
+            self.upload_part_of(object, upload_id, number, body.clone(), crc64nvme)
+        })
+        .await
     }
 
     async fn complete_upload(
@@ -73,8 +77,10 @@ impl Store for S3Store {
         crc64nvme: u64,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.complete_multipart_upload(object, upload_id, parts, crc64nvme, options)
-            .await
+        self.falling_back(|| {
+            self.complete_multipart_upload(object, upload_id, parts, crc64nvme, options)
+        })
+        .await
     }
 
     async fn copy_object(
@@ -83,7 +89,8 @@ impl Store for S3Store {
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.copy_object_to(from, to, options).await
+        self.falling_back(|| self.copy_object_to(from, to, options))
+            .await
     }
 
     async fn upload_part_copy(

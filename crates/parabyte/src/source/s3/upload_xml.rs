@@ -23,7 +23,7 @@ pub(super) enum Completed {
 }
 
 /// The body of a CompleteMultipartUpload: every part in order, with its ETag and CRC.
-pub(super) fn complete_body(parts: &[UploadedPart]) -> String {
+pub(super) fn complete_body(parts: &[UploadedPart], with_checksums: bool) -> String {
     let mut body = String::with_capacity(64 + parts.len() * 128);
     body.push_str("<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
     for part in parts {
@@ -31,9 +31,13 @@ pub(super) fn complete_body(parts: &[UploadedPart]) -> String {
         body.push_str(&escape(part.etag.as_str()));
         body.push_str("</ETag><PartNumber>");
         body.push_str(&part.number.to_string());
-        body.push_str("</PartNumber><ChecksumCRC64NVME>");
-        body.push_str(&render_crc64nvme(part.crc64nvme));
-        body.push_str("</ChecksumCRC64NVME></Part>");
+        body.push_str("</PartNumber>");
+        if with_checksums {
+            body.push_str("<ChecksumCRC64NVME>");
+            body.push_str(&render_crc64nvme(part.crc64nvme));
+            body.push_str("</ChecksumCRC64NVME>");
+        }
+        body.push_str("</Part>");
     }
     body.push_str("</CompleteMultipartUpload>");
     body
@@ -295,7 +299,7 @@ mod tests {
                 crc64nvme: u64::MAX,
             },
         ];
-        let body = complete_body(&parts);
+        let body = complete_body(&parts, true);
         assert!(body.contains("<Part><ETag>&quot;a&amp;b&quot;</ETag><PartNumber>1</PartNumber><ChecksumCRC64NVME>AAAAAAAAAAA=</ChecksumCRC64NVME></Part>"), "{body}");
         assert!(
             body.contains(

@@ -9,6 +9,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::open::OpenUpload;
 use super::{check_stored, cut, whole_crc, Uploader, MAX_PART};
+use crate::checksum::Method;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
@@ -45,7 +46,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             true => self
                 .send(|| self.store.copy_object(&job.from, &job.to, options))
                 .await
-                .map(|written| written.crc64nvme.is_some()),
+                .map(|written| written.crc64nvme.map(|_| Method::Crc)),
             false => self.copy_parts(job, size, pinned.as_ref(), reporter).await,
         };
         if written.is_ok() && size <= self.copy_threshold {
@@ -93,7 +94,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         size: u64,
         pinned: Option<&Validator>,
         reporter: &dyn Reporter,
-    ) -> Result<bool> {
+    ) -> Result<Option<Method>> {
         let Some(cut) = cut(
             size,
             self.transfer.part_size.max(self.copy_part).min(MAX_PART),
