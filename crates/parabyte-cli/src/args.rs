@@ -293,6 +293,8 @@ pub struct CpArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub source_store: SourceStoreArgs,
     /// Spread the copy over a Dask cluster: its scheduler's address (tcp://HOST:PORT).
     /// Runs in the `parabyte` that `pip install 'parabyte[dask]'` installs.
     #[arg(
@@ -532,6 +534,50 @@ pub struct StoreArgs {
     /// turn, to use several network interfaces at once.
     #[arg(long, value_name = "ADDR[,ADDR...]", value_delimiter = ',')]
     pub bind: Vec<IpAddr>,
+}
+
+/// Where an S3 source lives when it is not where the destination is: another endpoint,
+/// region or account. The copy then streams through parabyte (ranged GETs feed the part
+/// uploads, nothing on disk) instead of being copied inside the store.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Store")]
+pub struct SourceStoreArgs {
+    /// The S3 source's endpoint, when it is not the destination's.
+    #[arg(long, value_name = "URL")]
+    pub source_endpoint_url: Option<String>,
+    /// The region the S3 source is signed for, when it is not the destination's.
+    #[arg(long, value_name = "REGION")]
+    pub source_region: Option<String>,
+    /// The profile whose credentials (and region) read the S3 source: another account.
+    #[arg(long, value_name = "NAME")]
+    pub source_profile: Option<String>,
+    /// Read the S3 source anonymously (a public bucket), whatever signs the writes.
+    #[arg(long)]
+    pub source_no_sign_request: bool,
+}
+
+impl SourceStoreArgs {
+    /// The source's store, when any flag names one apart from `destination`'s.
+    pub fn to_config(&self, destination: &StoreConfig) -> Option<StoreConfig> {
+        let named = self.source_endpoint_url.is_some()
+            || self.source_region.is_some()
+            || self.source_profile.is_some()
+            || self.source_no_sign_request;
+        named.then(|| StoreConfig {
+            endpoint_url: self
+                .source_endpoint_url
+                .clone()
+                .or(destination.endpoint_url.clone()),
+            // A profile names its own region; otherwise the destination's stands.
+            region: self.source_region.clone().or(match &self.source_profile {
+                Some(_) => None,
+                None => destination.region.clone(),
+            }),
+            profile: self.source_profile.clone().or(destination.profile.clone()),
+            no_sign_request: self.source_no_sign_request,
+            ..destination.clone()
+        })
+    }
 }
 
 #[derive(Debug, Args)]

@@ -65,6 +65,8 @@ where
         Some("--dryrun")
     } else if wildcard {
         Some("a wildcard source")
+    } else if args.source_store.to_config(&Default::default()).is_some() {
+        Some("a source store of its own (--source-*)")
     } else {
         None
     }

@@ -157,6 +157,7 @@ pub(crate) fn sync_as_copy(args: SyncArgs) -> (CpArgs, Mode) {
         listing: args.listing,
         output: args.output,
         store: args.store,
+        source_store: Default::default(),
         dask_scheduler: None,
         dask_split_bytes: None,
     };
@@ -198,7 +199,9 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, 
         0 => Arc::new(Silent),
         _ => Arc::new(Tee(reporters)),
     };
-    let client = Client::connect(&args.store.to_config(), transfer).await?;
+    let store = args.store.to_config();
+    let source = args.source_store.to_config(&store);
+    let client = Client::connect_reading_from(&store, source.as_ref(), transfer).await?;
     let summary = match &mode {
         Mode::Move => client.move_objects(&request, reporter).await,
         Mode::Copy => client.copy(&request, reporter).await,

@@ -186,6 +186,103 @@ fn a_store_refusing_checksum_headers_gets_content_md5_minio() {
     a_store_refusing_checksum_headers_gets_content_md5(ServerKind::Minio);
 }
 
+/// A source on another server and account (`--source-endpoint-url`, `--source-profile`):
+/// ranged GETs there feed the part uploads here, nothing copied inside either store and
+/// nothing written to the disk; what deletes or lists the destination as the source is
+/// refused.
+#[test]
+fn a_copy_from_another_endpoint_and_account_streams_through_parabyte() {
+    let from = Bed::new(ServerKind::Versitygw, "across-from");
+    let to = Bed::new(ServerKind::Minio, "across-to");
+    let objects = [
+        ("p/small.txt", payload(21, 1000)),
+        ("p/empty", Vec::new()),
+        ("p/big.bin", payload(22, 11 * MIB + 7)),
+    ];
+    for (key, bytes) in &objects {
+        from.admin
+            .put_object(&from.bucket, key, bytes.clone())
+            .unwrap();
+    }
+    // The source's account is a profile of its own; the destination's is the environment's.
+    let aws = to.path(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("credentials"),
+        format!(
+            "[source]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+            from.server.access_key(),
+            from.server.secret_key()
+        ),
+    )
+    .unwrap();
+    let endpoint = from.proxy.endpoint();
+    let source_flags = [
+        "--source-endpoint-url",
+        &endpoint,
+        "--source-profile",
+        "source",
+        "--source-region",
+        from.server.region(),
+    ];
+    let output = run(to
+        .parabyte()
+        .args(["cp", "-r", "--json", "--part-size", "5MiB"])
+        .args(source_flags)
+        .args([&from.url("p/"), &to.url("q/")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (key, bytes) in &objects {
+        let copied = key.replacen("p/", "q/", 1);
+        assert!(
+            to.admin.get_object(&to.bucket, &copied).unwrap() == *bytes,
+            "{copied}"
+        );
+    }
+    // Reads there (a LIST and a GET per part: the listing gave the sizes), writes here.
+    let (there, here) = (from.proxy.counts(), to.proxy.counts());
+    assert_eq!((there.put, there.other), (0, 0));
+    assert_eq!(
+        there.get,
+        1 + 3,
+        "a GET per part, none for the object listed empty"
+    );
+    assert_eq!((here.get, here.list), (0, 0));
+    assert_eq!(here.put, 2 + 3, "two PUTs and three parts");
+    assert_eq!(to.admin.open_uploads(&to.bucket).unwrap(), 0);
+    assert!(files_under(to.dir.path())
+        .iter()
+        .all(|file| file.starts_with(".aws/")));
+
+    // A single key, size unknown: its first part's GET tells it, no probe.
+    let output = run(to
+        .parabyte()
+        .args(["cp", "--json", "--part-size", "5MiB"])
+        .args(source_flags)
+        .args([&from.url("p/big.bin"), &to.url("one.bin")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(to.admin.get_object(&to.bucket, "one.bin").unwrap() == objects[2].1);
+    assert_eq!(from.proxy.counts().get - there.get, 3);
+
+    // mv would delete the source's keys in the destination's store: refused, as sync's
+    // flags do not take a source store at all.
+    for (command, said) in [
+        (["mv", "-r"], "works within one store"),
+        (["sync", "--delete"], "--source-endpoint-url"),
+    ] {
+        let output = run(to
+            .parabyte()
+            .args(command)
+            .args(source_flags)
+            .args([&from.url("p/"), &to.url("r/")]));
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
+    }
+    assert_eq!(
+        from.admin.get_object(&from.bucket, "p/small.txt").unwrap(),
+        objects[0].1
+    );
+}
+
 #[test]
 fn a_file_goes_to_the_key_named_or_under_the_prefix_named() {
     let bed = Bed::new(ServerKind::Versitygw, "upload-one");

@@ -29,20 +29,51 @@ use crate::transfer::engine::Job;
 pub struct Client {
     /// The store and the web, with what every call shares.
     driver: Driver<Sources>,
+    /// S3 objects are read from another store than the one written to.
+    across: bool,
 }
 
 impl Client {
     /// Resolve credentials, region and endpoint; no request is sent yet.
     pub async fn connect(store: &StoreConfig, transfer: TransferConfig) -> Result<Client> {
+        Client::connect_reading_from(store, None, transfer).await
+    }
+
+    /// As [`Client::connect`], but S3 objects are listed and read from the store `source`
+    /// names (another endpoint, region or account: `--source-endpoint-url`) and written to
+    /// the one `store` names. A copy between them streams through parabyte: ranged GETs
+    /// feed the part uploads, a few parts in memory, nothing on disk.
+    pub async fn connect_reading_from(
+        store: &StoreConfig,
+        source: Option<&StoreConfig>,
+        transfer: TransferConfig,
+    ) -> Result<Client> {
         transfer.validate()?;
         let counters = Arc::new(Counters::default());
+        let read_from = match source {
+            Some(source) => Some(Arc::new(S3Store::connect(source, counters.clone()).await?)),
+            None => None,
+        };
         let sources = Arc::new(Sources {
             s3: Arc::new(S3Store::connect(store, counters.clone()).await?),
             web: WebSource::new(store, counters.clone())?,
+            read_from,
         });
         Ok(Client {
+            across: source.is_some(),
             driver: Driver::new(sources, transfer, counters),
         })
+    }
+
+    /// Refuses what would read one store and delete or list in the other as if they were
+    /// one: `mv`, `sync` and `rm` with a source store of their own.
+    fn one_store(&self, what: &str) -> Result<()> {
+        match self.across {
+            true => Err(Error::InvalidInput(format!(
+                "{what} works within one store: give the source's endpoint, region or profile only to cp"
+            ))),
+            false => Ok(()),
+        }
     }
 
     /// Copy what `request` names: an S3 object or prefix, a URL, a batch, a manifest or a
@@ -64,6 +95,7 @@ impl Client {
         request: &CopyRequest,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
+        self.one_store("mv")?;
         self.driver.move_objects(request, reporter).await
     }
 
@@ -78,6 +110,7 @@ impl Client {
         options: &SyncOptions,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
+        self.one_store("sync")?;
         self.driver.sync(request, options, reporter).await
     }
 
@@ -89,6 +122,7 @@ impl Client {
         request: &RemoveRequest,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
+        self.one_store("rm")?;
         self.driver.remove(request, reporter).await
     }
 
@@ -99,6 +133,7 @@ impl Client {
         keys: Vec<S3Url>,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
+        self.one_store("delete")?;
         self.driver.delete_many(keys, reporter).await
     }
 

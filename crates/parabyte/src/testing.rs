@@ -27,6 +27,7 @@ pub async fn check_s3_store(
     let sources = Arc::new(Sources {
         s3: Arc::new(s3),
         web,
+        read_from: None,
     });
     check_store(&sources, bucket, prefix, s3_object).await
 }

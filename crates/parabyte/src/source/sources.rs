@@ -1,4 +1,6 @@
-//! One source for a run that mixes stores: each object goes to the one its URL names.
+//! One source for a run that mixes stores: each object goes to the one its URL names, and
+//! with a source store of its own (`--source-endpoint-url`, another account or region)
+//! S3 objects are read there and written here.
 
 use std::sync::Arc;
 
@@ -16,8 +18,18 @@ use crate::validator::Validator;
 /// Every source a run can read from; each object goes to the one its URL names.
 #[derive(Debug)]
 pub(crate) struct Sources {
+    /// Where objects are written, and read unless `read_from` is another store.
     pub s3: Arc<S3Store>,
     pub web: WebSource,
+    /// Where S3 objects are listed and read, when not `s3`: nothing can be copied inside
+    /// the store then, so copies stream through parabyte.
+    pub read_from: Option<Arc<S3Store>>,
+}
+
+impl Sources {
+    fn reads(&self) -> &S3Store {
+        self.read_from.as_deref().unwrap_or(&self.s3)
+    }
 }
 
 impl Store for Sources {
@@ -27,9 +39,13 @@ impl Store for Sources {
         "S3 or a web server"
     }
 
+    fn copies_inside(&self) -> bool {
+        self.read_from.is_none()
+    }
+
     /// Only S3 lists: a listing names a bucket.
     async fn list_page(&self, query: &ListQuery<'_>, sink: PageSink<'_>) -> Result<ListPage> {
-        self.s3.list_page(query, sink).await
+        self.reads().list_page(query, sink).await
     }
 
     async fn get(
@@ -39,7 +55,7 @@ impl Store for Sources {
         pinned: Option<&Validator>,
     ) -> Result<Fetched> {
         match object {
-            ObjectUrl::S3(url) => self.s3.get(url, range, pinned).await,
+            ObjectUrl::S3(url) => self.reads().get(url, range, pinned).await,
             ObjectUrl::Http(url) => self.web.get(url, range, pinned).await,
         }
     }
@@ -51,7 +67,7 @@ impl Store for Sources {
         part_number: Option<u32>,
     ) -> Result<Option<Described>> {
         match object {
-            ObjectUrl::S3(url) => self.s3.describe(url, pinned, part_number).await,
+            ObjectUrl::S3(url) => self.reads().describe(url, pinned, part_number).await,
             ObjectUrl::Http(url) => self.web.describe(url, pinned, part_number).await,
         }
     }

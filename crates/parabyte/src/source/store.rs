@@ -167,6 +167,13 @@ pub(crate) trait Store: Send + Sync + 'static {
         }
     }
 
+    /// Whether an object it reads can be copied to a key it writes without the bytes
+    /// passing through parabyte (CopyObject, UploadPartCopy): not when reads go to another
+    /// endpoint or account than writes.
+    fn copies_inside(&self) -> bool {
+        true
+    }
+
     /// GET `range` of `object` (the whole object when `None`), pinned to the version
     /// `pinned` names (with its [`Validator::precondition`]) when given.
     fn get(

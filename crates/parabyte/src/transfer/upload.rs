@@ -9,6 +9,7 @@ mod content;
 mod open;
 mod pieces;
 mod server_copy;
+mod stream_copy;
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -498,12 +499,17 @@ impl<S: Store> Uploader<S> {
     /// Room in the memory budget for `bytes` of a file read into memory (all of it, if
     /// more); bytes that are in memory already, or streamed, take none.
     async fn hold(&self, content: &Content, bytes: u64) -> Option<SemaphorePermit<'_>> {
-        if !content.reads_into_memory(bytes) {
-            return None;
+        match content.reads_into_memory(bytes) {
+            true => Some(self.reserve(bytes).await),
+            false => None,
         }
+    }
+
+    /// Room in the memory budget for `bytes` (all of it, if more).
+    async fn reserve(&self, bytes: u64) -> SemaphorePermit<'_> {
         let kib = bytes.div_ceil(KIB).clamp(1, MEMORY_BUDGET / KIB);
         let permit = self.memory.acquire_many(kib as u32).await;
-        Some(permit.expect("the memory budget is never closed"))
+        permit.expect("the memory budget is never closed")
     }
 }
 

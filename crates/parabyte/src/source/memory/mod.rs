@@ -85,6 +85,8 @@ struct State {
     writes: Vec<Request>,
     /// DeleteObjects requests received, and the keys each named.
     delete_requests: Vec<usize>,
+    /// Stands for reads and writes on two endpoints: nothing is copied inside it.
+    two_endpoints: bool,
 }
 
 /// The in-memory store.
@@ -124,6 +126,12 @@ impl MemoryStore {
         if let Some(object) = self.lock().objects.get_mut(url) {
             object.keeps = Some((checksum, part_size));
         }
+    }
+
+    /// Stand for a source on another endpoint than the destination: copies must stream
+    /// through parabyte ([`Store::copies_inside`] is false).
+    pub(crate) fn as_two_endpoints(&self) {
+        self.lock().two_endpoints = true;
     }
 
     /// Give each upload part of the object at `url` an ETag of its own, as moto does.
@@ -421,6 +429,10 @@ impl Store for MemoryStore {
 
     fn name(&self) -> &'static str {
         "the in-memory store"
+    }
+
+    fn copies_inside(&self) -> bool {
+        !self.lock().two_endpoints
     }
 
     async fn get(

@@ -22,7 +22,7 @@ use crate::validator::Validator;
 /// carry no bytes through parabyte, so fewer is better.
 pub(super) const COPY_PART: u64 = 512 * 1024 * 1024;
 
-/// One object to copy inside the store.
+/// One object to copy inside the store (or through parabyte, between stores that cannot).
 #[derive(Debug)]
 pub(crate) struct CopyJob {
     pub from: S3Url,
@@ -37,6 +37,9 @@ pub(crate) struct CopyJob {
 impl<S: Store<Object = ObjectUrl>> Uploader<S> {
     /// Copy `job.from` to `job.to` inside the store.
     pub(crate) async fn copy(&self, job: &CopyJob, reporter: &dyn Reporter) -> Result<Finished> {
+        if !self.store.copies_inside() {
+            return self.copy_streamed(job, reporter).await;
+        }
         let (size, pinned) = match &job.known {
             Some(known) => known.clone(),
             None => self.size_of(&job.from).await?,

@@ -399,3 +399,74 @@ async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
     assert!(store.data_of(URL).is_none());
     assert_eq!(store.open_uploads(), 0);
 }
+
+/// A copy between endpoints: ranged GETs of one version feed the part uploads, and no
+/// CopyObject or UploadPartCopy is sent.
+#[tokio::test]
+async fn a_copy_between_endpoints_streams_ranges_into_parts_of_one_version() {
+    let from = "s3://bucket/big.bin";
+    let bytes = data(12, 12 * MIB + 3);
+    for known in [false, true] {
+        let store = Arc::new(MemoryStore::new());
+        store.as_two_endpoints();
+        store.put(from, &bytes, Some("\"v1\""));
+        let job = CopyJob {
+            from: S3Url::parse(from).unwrap(),
+            to: S3Url::parse(URL).unwrap(),
+            known: known.then(|| (bytes.len() as u64, Some(Validator::ETag("\"v1\"".into())))),
+            modified: None,
+            options: Arc::default(),
+        };
+        let finished = uploader(&store).copy(&job, &Silent).await.unwrap();
+        assert_eq!(finished, Finished::Downloaded(bytes.len() as u64));
+        assert_eq!(store.data_of(URL).unwrap(), bytes);
+        assert_eq!(store.checksum_of(URL), Some(kept_crc(&bytes)));
+        let writes = store.writes();
+        assert!(!writes.contains(&Request::Copy) && !writes.contains(&Request::PartCopy));
+        assert_eq!(writes.iter().filter(|w| **w == Request::Part).count(), 3);
+        // One GET a part: without a listed size, the first part's tells it.
+        let seen = store.seen();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen[1..]
+            .iter()
+            .all(|get| get.pinned == Some(Validator::ETag("\"v1\"".into()))));
+    }
+    // Small objects are one GET and one PUT; an empty one too.
+    for size in [0, 1000] {
+        let store = Arc::new(MemoryStore::new());
+        store.as_two_endpoints();
+        store.put(from, &data(13, size), Some("\"v1\""));
+        let job = CopyJob {
+            from: S3Url::parse(from).unwrap(),
+            to: S3Url::parse(URL).unwrap(),
+            known: None,
+            modified: None,
+            options: Arc::default(),
+        };
+        uploader(&store).copy(&job, &Silent).await.unwrap();
+        assert_eq!(store.data_of(URL).unwrap(), data(13, size));
+        assert_eq!(
+            (store.seen().len(), store.writes()),
+            (1, vec![Request::Put])
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_copy_between_endpoints_of_a_source_replaced_meanwhile_stores_nothing() {
+    let from = "s3://bucket/big.bin";
+    let store = Arc::new(MemoryStore::new());
+    store.as_two_endpoints();
+    store.put(from, &data(14, 12 * MIB), Some("\"v2\""));
+    let job = CopyJob {
+        from: S3Url::parse(from).unwrap(),
+        to: S3Url::parse(URL).unwrap(),
+        known: Some((12 * MIB, Some(Validator::ETag("\"v1\"".into())))),
+        modified: None,
+        options: Arc::default(),
+    };
+    let failed = uploader(&store).copy(&job, &Silent).await.unwrap_err();
+    assert!(matches!(failed, Error::Changed { .. }), "{failed:?}");
+    assert!(store.data_of(URL).is_none());
+    assert_eq!(store.open_uploads(), 0);
+}
