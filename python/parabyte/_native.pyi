@@ -35,6 +35,10 @@ class Client:
         ca_bundle: _Path | None = None,
         timeout: float | str | None = None,
         bind: list[str] | None = None,
+        source_endpoint_url: str | None = None,
+        source_region: str | None = None,
+        source_profile: str | None = None,
+        source_no_sign_request: bool = False,
         workers: int | None = None,
         ranges_per_object: int | None = None,
         threads: int | None = None,
@@ -58,6 +62,11 @@ class Client:
             timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
                 "500ms", "2m" (30).
             bind: local IP addresses to send from, taken in turn (several NICs).
+            source_endpoint_url, source_region, source_profile, source_no_sign_request:
+                where S3 sources are read when not where the destination is (another
+                endpoint, region or account; anonymously for a public bucket): `copy`
+                then streams through parabyte (ranged GETs feed the part uploads, a few
+                parts in memory, nothing on disk); `sync`, `move` and `delete` refuse.
             workers: objects in flight (64).
             ranges_per_object: ranged requests in flight per object (16).
             threads: the old name of ranges_per_object, still accepted.

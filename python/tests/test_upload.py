@@ -152,3 +152,18 @@ def test_upload_many_sends_each_file_to_its_key_and_reports_each_failure(
     assert again.skipped == 1
     with pytest.raises(TypeError, match="'exclude'"):
         client.upload_many(items, exclude=["*"])
+
+
+def test_a_copy_from_another_endpoint_streams_through_python(client: parabyte.Client, store: Store):
+    # The same server under another name stands for another endpoint: nothing may be
+    # copied inside a store then, so the bytes come through, one GET and one PUT.
+    elsewhere = store.endpoint.replace("127.0.0.1", "localhost")
+    across = parabyte.Client(**store.client_options(), source_endpoint_url=elsewhere)
+    client.put_bytes(store.url("py-across/src/a"), b"alpha" * 1000)
+    summary = across.copy(store.url("py-across/src/"), store.url("py-across/dst/"), recursive=True)
+    requests = summary.requests
+    assert (summary.objects, requests.copy, requests.get, requests.put) == (1, 0, 1, 1)
+    assert store.stored("py-across/dst/a") == b"alpha" * 1000
+    with pytest.raises(parabyte.InvalidInputError, match="within one store"):
+        across.remove(store.url("py-across/"), recursive=True)
+    client.remove(store.url("py-across/"), recursive=True)

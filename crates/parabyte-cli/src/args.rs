@@ -8,7 +8,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
-use parabyte::{parse_size, parse_timeout_seconds, RetryPolicy, StoreConfig, TransferConfig};
+use parabyte::{
+    parse_size, parse_timeout_seconds, RetryPolicy, SourceStore, StoreConfig, TransferConfig,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -559,24 +561,13 @@ pub struct SourceStoreArgs {
 impl SourceStoreArgs {
     /// The source's store, when any flag names one apart from `destination`'s.
     pub fn to_config(&self, destination: &StoreConfig) -> Option<StoreConfig> {
-        let named = self.source_endpoint_url.is_some()
-            || self.source_region.is_some()
-            || self.source_profile.is_some()
-            || self.source_no_sign_request;
-        named.then(|| StoreConfig {
-            endpoint_url: self
-                .source_endpoint_url
-                .clone()
-                .or(destination.endpoint_url.clone()),
-            // A profile names its own region; otherwise the destination's stands.
-            region: self.source_region.clone().or(match &self.source_profile {
-                Some(_) => None,
-                None => destination.region.clone(),
-            }),
-            profile: self.source_profile.clone().or(destination.profile.clone()),
+        SourceStore {
+            endpoint_url: self.source_endpoint_url.clone(),
+            region: self.source_region.clone(),
+            profile: self.source_profile.clone(),
             no_sign_request: self.source_no_sign_request,
-            ..destination.clone()
-        })
+        }
+        .config(destination)
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::FutureExt;
 use parabyte::{
     CopyOptions, CopyRequest, Destination, Filter, KeyBounds, Location, ObjectUrl, RemoveRequest,
-    S3Url, Source, StoreConfig, TransferConfig,
+    S3Url, Source, SourceStore, StoreConfig, TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -149,6 +149,8 @@ impl ItemLike {
 #[derive(Debug)]
 pub struct Client {
     store: StoreConfig,
+    /// Where S3 sources are read, when not `store` (`source_endpoint_url=` and friends).
+    source: Option<StoreConfig>,
     transfer: TransferConfig,
     /// The core client and the process it was connected in: after `os.fork()` its pools
     /// belong to the parent's runtime, so a child connects again.
@@ -173,6 +175,10 @@ impl Client {
         ca_bundle = None,
         timeout = None,
         bind = None,
+        source_endpoint_url = None,
+        source_region = None,
+        source_profile = None,
+        source_no_sign_request = false,
         workers = None,
         ranges_per_object = None,
         threads = None,
@@ -197,6 +203,10 @@ impl Client {
         ca_bundle: Option<PathBuf>,
         timeout: Option<Seconds>,
         bind: Option<Vec<String>>,
+        source_endpoint_url: Option<String>,
+        source_region: Option<String>,
+        source_profile: Option<String>,
+        source_no_sign_request: bool,
         workers: Option<usize>,
         ranges_per_object: Option<usize>,
         threads: Option<usize>,
@@ -222,6 +232,13 @@ impl Client {
             bind: bind.unwrap_or_default(),
         }
         .into_config()?;
+        let source = SourceStore {
+            endpoint_url: source_endpoint_url,
+            region: source_region,
+            profile: source_profile,
+            no_sign_request: source_no_sign_request,
+        }
+        .config(&store);
         // `threads` is the old name of `ranges_per_object`, still accepted.
         let ranges_per_object = match (ranges_per_object, threads) {
             (Some(_), Some(_)) => {
@@ -243,9 +260,10 @@ impl Client {
             force,
         }
         .into_config()?;
-        let inner = connect(py, &store, &transfer)?;
+        let inner = connect(py, &store, source.as_ref(), &transfer)?;
         Ok(Client {
             store,
+            source,
             transfer,
             connected: Mutex::new((std::process::id(), inner)),
         })
@@ -680,7 +698,7 @@ impl Client {
             }
         }
         // Not under the lock: waiting takes the GIL back now and then.
-        let inner = connect(py, &self.store, &self.transfer)?;
+        let inner = connect(py, &self.store, self.source.as_ref(), &self.transfer)?;
         *self
             .connected
             .lock()
@@ -930,11 +948,12 @@ enum Fetched {
 fn connect(
     py: Python<'_>,
     store: &StoreConfig,
+    source: Option<&StoreConfig>,
     transfer: &TransferConfig,
 ) -> PyResult<Arc<parabyte::Client>> {
-    let (store, transfer) = (store.clone(), transfer.clone());
+    let (store, source, transfer) = (store.clone(), source.cloned(), transfer.clone());
     let connect = async move {
-        parabyte::Client::connect(&store, transfer)
+        parabyte::Client::connect_reading_from(&store, source.as_ref(), transfer)
             .await
             .map_err(to_py)
     };

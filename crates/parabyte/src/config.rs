@@ -102,6 +102,50 @@ impl StoreConfig {
     }
 }
 
+/// Where an S3 source lives when it is not where the destination is: another endpoint,
+/// region or account (`--source-endpoint-url`, `--source-region`, `--source-profile`,
+/// `--source-no-sign-request`). What it leaves unset is the destination's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceStore {
+    /// The source's S3-compatible endpoint.
+    pub endpoint_url: Option<String>,
+    /// The region the source is signed for.
+    pub region: Option<String>,
+    /// Its credentials (and its region, unless `region` names one): another account.
+    pub profile: Option<String>,
+    /// Read anonymously: a public bucket.
+    pub no_sign_request: bool,
+}
+
+impl SourceStore {
+    /// The source's store beside `destination`'s; `None` when nothing sets it apart.
+    pub fn config(&self, destination: &StoreConfig) -> Option<StoreConfig> {
+        if *self == SourceStore::default() {
+            return None;
+        }
+        let own_account = self.profile.is_some() || self.no_sign_request;
+        Some(StoreConfig {
+            endpoint_url: self
+                .endpoint_url
+                .clone()
+                .or(destination.endpoint_url.clone()),
+            region: match (&self.region, &self.profile) {
+                (Some(region), _) => Some(region.clone()),
+                (None, Some(_)) => None,
+                (None, None) => destination.region.clone(),
+            },
+            profile: self.profile.clone().or(destination.profile.clone()),
+            no_sign_request: self.no_sign_request,
+            // The destination's keys are not the source account's.
+            credentials: match own_account {
+                true => None,
+                false => destination.credentials.clone(),
+            },
+            ..destination.clone()
+        })
+    }
+}
+
 /// The longest `--timeout` accepted: a day of silence is as good as none, and anything much
 /// longer overflows the clock arithmetic of the timers.
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;

@@ -52,7 +52,9 @@ mod transfer;
 mod validator;
 
 pub use client::Client;
-pub use config::{parse_size, parse_timeout_seconds, Keys, StoreConfig, TransferConfig};
+pub use config::{
+    parse_size, parse_timeout_seconds, Keys, SourceStore, StoreConfig, TransferConfig,
+};
 pub use counters::RequestCounts;
 pub use disk::sink::kept_for_resume;
 pub use error::{Error, Result};
