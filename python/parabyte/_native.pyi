@@ -44,6 +44,7 @@ class Client:
         threads: int | None = None,
         part_size: int | str | None = None,
         max_requests: int | None = None,
+        copy_cutoff: int | str | None = None,
         retries: int | None = None,
         list_parallelism: int | None = None,
         list_page_size: int | None = None,
@@ -74,6 +75,9 @@ class Client:
                 of it, up to 64 MiB, to keep ranges_per_object busy), an int or "8MiB",
                 "16M" (8 MiB).
             max_requests: requests in flight overall (128).
+            copy_cutoff: a copy inside the store of an object larger than this goes in
+                parallel parts (UploadPartCopy), a smaller one in one CopyObject: 5 MiB to
+                5 GiB, an int or "1GiB" (5 GiB).
             retries: retries of a failed request (5).
             list_parallelism: key ranges listed at once (16).
             list_page_size: keys per listing request (1000).

@@ -474,6 +474,10 @@ pub struct TransferArgs {
     /// Requests in flight across all objects (bounds connections and memory).
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().max_requests)]
     pub max_requests: usize,
+    /// A copy inside the store of an object larger than this goes in parts (UploadPartCopy,
+    /// in parallel), a smaller one in one CopyObject: 5MiB to 5GiB.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(TransferConfig::default().copy_cutoff))]
+    pub copy_cutoff: Size,
     /// Retries of a failed request before its object fails.
     #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
     pub retries: u32,
@@ -675,6 +679,7 @@ impl TransferArgs {
             ranges_per_object: self.ranges_per_object,
             part_size: self.part_size.0,
             max_requests: self.max_requests,
+            copy_cutoff: self.copy_cutoff.0,
             retry: RetryPolicy {
                 max_retries: self.retries,
                 ..RetryPolicy::default()

@@ -669,6 +669,73 @@ fn a_copy_between_keys_moves_no_byte_through_parabyte() {
     }
 }
 
+/// Objects above the copy cutoff (5 GiB by default, S3's largest CopyObject) are copied in
+/// parallel UploadPartCopy parts of the listed version, and keep a CRC64NVME the way back
+/// checks: proven on every server with the cutoff brought down to 5 MiB.
+fn a_copy_above_the_cutoff_goes_in_part_copies(kind: ServerKind) {
+    let bed = Bed::new(kind, "copy-parts");
+    let bytes = payload(31, 11 * MIB + 7);
+    bed.admin
+        .put_object(&bed.bucket, "a/big.bin", bytes.clone())
+        .unwrap();
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--copy-cutoff",
+        "5MiB",
+        "--part-size",
+        "5MiB",
+        &bed.url("a/big.bin"),
+        &bed.url("b/big.bin"),
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = summary(&output);
+    // A GET of one byte for the size and version, three part copies, no byte carried.
+    assert_eq!(json["requests"]["copy"], 3);
+    assert_eq!(bed.proxy.counts().put, 3);
+    assert!(bed.admin.get_object(&bed.bucket, "b/big.bin").unwrap() == bytes);
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+    let back = run(bed
+        .parabyte()
+        .args(["cp", "--json", &bed.url("b/big.bin"), "back.bin"]));
+    assert!(back.status.success(), "{}", stderr(&back));
+    assert!(std::fs::read(bed.path("back.bin")).unwrap() == bytes);
+    // Out of S3's range: refused before any request.
+    let refused = run(bed.parabyte().args([
+        "cp",
+        "--copy-cutoff",
+        "1MiB",
+        &bed.url("a/big.bin"),
+        &bed.url("c"),
+    ]));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("--copy-cutoff"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_copy_above_the_cutoff_goes_in_part_copies_versitygw() {
+    a_copy_above_the_cutoff_goes_in_part_copies(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_copy_above_the_cutoff_goes_in_part_copies_minio() {
+    a_copy_above_the_cutoff_goes_in_part_copies(ServerKind::Minio);
+}
+
+#[test]
+fn a_copy_above_the_cutoff_goes_in_part_copies_seaweedfs() {
+    a_copy_above_the_cutoff_goes_in_part_copies(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn a_copy_above_the_cutoff_goes_in_part_copies_moto() {
+    a_copy_above_the_cutoff_goes_in_part_copies(ServerKind::Moto);
+}
+
 #[test]
 fn a_web_file_streams_into_a_key_without_touching_the_disk() {
     let bed = Bed::new(ServerKind::Minio, "upload-web");

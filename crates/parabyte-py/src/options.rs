@@ -128,6 +128,7 @@ pub struct TransferOptions {
     pub ranges_per_object: Option<usize>,
     pub part_size: Option<Size>,
     pub max_requests: Option<usize>,
+    pub copy_cutoff: Option<Size>,
     pub retries: Option<u32>,
     pub list_parallelism: Option<usize>,
     pub list_page_size: Option<usize>,
@@ -139,11 +140,13 @@ impl TransferOptions {
     /// Validated later by `Client::connect`, with the same messages as the CLI.
     pub fn into_config(self) -> PyResult<TransferConfig> {
         let defaults = TransferConfig::default();
-        let part_size = match self.part_size {
-            None => defaults.part_size,
-            Some(Size::Bytes(bytes)) => bytes,
-            Some(Size::Text(text)) => parse_size(&text).map_err(to_py)?,
+        let bytes = |size: Option<Size>, default: u64| match size {
+            None => Ok(default),
+            Some(Size::Bytes(bytes)) => Ok(bytes),
+            Some(Size::Text(text)) => parse_size(&text).map_err(to_py),
         };
+        let part_size = bytes(self.part_size, defaults.part_size)?;
+        let copy_cutoff = bytes(self.copy_cutoff, defaults.copy_cutoff)?;
         Ok(TransferConfig {
             workers: self.workers.unwrap_or(defaults.workers),
             ranges_per_object: self.ranges_per_object.unwrap_or(defaults.ranges_per_object),
@@ -157,6 +160,7 @@ impl TransferOptions {
             },
             verify_content: self.verify,
             skip_unchanged: !self.force,
+            copy_cutoff,
         })
     }
 }

@@ -187,6 +187,10 @@ pub struct TransferConfig {
     /// Leave files an earlier run completed alone while the object is the same version
     /// (same ETag and size, file untouched since).
     pub skip_unchanged: bool,
+    /// Objects larger than this are copied inside the store in parts (UploadPartCopy, in
+    /// parallel), smaller ones by one CopyObject: at least 5 MiB, at most 5 GiB, S3's
+    /// largest CopyObject and the default (rclone's `--s3-copy-cutoff`).
+    pub copy_cutoff: u64,
 }
 
 impl Default for TransferConfig {
@@ -205,9 +209,15 @@ impl Default for TransferConfig {
             retry: RetryPolicy::default(),
             verify_content: true,
             skip_unchanged: true,
+            copy_cutoff: MAX_COPY,
         }
     }
 }
+
+/// S3's largest CopyObject, and its largest part.
+const MAX_COPY: u64 = 5 * 1024 * 1024 * 1024;
+/// S3's smallest part (all but the last).
+const MIN_COPY_PART: u64 = 5 * 1024 * 1024;
 
 /// The largest count a parallelism or page-size option accepts.
 const MAX_COUNT: usize = 65_536;
@@ -238,6 +248,13 @@ impl TransferConfig {
                 "--part-size {} is too small; use at least 1KiB (8MiB is a good default; a \
                  size without a unit is in bytes)",
                 self.part_size
+            )));
+        }
+        if !(MIN_COPY_PART..=MAX_COPY).contains(&self.copy_cutoff) {
+            return Err(Error::InvalidInput(format!(
+                "--copy-cutoff {} is out of range: S3 copies parts of 5MiB to 5GiB, e.g. \
+                 --copy-cutoff 1GiB (5GiB is the default)",
+                self.copy_cutoff
             )));
         }
         Ok(())

@@ -194,6 +194,7 @@ impl UploadOptions {
                 .iter()
                 .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
                 .collect(),
+            without_checksum: false,
         })
     }
 }

@@ -106,6 +106,10 @@ pub(crate) struct WriteOptions {
     pub encryption: Option<Encryption>,
     /// User metadata (`x-amz-meta-NAME`), names in lower case.
     pub metadata: Vec<(String, String)>,
+    /// A multipart upload that asks for no checksum: a copy in parts, whose parts stores
+    /// cannot all checksum (MinIO refuses such a part, moto names no CRC for it, versitygw
+    /// wrong ones), so the store's own checksum, if any, stands for the object.
+    pub without_checksum: bool,
 }
 
 /// Server-side encryption of a stored object.

@@ -128,8 +128,8 @@ impl<S: Store> Uploader<S> {
             request_limit,
             counters,
             memory: Arc::new(Semaphore::new((MEMORY_BUDGET / KIB) as usize)),
-            copy_threshold: MAX_PART,
-            copy_part: server_copy::COPY_PART,
+            copy_threshold: transfer.copy_cutoff,
+            copy_part: server_copy::COPY_PART.min(transfer.copy_cutoff),
             transfer,
         }
     }

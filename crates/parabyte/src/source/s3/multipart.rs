@@ -32,7 +32,7 @@ impl S3Store {
         let what = format!("CreateMultipartUpload {object}");
         let metadata = metadata_headers(options);
         let mut headers = object_headers(options, &metadata);
-        if !self.md5_instead() {
+        if !self.md5_instead() && !options.without_checksum {
             headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
             headers.push(("x-amz-checksum-type", "FULL_OBJECT"));
         }
@@ -134,7 +134,7 @@ impl S3Store {
         let query = format!("uploadId={}", encode_query_value(upload_id));
         let checksum = render_crc64nvme(crc64nvme);
         let md5 = self.md5_instead();
-        let mut headers = match md5 {
+        let mut headers = match md5 || options.without_checksum {
             true => vec![],
             false => vec![
                 (CRC64NVME_HEADER, checksum.as_str()),
@@ -144,7 +144,8 @@ impl S3Store {
         if options.no_clobber {
             headers.push(("if-none-match", "*"));
         }
-        let body = WriteBody::from(Bytes::from(complete_body(parts, !md5)));
+        let with_checksums = !md5 && !options.without_checksum;
+        let body = WriteBody::from(Bytes::from(complete_body(parts, with_checksums)));
         let response = self
             .request(&Call {
                 method: &reqwest::Method::POST,
@@ -162,7 +163,7 @@ impl S3Store {
             return Err(refused_write(error, object, options));
         }
         let mut done = super::put_object::written(response.headers());
-        if md5 {
+        if md5 && !options.without_checksum {
             // Each part went with its Content-MD5, which the store checked.
             done.md5_checked = true;
             self.counters.count_sent_with_md5();
