@@ -50,6 +50,7 @@ pub enum Command {
         parabyte cp --dryrun s3://bucket/dataset/ ./data   # what would be copied; no GET\n  \
         parabyte cp https://example.com/big.iso ./big.iso   # parallel ranges, no HEAD\n  \
         parabyte cp --manifest files.txt ./data\n  \
+        parabyte cp --manifest uploads.txt s3://bucket/in/   # local files, objects and URLs to S3\n  \
         parabyte cp -r ./results s3://bucket/results/   # upload a tree, CRC64NVME end to end\n  \
         tar c dir | parabyte cp - s3://bucket/dir.tar   # standard input, multipart as it streams\n  \
         parabyte cp -r s3://bucket/a/ s3://bucket/b/   # copy inside the store, no byte through here\n  \
@@ -74,7 +75,11 @@ pub enum Command {
         SOURCE is s3://bucket/key or http(s)://host/path; DEST_PATH is relative to DEST and\n\
         may not leave it (default: the last segment of the source); SIZE in bytes skips the\n\
         first request's probing. Bad lines are reported by number and the rest is copied;\n\
-        the exit status is then 1.")]
+        the exit status is then 1.\n\
+        Into s3://bucket/prefix/, SOURCE may also be a local file (uploaded as cp FILE does:\n\
+        links, FIFOs and devices refused), an object is copied inside the store and a URL\n\
+        streamed into it; DEST_PATH is the key below the prefix (no '..', empty segments or\n\
+        leading '/') or a whole s3://bucket/key; SIZE and ETAG are for objects only.")]
     Cp(Box<CpArgs>),
     /// Move: copy as cp does (the same options), then delete each source that arrived
     /// whole; one whose copy failed stays where it was.
@@ -274,7 +279,7 @@ pub struct CpArgs {
     #[arg(required_unless_present_any = ["discard", "manifest"])]
     pub destination: Option<PathBuf>,
     /// Copy every source listed in FILE ('-': standard input; format below) into the
-    /// destination directory.
+    /// destination directory or s3:// prefix.
     #[arg(long, value_name = "FILE", help_heading = "What to copy")]
     pub manifest: Option<PathBuf>,
     /// Take everything under the source as a prefix, even without a trailing '/'.

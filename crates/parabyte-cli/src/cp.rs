@@ -19,15 +19,17 @@ use crate::summary::{print_json, print_summary, Failures};
 /// The library's request for one `cp`: which argument is the source and which the
 /// destination. What the source is, the library decides.
 fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
-    let destination_arg = match &args.manifest {
-        // `cp --manifest FILE DEST`: the one positional argument is the destination.
-        Some(_) if args.destination.is_some() => return Err(Error::InvalidInput(
-            "with --manifest give only the destination directory: parabyte cp --manifest FILE DEST"
-                .into(),
-        )),
-        Some(_) => args.source.as_ref().map(PathBuf::from),
-        None => args.destination.clone(),
-    };
+    let destination_arg =
+        match &args.manifest {
+            // `cp --manifest FILE DEST`: the one positional argument is the destination.
+            Some(_) if args.destination.is_some() => return Err(Error::InvalidInput(
+                "with --manifest give only the destination (a directory or s3://bucket/prefix/): \
+             parabyte cp --manifest FILE DEST"
+                    .into(),
+            )),
+            Some(_) => args.source.as_ref().map(PathBuf::from),
+            None => args.destination.clone(),
+        };
     let destination = match (destination_arg, args.discard) {
         (Some(path), false) if path.as_os_str() == "-" => Destination::Stdout,
         (Some(path), false) => match path.to_str().map(Location::parse) {

@@ -194,3 +194,126 @@ fn a_hostile_etag_or_size_fails_its_own_object_and_the_rest_goes_on() {
     );
     assert_eq!(files_under(&bed.path("out")), vec!["good.bin"]);
 }
+
+/// `cp --manifest FILE s3://bucket/prefix/`: local files uploaded, objects copied inside the
+/// store and web files streamed in, each to the key its line names; bad lines and sources
+/// that cannot go (a link, a missing file, a missing object) reported, the rest stored.
+fn a_manifest_into_s3_mixes_files_objects_and_web_files(kind: ServerKind) {
+    let bed = Bed::new(kind, "manifest-up");
+    bed.admin
+        .put_generated(&bed.bucket, "src/obj.bin", 1, BIG)
+        .unwrap();
+    bed.admin
+        .put_generated(&bed.bucket, "src/small.txt", 2, SMALL)
+        .unwrap();
+    let head = bed
+        .admin
+        .block_on(
+            bed.admin
+                .client()
+                .request(http::Method::HEAD, &bed.bucket, "src/obj.bin")
+                .send(),
+        )
+        .unwrap();
+    let etag = head.headers["etag"].to_str().unwrap().to_owned();
+    std::fs::create_dir_all(bed.path("files")).unwrap();
+    std::fs::write(bed.path("files/a.txt"), payload(4, 1000)).unwrap();
+    std::fs::write(bed.path("files/b.bin"), payload(5, 2 * MIB as usize)).unwrap();
+    std::os::unix::fs::symlink("a.txt", bed.path("files/link")).unwrap();
+    let web = WebServer::start().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(web.root().join("w.bin"), payload(3, WEB as usize)).unwrap();
+    let web_url = web.url(Serving::Ranges, "w.bin");
+    let manifest = format!(
+        "files/a.txt\n\
+         {b}\tsub/b copy.bin\n\
+         {obj} copies/obj.bin {BIG} {etag}\n\
+         {small} {elsewhere}\n\
+         {web_url} web/w.bin {WEB}\n\
+         files/a.txt ../escape.txt\n\
+         files/link\n\
+         files/missing.txt\n\
+         {absent} gone.bin\n",
+        b = bed.path("files/b.bin").display(),
+        obj = bed.url("src/obj.bin"),
+        small = bed.url("src/small.txt"),
+        elsewhere = bed.url("elsewhere/small.txt"),
+        absent = bed.url("src/absent"),
+    );
+    std::fs::write(bed.path("up.txt"), manifest).unwrap();
+
+    // A dry run says what each line would send, and sends nothing.
+    let dry = run(bed
+        .parabyte()
+        .args(["cp", "--dryrun", "--manifest", "up.txt", &bed.url("in/")]));
+    let stdout = String::from_utf8_lossy(&dry.stdout);
+    for line in [
+        format!("(dryrun) upload: files/a.txt to {}", bed.url("in/a.txt")),
+        format!(
+            "(dryrun) copy: {} to {}",
+            bed.url("src/obj.bin"),
+            bed.url("in/copies/obj.bin")
+        ),
+        format!("(dryrun) copy: {web_url} to {}", bed.url("in/web/w.bin")),
+    ] {
+        assert!(stdout.contains(&line), "{line} not in {stdout}");
+    }
+    let sent = bed.proxy.counts();
+    assert_eq!((sent.put, sent.other, sent.get), (0, 0, 0), "{sent:?}");
+
+    let output = run(bed.parabyte().args([
+        "cp",
+        "--json",
+        "--part-size",
+        "1MiB",
+        "--manifest",
+        "up.txt",
+        &bed.url("in/"),
+    ]));
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("up.txt:6: destination '../escape.txt' cannot be used: it has a '..' segment"),
+        "{err}"
+    );
+    assert!(
+        err.contains("files/link") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert!(err.contains("files/missing.txt"), "{err}");
+    assert!(err.contains(&bed.url("src/absent")), "{err}");
+    let json = summary(&output);
+    assert_eq!(
+        (json["objects"].as_u64(), json["failed"].as_u64()),
+        (Some(5), Some(4)),
+        "{err}"
+    );
+
+    let stored = |key: &str| bed.admin.get_object(&bed.bucket, key).unwrap();
+    assert!(stored("in/a.txt") == payload(4, 1000));
+    assert!(stored("in/sub/b copy.bin") == payload(5, 2 * MIB as usize));
+    assert!(stored("in/copies/obj.bin") == payload(1, BIG as usize));
+    assert!(stored("elsewhere/small.txt") == payload(2, SMALL as usize));
+    assert!(stored("in/web/w.bin") == payload(3, WEB as usize));
+    for key in ["in/escape.txt", "escape.txt", "in/link", "in/gone.bin"] {
+        assert!(bed.admin.get_object(&bed.bucket, key).is_err(), "{key}");
+    }
+    // The known-size object is copied inside the store: none of its bytes came through here.
+    let fetched: Vec<_> = bed
+        .proxy
+        .requests()
+        .into_iter()
+        .filter(|r| r.kind == RequestKind::Get && r.path.ends_with("obj.bin"))
+        .collect();
+    assert_eq!(fetched, vec![]);
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+#[test]
+fn a_manifest_into_s3_mixes_files_objects_and_web_files_versitygw() {
+    a_manifest_into_s3_mixes_files_objects_and_web_files(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_manifest_into_s3_mixes_files_objects_and_web_files_minio() {
+    a_manifest_into_s3_mixes_files_objects_and_web_files(ServerKind::Minio);
+}

@@ -1,5 +1,6 @@
-//! Files people already have: a download takes the object's Last-Modified as its
-//! modification time (small, large, resumed, single objects and web files alike), so a file
+//! Files people already have: a download takes the time of the file an upload stored with
+//! the object (`x-amz-meta-mtime`, as parabyte and rclone keep it), else the object's
+//! Last-Modified (small, large, resumed, single objects and web files alike), so a file
 //! another tool downloaded (same size, same time to the second) is skipped as `aws s3 sync`
 //! would, unless `--force`; local copies keep the source's time and a rerun skips them.
 
@@ -263,4 +264,140 @@ fn a_local_rerun_skips_files_whose_size_and_time_match() {
         (forced["objects"].as_u64(), forced["skipped"].as_u64()),
         (Some(2), Some(0))
     );
+}
+
+/// An upload keeps its file's time in the object, and a download gives it back to the
+/// nanosecond, from the GETs it sends anyway. Every object is newer than its file then, yet
+/// syncing the tree down again fetches nothing (each file's mark names its version), and
+/// syncing it back up sends nothing.
+fn an_uploaded_files_time_comes_back_with_it(kind: ServerKind) {
+    let bed = Bed::new(kind, "mtime-back");
+    let old = SystemTime::UNIX_EPOCH + Duration::new(1_500_000_000, 123_456_789);
+    let files = [("a.txt", 1000), ("sub/b.bin", 3 * MIB as usize + 5)];
+    for (i, (name, size)) in files.iter().enumerate() {
+        let path = bed.path("up").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, payload(i as u64, *size)).unwrap();
+        set_modified(&path, old);
+    }
+    let tree = bed.url("tree/");
+    let up = run(bed.parabyte().args(["cp", "-r", "up", &tree]));
+    assert!(up.status.success(), "{}", stderr(&up));
+
+    let single = run(bed.parabyte().args([
+        "cp",
+        "--part-size",
+        "1MiB",
+        &bed.url("tree/sub/b.bin"),
+        "one.bin",
+    ]));
+    assert!(single.status.success(), "{}", stderr(&single));
+    assert_eq!(modified(&bed.path("one.bin")), old);
+
+    let sync = |args: &[&str]| {
+        let output = run(bed.parabyte().arg("sync").arg("--json").args(args));
+        assert!(output.status.success(), "{}", stderr(&output));
+        summary(&output)
+    };
+    let down = sync(&["--part-size", "1MiB", &tree, "down"]);
+    assert_eq!(down["objects"], 2);
+    for (name, _) in files {
+        assert_eq!(modified(&bed.path("down").join(name)), old, "{name}");
+    }
+    let gets_before = bed.proxy.counts().get;
+    let again = sync(&[&tree, "down"]);
+    assert_eq!(
+        (again["objects"].as_u64(), again["skipped"].as_u64()),
+        (Some(0), Some(2))
+    );
+    assert_eq!(again["requests"]["get"], 0);
+    assert_eq!(
+        bed.proxy.counts().get,
+        gets_before,
+        "the second sync fetched"
+    );
+
+    let writes_before = bed.proxy.counts();
+    let back = sync(&["down", &tree]);
+    assert_eq!(
+        (back["objects"].as_u64(), back["skipped"].as_u64()),
+        (Some(0), Some(2))
+    );
+    let writes = bed.proxy.counts();
+    assert_eq!(
+        (writes.put, writes.other),
+        (writes_before.put, writes_before.other),
+        "the sync up sent"
+    );
+}
+
+#[test]
+fn an_uploaded_files_time_comes_back_with_it_versitygw() {
+    an_uploaded_files_time_comes_back_with_it(ServerKind::Versitygw);
+}
+
+#[test]
+fn an_uploaded_files_time_comes_back_with_it_minio() {
+    an_uploaded_files_time_comes_back_with_it(ServerKind::Minio);
+}
+
+/// A stored time is taken only in the form parabyte and rclone write (whole seconds, or
+/// with a fraction); anything else another writer put there leaves the object's
+/// Last-Modified, and the download goes on.
+fn a_stored_time_counts_only_when_it_reads_as_one(kind: ServerKind) {
+    let bed = Bed::new(kind, "mtime-meta");
+    let stored = [
+        ("garbage", "yesterday"),
+        ("negative", "-1500000000"),
+        ("absurd", "99999999999999"),
+        ("rclone", "1500000000.5"),
+        ("whole", "1500000000"),
+    ];
+    for (i, (key, value)) in stored.iter().enumerate() {
+        bed.admin
+            .block_on(
+                bed.admin
+                    .client()
+                    .request(http::Method::PUT, &bed.bucket, &format!("m/{key}"))
+                    .header("x-amz-meta-mtime", value)
+                    .body(payload(i as u64, 1000))
+                    .send(),
+            )
+            .unwrap();
+    }
+    let output = run(bed.parabyte().args(["cp", &bed.url("m/"), "out"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let single = run(bed
+        .parabyte()
+        .args(["cp", &bed.url("m/garbage"), "one.bin"]));
+    assert!(single.status.success(), "{}", stderr(&single));
+    let listed: std::collections::HashMap<String, SystemTime> =
+        listed_times(&bed, "m/").into_iter().collect();
+    for key in ["garbage", "negative", "absurd"] {
+        let time = modified(&bed.path("out").join(key));
+        assert_eq!(time, listed[&format!("m/{key}")], "{key}");
+    }
+    assert_eq!(
+        seconds(modified(&bed.path("one.bin"))),
+        seconds(listed["m/garbage"])
+    );
+    let epoch = SystemTime::UNIX_EPOCH;
+    assert_eq!(
+        modified(&bed.path("out/rclone")),
+        epoch + Duration::new(1_500_000_000, 500_000_000)
+    );
+    assert_eq!(
+        modified(&bed.path("out/whole")),
+        epoch + Duration::from_secs(1_500_000_000)
+    );
+}
+
+#[test]
+fn a_stored_time_counts_only_when_it_reads_as_one_versitygw() {
+    a_stored_time_counts_only_when_it_reads_as_one(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_stored_time_counts_only_when_it_reads_as_one_minio() {
+    a_stored_time_counts_only_when_it_reads_as_one(ServerKind::Minio);
 }

@@ -73,7 +73,6 @@ fn destinations_that_cannot_be_written_exit_2_and_create_nothing() {
     let before = files_under(dir.path());
     let source_url = format!("{}/f.bin", store.endpoint());
     let bytes = |text: &[u8]| OsString::from_vec(text.to_vec());
-    let between_stores = "copies into S3 from a manifest are not supported yet";
     let not_local = "is not a local path";
     let text_cases = [
         (
@@ -87,10 +86,6 @@ fn destinations_that_cannot_be_written_exit_2_and_create_nothing() {
         (
             vec!["cp", &source_url, "http://127.0.0.1:9/up/f.bin"],
             not_local,
-        ),
-        (
-            vec!["cp", "--manifest", "list.txt", "s3://bucket/up/"],
-            between_stores,
         ),
     ];
     let mut cases: Vec<(Vec<OsString>, &str)> = text_cases

@@ -21,19 +21,19 @@ use crate::disk::dir::remove_file_below;
 use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
 use crate::error::{Error, Result};
-use crate::location::{HttpUrl, Location, ObjectUrl, S3Url};
+use crate::location::{Location, ObjectUrl, S3Url};
 use crate::plan::{
-    decide, list_prefix, plan, plan_items, plan_local, plan_uploads, CopyRequest, Planned,
-    RemoveRequest, Source, UploadOptions, Work,
+    decide, list_prefix, plan, plan_into_store, plan_items, plan_local, plan_uploads, CopyRequest,
+    Planned, RemoveRequest, Source, UploadOptions, WebJob, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
-use crate::retry::with_retries;
 use crate::source::listing::{list, KeyBounds, ListSpec};
-use crate::source::{Shape, Store, WriteOptions};
+use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::transfer::upload::{Answer, CopyJob, Reader, UploadJob, Uploader};
+use crate::transfer::upload::{CopyJob, Reader, UploadJob, Uploader};
 use delete::{delete_batch, report_deleted, DELETE_BATCH};
+use web::put_web;
 
 /// Jobs waiting between the listing and the downloads; the listing pauses when it is full.
 const QUEUE_DEPTH: usize = 4096;
@@ -124,9 +124,32 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 let planner = move |queue| plan_local(copy, queue, planner_reporter);
                 self.run(planner, listed, dry_run, reporter).await
             }
+            Work::IntoStore {
+                items,
+                options,
+                refused,
+            } => {
+                let planner_reporter = reporter.clone();
+                let planner = move |queue: mpsc::Sender<Planned>| async move {
+                    for failure in refused {
+                        if queue.send(Planned::Refused(failure)).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    plan_into_store(items, options, queue, planner_reporter).await
+                };
+                self.run(planner, String::new(), dry_run, reporter).await
+            }
             Work::Web { from, to, options } => {
-                let put = self.put_web(from, &to, &options, &*reporter);
-                self.one_upload(put, &to, reporter.as_ref()).await
+                let job = WebJob {
+                    from,
+                    to,
+                    size: None,
+                    etag: None,
+                    options: Arc::new(options),
+                };
+                let put = put_web(&self.uploader, &job, &*reporter);
+                self.one_upload(put, &job.to, reporter.as_ref()).await
             }
             Work::Stdin { to, options } => {
                 let input = Reader(tokio::io::stdin());
@@ -271,45 +294,6 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         }
     }
 
-    /// A web server's file streamed into `to`: one GET, its body cut into parts as it
-    /// arrives, never more than a few parts in memory.
-    async fn put_web(
-        &self,
-        from: HttpUrl,
-        to: &S3Url,
-        options: &WriteOptions,
-        reporter: &dyn Reporter,
-    ) -> Result<Finished> {
-        let object = ObjectUrl::Http(from.clone());
-        let fetched = with_retries(&self.transfer.retry, &self.counters, || {
-            self.store.get(&object, None, None)
-        })
-        .await?;
-        let length = match fetched.shape {
-            Shape::Whole { length } => length,
-            Shape::Empty => Some(0),
-            Shape::Partial { .. } => {
-                return Err(Error::Protocol {
-                    what: format!("GET {from}"),
-                    detail: "a part of the file answered a request for all of it".into(),
-                })
-            }
-        };
-        if let Some(length) = length {
-            reporter.size_discovered(length);
-        }
-        let answer = Answer {
-            name: from.to_string(),
-            body: fetched.body,
-            length,
-            held: Bytes::new(),
-            received: 0,
-        };
-        self.uploader
-            .put_stream(answer, to, options, reporter)
-            .await
-    }
-
     /// The summary of one upload that `put` runs; its failure is the summary's (a fatal
     /// one, the call's).
     async fn one_upload(
@@ -447,6 +431,7 @@ enum Move {
     Local(LocalJob),
     Upload(UploadJob),
     Copy(CopyJob),
+    Web(WebJob),
     /// Keys of one bucket to delete in one request.
     Delete(Vec<S3Url>),
     /// A file below a directory to delete.
@@ -522,6 +507,14 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
                         let result = match dry_run {
                             true => Ok(preview_write(&*reporter, &source, &job.to)),
                             false => uploader.copy(&job, &*reporter).await,
+                        };
+                        (source, None, result)
+                    }
+                    Move::Web(job) => {
+                        let source = job.from.to_string();
+                        let result = match dry_run {
+                            true => Ok(preview_write(&*reporter, &source, &job.to)),
+                            false => put_web(&uploader, &job, &*reporter).await,
                         };
                         (source, None, result)
                     }
@@ -619,6 +612,7 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             Some(Planned::Local(job)) => Move::Local(job),
             Some(Planned::Upload(job)) => Move::Upload(job),
             Some(Planned::Copy(job)) => Move::Copy(job),
+            Some(Planned::Web(job)) => Move::Web(job),
             // A batch is of one bucket: another bucket's key starts the next one.
             Some(Planned::Delete(key)) => match deletes.first() {
                 Some(first) if first.bucket != key.bucket => {
@@ -717,3 +711,4 @@ mod pieces;
 mod sync;
 #[cfg(test)]
 mod tests;
+mod web;

@@ -1,6 +1,7 @@
 //! S3 timestamps, parsed as the one fixed ISO-8601 form S3 sends
 //! (`2024-02-29T23:59:58.123Z`) rather than with a general date parser: listing thousands
-//! of keys should not spend its time guessing date formats.
+//! of keys should not spend its time guessing date formats. Also the file time an upload
+//! keeps in an object's metadata (`x-amz-meta-mtime`, seconds since the epoch).
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -61,6 +62,30 @@ impl Timestamp {
             ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis,
         ))
     }
+}
+
+/// The last second of 9999: a stored file time past it is not a time anyone wrote.
+const LATEST_FILE_TIME: u64 = 253_402_300_799;
+
+/// A file's modification time as parabyte and rclone store it in `x-amz-meta-mtime`:
+/// seconds since the epoch with an optional fraction of up to 9 digits (`1700000000` or
+/// `1700000000.123456789`). Anything else, a negative time or one past the year 9999 is
+/// `None`: a value another writer put there is never trusted beyond that form.
+pub(crate) fn parse_file_time(text: &str) -> Option<SystemTime> {
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    let (seconds, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if !digits(seconds) || seconds.len() > 12 || (text.contains('.') && !digits(fraction)) {
+        return None;
+    }
+    if fraction.len() > 9 {
+        return None;
+    }
+    let seconds: u64 = seconds.parse().ok().filter(|s| *s <= LATEST_FILE_TIME)?;
+    let nanos = match fraction {
+        "" => 0,
+        _ => format!("{fraction:0<9}").parse::<u32>().ok()?,
+    };
+    Some(UNIX_EPOCH + Duration::new(seconds, nanos))
 }
 
 impl From<Timestamp> for SystemTime {
@@ -128,6 +153,42 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_file_times_in_parabytes_and_rclones_forms() {
+        let at = |s, n| Some(UNIX_EPOCH + Duration::new(s, n));
+        assert_eq!(parse_file_time("1700000000"), at(1_700_000_000, 0));
+        assert_eq!(
+            parse_file_time("1700000000.123456789"),
+            at(1_700_000_000, 123_456_789)
+        );
+        assert_eq!(
+            parse_file_time("1700000000.5"),
+            at(1_700_000_000, 500_000_000)
+        );
+        assert_eq!(parse_file_time("0"), at(0, 0));
+        assert_eq!(
+            parse_file_time("253402300799.999999999"),
+            at(253_402_300_799, 999_999_999)
+        );
+        for garbage in [
+            "",
+            "-1",
+            "-1700000000.5",
+            "1700000000.",
+            ".5",
+            "1e9",
+            " 1700000000",
+            "1700000000.1234567891",
+            "253402300800",
+            "99999999999999999999",
+            "2023-11-14T22:13:20Z",
+            "1700000000.12a",
+            "+1700000000",
+        ] {
+            assert_eq!(parse_file_time(garbage), None, "{garbage:?}");
+        }
+    }
 
     #[test]
     fn known_instants() {

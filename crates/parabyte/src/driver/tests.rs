@@ -931,3 +931,54 @@ async fn delete_many_batches_by_bucket() {
         assert!(store.data_of(url).is_none(), "{url}");
     }
 }
+
+/// An object an upload stored with its file's time (`x-amz-meta-mtime`) gives the file that
+/// time back, read from the GETs that fetch it; and a sync of the same tree again fetches
+/// nothing, though every object is newer than its file: the files' marks name the versions.
+#[tokio::test]
+async fn downloads_take_the_uploaded_files_time_and_a_second_sync_fetches_nothing() {
+    let store = Arc::new(MemoryStore::new());
+    let listed = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let file_time = SystemTime::UNIX_EPOCH + Duration::new(1_600_000_000, 123_456_789);
+    for (i, (key, size)) in [("parts.bin", 3000), ("small.txt", 100), ("plain.txt", 200)]
+        .into_iter()
+        .enumerate()
+    {
+        let url = format!("s3://b/p/{key}");
+        store.put(&url, &content(key, size), Some(&format!("\"e{i}\"")));
+        store.set_modified(&url, listed);
+        if key != "plain.txt" {
+            store.set_file_time(&url, file_time);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let request =
+        CopyRequest::parse("s3://b/p/", Destination::Path(dir.path().to_owned()), false).unwrap();
+    let options = crate::plan::SyncOptions::default();
+    let first = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((first.objects, first.failures.len()), (3, 0));
+    let mtime = |name: &str| {
+        std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    assert_eq!(mtime("parts.bin"), file_time);
+    assert_eq!(mtime("small.txt"), file_time);
+    assert_eq!(
+        mtime("plain.txt"),
+        listed,
+        "no stored time: the LastModified"
+    );
+    let fetched = store.got().len();
+    let second = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((second.objects, second.skipped), (0, 3));
+    assert_eq!(store.got().len(), fetched, "the second sync fetched again");
+}

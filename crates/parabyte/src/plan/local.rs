@@ -162,37 +162,7 @@ pub(crate) async fn plan_uploads(
     let planned = tokio::task::spawn_blocking(move || {
         let mut queue = Queue { queue, reporter };
         for (from, to) in items {
-            let metadata = match fs::symlink_metadata(&from) {
-                Ok(metadata) => metadata,
-                Err(e) => {
-                    let error = Error::io("cannot read", &from, e);
-                    if queue.refuse(&from, error) {
-                        continue;
-                    }
-                    break;
-                }
-            };
-            if let Some(error) = not_copied(&from, &metadata) {
-                if queue.refuse(&from, error) {
-                    continue;
-                }
-                break;
-            }
-            let destination = LocalDestination::Store {
-                url: to,
-                options: options.clone(),
-            };
-            let planned = match destination.single_file(&from) {
-                Some(to) => Planned::Upload(UploadJob {
-                    from,
-                    to,
-                    size: metadata.len(),
-                    modified: metadata.modified().ok(),
-                    options: options.clone(),
-                }),
-                None => not_a_key(from),
-            };
-            if !queue.send(planned) {
+            if !queue.send(upload_of(from, to, &options)) {
                 break;
             }
         }
@@ -200,6 +170,38 @@ pub(crate) async fn plan_uploads(
     planned
         .await
         .map_err(|e| Error::io("planning uploads failed", "", io::Error::other(e)))
+}
+
+/// The upload of one named file to `to` (under its name when `to` is a prefix), or why
+/// not: a link, a FIFO, a device, a directory or a file that cannot be read is refused by
+/// name. Blocking: one `lstat`.
+pub(super) fn upload_of(from: PathBuf, to: S3Url, options: &Arc<WriteOptions>) -> Planned {
+    let metadata = match fs::symlink_metadata(&from) {
+        Ok(metadata) => metadata,
+        Err(e) => return refused(&from, Error::io("cannot read", &from, e)),
+    };
+    if let Some(error) = not_copied(&from, &metadata) {
+        return refused(&from, error);
+    }
+    let destination = LocalDestination::Store {
+        url: to,
+        options: options.clone(),
+    };
+    match destination.single_file(&from) {
+        Some(to) => Planned::Upload(UploadJob {
+            from,
+            to,
+            size: metadata.len(),
+            modified: metadata.modified().ok(),
+            options: options.clone(),
+        }),
+        None => not_a_key(from),
+    }
+}
+
+fn refused(from: &Path, error: Error) -> Planned {
+    let source = from.display().to_string();
+    Planned::Refused(Failure { source, error })
 }
 
 /// Where planned entries go, and what previews a dry run's exclusions.
@@ -221,8 +223,7 @@ impl Queue {
     }
 
     fn refuse(&mut self, from: &Path, error: Error) -> bool {
-        let source = from.display().to_string();
-        self.send(Planned::Refused(Failure { source, error }))
+        self.send(refused(from, error))
     }
 
     fn exclude(&mut self, copy: &LocalCopy, from: &Path, filter: &Filter) {
@@ -404,6 +405,8 @@ fn next(sent: bool) -> Next {
 fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
     let reason = if metadata.file_type().is_symlink() {
         "it is a symbolic link, and parabyte never follows links; copy its target explicitly"
+    } else if metadata.is_dir() {
+        "it is a directory; copy a tree with cp -r DIR DEST"
     } else if !metadata.is_file() {
         "it is not a regular file (a device, socket or pipe)"
     } else {

@@ -3,6 +3,7 @@
 //! into a queue of jobs (every key checked to be a safe path, collisions reported).
 
 mod destination;
+mod into_store;
 mod items;
 mod listing;
 mod local;
@@ -15,14 +16,15 @@ use std::path::{Path, PathBuf};
 use crate::disk::sink::StreamTarget;
 use crate::error::{Error, Result};
 use crate::location::{local_destination, HttpUrl, Location, ObjectUrl, S3Url};
-use crate::manifest::{Item, Manifest};
+use crate::manifest::{parse_into_store, Item, Manifest, ManifestError, StoreItem};
 use crate::report::Failure;
 use crate::source::listing::KeyBounds;
 use crate::source::WriteOptions;
+pub(crate) use into_store::plan_into_store;
 pub(crate) use items::{item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
 pub(crate) use local::{plan_local, plan_uploads, LocalCopy, LocalDestination};
-pub(crate) use planned::Planned;
+pub(crate) use planned::{Planned, WebJob};
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
@@ -38,6 +40,12 @@ pub(crate) enum Work {
     Items {
         items: Vec<Item>,
         destination: Landing,
+        refused: Vec<Failure>,
+    },
+    /// A manifest into the store: local files, objects and web files, each to its key.
+    IntoStore {
+        items: Vec<StoreItem>,
+        options: std::sync::Arc<WriteOptions>,
         refused: Vec<Failure>,
     },
     /// A local file or tree (or the files a pattern matches) to another local path or to
@@ -68,7 +76,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
                 refused: Vec::new(),
             })
         }
-        Source::Manifest(path) => return read_manifest(path, landing(request, false)?).await,
+        Source::Manifest(path) => return read_manifest(path, request).await,
         Source::KeyRange { prefix, bounds } => {
             // A key range is a part of a prefix: filters and dry runs apply as to the whole.
             return Ok(Work::Store(StoreCopy {
@@ -123,7 +131,7 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
 }
 
 /// Where a store copy's objects land; an S3 destination only for an S3 source
-/// (`into_store`): copies into S3 from a manifest are not there yet.
+/// (`into_store`): a batch of items (from Python) names paths, not keys.
 fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
     match &request.destination {
         Destination::Path(path) => Ok(Landing::Path(path.clone())),
@@ -134,8 +142,8 @@ fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
             options: std::sync::Arc::new(request.options.upload.write_options()?),
         }),
         Destination::Store(url) => Err(Error::InvalidInput(format!(
-            "{url}: copies into S3 from a manifest are not supported yet; \
-             download to a local directory, then upload it with parabyte cp -r DIR {url}"
+            "{url}: a batch of items is copied into S3 from a manifest \
+             (parabyte cp --manifest FILE {url}); give a local directory"
         ))),
     }
 }
@@ -180,8 +188,9 @@ fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
 }
 
 /// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard
-/// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`).
-async fn read_manifest(path: &Path, destination: Landing) -> Result<Work> {
+/// input (`parabyte ls -r --json ... | jq ... | parabyte cp --manifest - DEST`). Into a
+/// directory its sources are objects; into `s3://` they may be local files too.
+async fn read_manifest(path: &Path, request: &CopyRequest) -> Result<Work> {
     let (text, name) = if path == Path::new("-") {
         let read = tokio::task::spawn_blocking(|| {
             let mut text = String::new();
@@ -199,19 +208,28 @@ async fn read_manifest(path: &Path, destination: Landing) -> Result<Work> {
             .map_err(|e| Error::io("cannot read manifest", path, e))?;
         (text, path.display().to_string())
     };
+    let refusals = |errors: Vec<ManifestError>| {
+        errors
+            .into_iter()
+            .map(|error| Failure {
+                source: format!("{name}:{}", error.line),
+                error: Error::InvalidInput(error.message),
+            })
+            .collect()
+    };
+    if let Destination::Store(prefix) = &request.destination {
+        let (items, errors) = parse_into_store(&text, prefix);
+        return Ok(Work::IntoStore {
+            items,
+            options: std::sync::Arc::new(request.options.upload.write_options()?),
+            refused: refusals(errors),
+        });
+    }
     let manifest = Manifest::parse(&text);
-    let refused = manifest
-        .errors
-        .into_iter()
-        .map(|error| Failure {
-            source: format!("{name}:{}", error.line),
-            error: Error::InvalidInput(error.message),
-        })
-        .collect();
     Ok(Work::Items {
         items: manifest.items,
-        destination,
-        refused,
+        destination: landing(request, false)?,
+        refused: refusals(manifest.errors),
     })
 }
 

@@ -1,11 +1,13 @@
 //! What a planner queues for the driver: a job, or an object refused on its own.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::disk::local::LocalJob;
 use crate::error::Error;
-use crate::location::S3Url;
+use crate::location::{HttpUrl, S3Url};
 use crate::report::Failure;
+use crate::source::WriteOptions;
 use crate::transfer::engine::Job;
 use crate::transfer::upload::{CopyJob, UploadJob};
 
@@ -18,6 +20,8 @@ pub(crate) enum Planned {
     Upload(UploadJob),
     /// An object copied inside the store.
     Copy(CopyJob),
+    /// A web server's file streamed into the store.
+    Web(WebJob),
     /// A key to delete (`rm`, `sync --delete`).
     Delete(S3Url),
     /// A file below `root` to delete (`sync --delete`), never through a link.
@@ -31,6 +35,18 @@ pub(crate) enum Planned {
         size: u64,
     },
     Refused(Failure),
+}
+
+/// A web file to stream into a key, with what a manifest knew of it.
+#[derive(Debug)]
+pub(crate) struct WebJob {
+    pub from: HttpUrl,
+    pub to: S3Url,
+    /// Its size: an answer of another length fails the object.
+    pub size: Option<u64>,
+    /// Its ETag: the GET is pinned to that version.
+    pub etag: Option<String>,
+    pub options: Arc<WriteOptions>,
 }
 
 pub(super) fn refuse(job: &Job, error: Error) -> Planned {

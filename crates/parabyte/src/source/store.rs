@@ -71,8 +71,12 @@ pub(crate) struct Fetched {
     pub checksum: Option<StoreChecksum>,
     /// The MD5 of the whole object, when the ETag is one.
     pub content_md5: Option<[u8; 16]>,
-    /// Its Last-Modified date: the downloaded file's modification time.
+    /// Its Last-Modified date: the downloaded file's modification time, unless
+    /// `file_time` gives one.
     pub modified: Option<SystemTime>,
+    /// The modification time of the file it was uploaded from, as the upload stored it
+    /// (`x-amz-meta-mtime`, parabyte's and rclone's key): the downloaded file gets it back.
+    pub file_time: Option<SystemTime>,
     pub body: Body,
 }
 

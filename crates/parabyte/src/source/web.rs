@@ -92,6 +92,8 @@ impl Store for WebSource {
             checksum: None,
             content_md5: None,
             modified: last_modified(response.headers()),
+            // A web server's file keeps no upload's time: its Last-Modified is the time.
+            file_time: None,
             moved_to,
             body: body_of(response, what),
         })

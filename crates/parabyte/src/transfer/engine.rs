@@ -343,6 +343,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             pinned: Pinned::new(known.validator),
             total: known.size,
             modified: OnceLock::new(),
+            file_time: OnceLock::new(),
         };
         let describe = async {
             match &head_for {
@@ -370,8 +371,11 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
             self.learn_parts(&object, validator).await;
         }
-        // A resumed object learns its time from the responses for its missing parts.
-        let modified = known.modified.or(object.modified.get().copied());
+        // The file's own time when an upload stored it; else the object's, from the listing,
+        // or (a resumed object) from the responses for its missing parts.
+        let modified = (object.file_time.get().copied())
+            .or(known.modified)
+            .or(object.modified.get().copied());
         drop(object);
         let restored = keep_if_resumable(&mut sink, fetched)?;
         let verification = self
@@ -485,7 +489,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
     /// from, since a later request could not be told where the object ends.
     async fn stream_unsized(&self, job: &Job, response: InFlight) -> Result<Finished> {
         let validator = response.fetched.validator.clone();
-        let modified = response.fetched.modified;
+        let modified = response.fetched.file_time.or(response.fetched.modified);
         let stored = validator.as_ref().map(Validator::stored);
         let sink = Sink::open(&job.target, None, stored).await?;
         let check = ContentCheck::new(self.config.verify_content, false, self.part_grid);
@@ -496,6 +500,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             pinned: Pinned::new(validator),
             total: 0,
             modified: OnceLock::new(),
+            file_time: OnceLock::new(),
         };
         let mut next = 0;
         self.stream_into(&object, response, &mut next, None).await?;
@@ -588,6 +593,21 @@ struct Object<'a> {
     total: u64,
     /// The Last-Modified time the first response that had one gave.
     modified: OnceLock<SystemTime>,
+    /// The uploaded file's time (`x-amz-meta-mtime`) the first response that had one gave.
+    file_time: OnceLock<SystemTime>,
+}
+
+impl Object<'_> {
+    /// Keep the times a response tells: every GET's headers carry them, so none costs a
+    /// request of its own.
+    fn learn_times(&self, fetched: &crate::source::Fetched) {
+        if let Some(modified) = fetched.modified {
+            let _ = self.modified.set(modified);
+        }
+        if let Some(file_time) = fetched.file_time {
+            let _ = self.file_time.set(file_time);
+        }
+    }
 }
 
 mod pieces;

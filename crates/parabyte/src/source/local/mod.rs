@@ -176,6 +176,7 @@ impl Store for LocalStore {
             checksum: None,
             content_md5: None,
             modified: metadata.modified().ok(),
+            file_time: None,
             body,
         })
     }

@@ -59,6 +59,8 @@ struct Stored {
     data: Bytes,
     validator: Option<Validator>,
     modified: Option<SystemTime>,
+    /// The file time an upload stored in its metadata.
+    file_time: Option<SystemTime>,
     /// The checksum a HEAD tells, and the size of the upload's parts.
     keeps: Option<(StoreChecksum, u64)>,
     /// Each upload part has an ETag of its own, so a part HEAD pinned to the object's
@@ -108,10 +110,18 @@ impl MemoryStore {
                 data: Bytes::copy_from_slice(data),
                 validator: etag.map(|tag| Validator::ETag(tag.to_owned())),
                 modified: None,
+                file_time: None,
                 keeps: None,
                 own_part_etags: false,
             },
         );
+    }
+
+    /// The object at `url` carries the file time `when` in its metadata.
+    pub(crate) fn set_file_time(&self, url: &str, when: SystemTime) {
+        if let Some(object) = self.lock().objects.get_mut(url) {
+            object.file_time = Some(when);
+        }
     }
 
     /// The object at `url` was last modified at `when`.
@@ -215,6 +225,7 @@ impl MemoryStore {
                 data: Bytes::new(),
                 validator: None,
                 modified: None,
+                file_time: None,
                 keeps: None,
                 own_part_etags: false,
             });
@@ -277,6 +288,7 @@ impl MemoryStore {
             checksum: None,
             content_md5: object.validator.as_ref().and_then(Validator::md5),
             modified: object.modified,
+            file_time: object.file_time,
             body: chunked(body, answer.break_after, what),
         })
     }

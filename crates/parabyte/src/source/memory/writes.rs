@@ -318,6 +318,12 @@ impl MemoryStore {
                 data,
                 validator: Some(Validator::ETag(etag.clone())),
                 modified: None,
+                // What S3 sends back as `x-amz-meta-mtime`.
+                file_time: options
+                    .metadata
+                    .iter()
+                    .find(|(name, _)| name == "mtime")
+                    .and_then(|(_, value)| crate::timestamp::parse_file_time(value)),
                 keeps: Some((StoreChecksum::Full(checksum), size)),
                 own_part_etags: false,
             },

@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::{body_of, last_modified, shape_of, Fetched};
+use crate::timestamp::parse_file_time;
 use crate::validator::Validator;
 
 impl S3Store {
@@ -64,6 +65,11 @@ impl S3Store {
             checksum,
             content_md5,
             modified: last_modified(response.headers()),
+            file_time: response
+                .headers()
+                .get("x-amz-meta-mtime")
+                .and_then(|value| value.to_str().ok())
+                .and_then(parse_file_time),
             moved_to: None,
             body: body_of(response, what),
         })

@@ -70,6 +70,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             pinned: Pinned::new(Some(Validator::ETag(etag.to_owned()))),
             total: size,
             modified: OnceLock::new(),
+            file_time: OnceLock::new(),
         };
         let fetched = self.fetch_ranges(&object, parts).await;
         drop(object);

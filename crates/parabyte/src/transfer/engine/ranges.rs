@@ -74,7 +74,10 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         loop {
             let attempt = async {
                 let response = match already_sent.take() {
-                    Some(response) => response,
+                    Some(response) => {
+                        object.learn_times(&response.fetched);
+                        response
+                    }
                     None => {
                         let rest = ByteRange {
                             start: next,
@@ -91,6 +94,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                         let whole = rest.start == 0 && rest.end + 1 == object.total;
                         let asked = (!whole).then_some(rest);
                         let mut response = self.send_in(slot, object.source, asked, pinned).await?;
+                        object.learn_times(&response.fetched);
                         if ignores_range(&response, rest, object.total) {
                             // A server without Range support sends the whole object again:
                             // the same version, its bytes before `next` already written.
@@ -111,9 +115,6 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                             &object.pinned,
                             object.total,
                         )?;
-                        if let Some(modified) = response.fetched.modified {
-                            let _ = object.modified.set(modified);
-                        }
                         response
                     }
                 };

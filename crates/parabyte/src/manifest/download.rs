@@ -1,30 +1,9 @@
-//! Manifests: many sources in one file, each with what is already known of it, so that a
-//! known size costs no probe: for many small objects that first round trip is most of the time.
-//!
-//! One source per line, in either of two forms (they may be mixed):
-//!
-//! ```text
-//! # SOURCE  [DEST_PATH]  [SIZE]  [ETAG]       '#' starts a comment line; blank lines are skipped
-//! s3://bucket/renders/0001.exr
-//! https://cdn.example.com/v2/model.bin  models/model.bin  1073741824  "9b2cf535f27731c974343645a3985328"
-//! s3://bucket/a.txt  -  5120                 '-' leaves a field out
-//! {"source": "s3://bucket/b.txt", "dest": "texts/b.txt", "size": 5120, "etag": "abc"}
-//! {"url": "s3://bucket/c/d.txt", "key": "c/d.txt", "size": 5, "etag": "\"..\"", "last_modified": "..."}
-//! ```
-//!
-//! Fields are separated by tabs when the line has one (then a field may contain spaces, and
-//! an empty field is left out), else by runs of spaces. A line starting with `{` is one JSON
-//! object with `source` and optionally `dest`, `size` and `etag` (any other field is a
-//! mistake, refused by name), or a line of `parabyte ls --recursive --json`: `url` is the
-//! source, `key` its destination path (the key's directories kept), `size` and `etag` known,
-//! other fields ignored. DEST_PATH is relative to the destination directory and may not
-//! leave it; SIZE is in bytes.
+//! A manifest into a local directory (or discarded, or to stdout): each line an object of a
+//! store or a web server, saved under its DEST_PATH below the destination directory.
 
-use std::fmt;
 use std::path::PathBuf;
 
-use serde::Deserialize;
-
+use super::line::{read_lines, ManifestError};
 use crate::disk::paths::relative_path;
 use crate::location::{Location, ObjectUrl};
 
@@ -42,21 +21,6 @@ pub struct Item {
     pub etag: Option<String>,
 }
 
-/// A line that could not be read, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestError {
-    /// 1-based, as editors count.
-    pub line: usize,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "manifest line {}: {}", self.line, self.message)
-    }
-}
-
 /// The items of a manifest, and the lines that are not items. A bad line never stops the
 /// others from being read.
 #[derive(Debug, Default)]
@@ -67,104 +31,19 @@ pub struct Manifest {
     pub errors: Vec<ManifestError>,
 }
 
-/// One line in its JSON form, as a manifest writes it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JsonLine {
-    source: String,
-    dest: Option<String>,
-    size: Option<u64>,
-    etag: Option<String>,
-}
-
-/// One object line of `parabyte ls --recursive --json` (other fields are ignored, so the
-/// line may grow): the key becomes the destination path, directories kept.
-#[derive(Debug, Deserialize)]
-struct ListedLine {
-    url: String,
-    key: Option<String>,
-    dest: Option<String>,
-    size: Option<u64>,
-    etag: Option<String>,
-}
-
 impl Manifest {
-    /// Read a whole manifest (see the module docs for the format).
+    /// Read a whole manifest of downloads (see the module docs for the format).
     pub fn parse(text: &str) -> Manifest {
-        let mut manifest = Manifest::default();
-        // Editors on Windows start UTF-8 files with a byte-order mark: not part of a URL.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        for (index, line) in text.lines().enumerate() {
-            let line = line.trim_end_matches('\r');
-            if line.trim().is_empty() || line.trim_start().starts_with('#') {
-                continue;
-            }
-            match parse_line(line) {
-                Ok(item) => manifest.items.push(item),
-                Err(message) => manifest.errors.push(ManifestError {
-                    line: index + 1,
-                    message,
-                }),
-            }
-        }
-        manifest
+        let (items, errors) = read_lines(text, |fields| {
+            item(
+                &fields.source,
+                fields.dest.as_deref(),
+                fields.size,
+                fields.etag,
+            )
+        });
+        Manifest { items, errors }
     }
-}
-
-fn parse_line(line: &str) -> Result<Item, String> {
-    if line.trim_start().starts_with('{') {
-        return json_line(line);
-    }
-    let fields: Vec<&str> = if line.contains('\t') {
-        line.split('\t').map(str::trim).collect()
-    } else {
-        line.split_whitespace().collect()
-    };
-    if fields.len() > 4 {
-        return Err(format!(
-            "{} fields, at most 4 (SOURCE DEST_PATH SIZE ETAG); separate by tabs if a path has spaces",
-            fields.len()
-        ));
-    }
-    let field = |at: usize| {
-        fields
-            .get(at)
-            .copied()
-            .filter(|value| !value.is_empty() && *value != "-")
-    };
-    let source = field(0).ok_or("no source")?;
-    let size = field(2)
-        .map(|size| {
-            size.parse::<u64>()
-                .map_err(|_| format!("size '{size}' is not a number of bytes"))
-        })
-        .transpose()?;
-    item(source, field(1), size, field(3).map(str::to_owned))
-}
-
-/// A JSON line: the manifest's own form (with `source`) or an `ls --json` line (with `url`).
-fn json_line(line: &str) -> Result<Item, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| format!("not a valid JSON manifest entry: {e}"))?;
-    let has = |field: &str| value.get(field).is_some();
-    if has("prefix") && !has("source") && !has("url") {
-        return Err(
-            "a \"prefix\" line (from ls without --recursive) names no object; list with --recursive"
-                .into(),
-        );
-    }
-    if !has("source") && !has("url") {
-        return Err("no \"source\" (nor \"url\", as ls --json prints it): no object named".into());
-    }
-    if has("source") {
-        let json: JsonLine = serde_json::from_value(value)
-            .map_err(|e| format!("not a valid JSON manifest entry: {e}"))?;
-        return item(&json.source, json.dest.as_deref(), json.size, json.etag);
-    }
-    let listed: ListedLine =
-        serde_json::from_value(value).map_err(|e| format!("not a valid ls --json line: {e}"))?;
-    let dest = listed.dest.as_deref().or(listed.key.as_deref());
-    item(&listed.url, dest, listed.size, listed.etag)
 }
 
 fn item(
@@ -183,7 +62,8 @@ fn item(
         Location::Http(url) => ObjectUrl::Http(url),
         Location::Local(path) => {
             return Err(format!(
-                "'{}' is not a URL; sources are s3://bucket/key or http(s)://host/path",
+                "'{}' is not a URL; sources are s3://bucket/key or http(s)://host/path \
+                 (local files are sources when the destination is s3://)",
                 path.display()
             ))
         }
