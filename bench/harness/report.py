@@ -681,14 +681,21 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     md_path.write_text("\n".join(lines) + _kept_section(md_path))
 
 
-# bench/sync_rm.py writes its table between these markers; a rewrite of the page keeps it.
-KEPT_START, KEPT_END = "<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"
+# bench/sync_rm.py and bench/upload.py write their tables between these markers; a rewrite of
+# the page keeps them.
+KEPT = [("<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"),
+        ("<!-- uploads: start -->", "<!-- uploads: end -->")]
 
 
 def _kept_section(md_path: Path) -> str:
-    """The sync-and-rm section of the page as it is, to go on after the new text."""
+    """The sections those scripts wrote, as they are, to go on after the new text."""
     if not md_path.exists():
         return ""
-    _, start, rest = md_path.read_text().partition(KEPT_START)
-    section, end, _ = rest.partition(KEPT_END)
-    return f"\n\n{start}{section}{end}\n" if start and end else ""
+    text = md_path.read_text()
+    kept = []
+    for kept_start, kept_end in KEPT:
+        _, start, rest = text.partition(kept_start)
+        section, end, _ = rest.partition(kept_end)
+        if start and end:
+            kept.append(f"\n\n{start}{section}{end}")
+    return "".join(kept) + "\n" if kept else ""

@@ -129,9 +129,14 @@ class Store:
     """versitygw (plain and TLS) and toxiproxy on 127.0.0.1, data on tmpfs. A context manager:
     leaving it stops every process and removes the directory."""
 
-    def __init__(self, work: Path, repo: Path):
+    def __init__(self, work: Path, repo: Path, cap_upstream: bool = False,
+                 proxy_metrics: bool = False):
         self.work = work
         self.repo = repo
+        # Uploads (bench/upload.py): the 50 MB/s cap on what clients send too, and toxiproxy's
+        # byte counters. Off by default: run.py's downloads keep the proxy as it was.
+        self.cap_upstream = cap_upstream
+        self.proxy_metrics = proxy_metrics
         self.root = work / "root"
         self.logs = work / "logs"
         self.certs = work / "certs"
@@ -295,8 +300,10 @@ http {{
     def _start_toxiproxy(self) -> None:
         api = free_port()
         env = dict(os.environ, LOG_LEVEL="info")  # info: one "Accepted client" line per connection
+        metrics = ["-proxy-metrics"] if self.proxy_metrics else []
         process = self._spawn("toxiproxy", [str(self.repo / ".tools/bin/toxiproxy-server"),
-                                            "-host", "127.0.0.1", "-port", str(api)], env)
+                                            "-host", "127.0.0.1", "-port", str(api), *metrics],
+                              env)
         _wait_for_port(api, process, "toxiproxy", self.toxiproxy_log)
         self.ports["toxiproxy-api"] = api
         for name, upstream in (("proxy", "plain"), ("proxy-tls", "tls"), ("proxy-web", "web")):
@@ -322,9 +329,29 @@ http {{
                 "name": "bandwidth", "type": "bandwidth", "stream": "downstream",
                 "toxicity": 1.0, "attributes": {"rate": RATE_KB_PER_S},
             })
+            if self.cap_upstream:
+                self._api("POST", f"/proxies/{name}/toxics", {
+                    "name": "bandwidth-upstream", "type": "bandwidth", "stream": "upstream",
+                    "toxicity": 1.0, "attributes": {"rate": RATE_KB_PER_S},
+                })
 
     def toxics(self) -> dict:
         return self._api("GET", "/proxies")
+
+    def proxy_bytes(self, proxy: str = "proxy") -> dict[str, int]:
+        """What toxiproxy has passed on through `proxy` since it started, from its Prometheus
+        counters (`proxy_metrics=True` only): {"upstream": client to server, "downstream":
+        server to client}."""
+        url = f"http://127.0.0.1:{self.ports['toxiproxy-api']}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            text = response.read().decode()
+        counted = {"upstream": 0, "downstream": 0}
+        for line in text.splitlines():
+            if line.startswith("toxiproxy_proxy_sent_bytes_total{") and f'proxy="{proxy}"' in line:
+                for direction in counted:
+                    if f'direction="{direction}"' in line:
+                        counted[direction] += int(float(line.rsplit(" ", 1)[1]))
+        return counted
 
     # -- data --------------------------------------------------------------------------------
 
