@@ -72,7 +72,8 @@ fuzz:
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour,
-## and the sync and rm rows against aws, s5cmd and rclone about 40 minutes more).
+## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, and the uploads about
+## 20 minutes more; their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said so).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
@@ -80,5 +81,6 @@ bench: tools
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
 	.tools/venv-bench/bin/python bench/sync_rm.py
+	.tools/venv-bench/bin/python bench/upload.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py
