@@ -45,6 +45,12 @@ const MAX_PARTS: u64 = 10_000;
 /// The most bytes of small files held in memory to be sent, across every upload of a
 /// client (larger bodies are streamed from their files: `content.rs`).
 const MEMORY_BUDGET: u64 = 64 * 1024 * 1024;
+/// The fewest bodies streamed from files at once, across every upload of a client (more
+/// when one object sends more: `--ranges-per-object`). Each holds a few 128 KiB chunks
+/// (its checksum pass's, the one the connection is sending, the next): at 128 requests in
+/// flight, 64 files of 16 MiB peaked at 50 MiB, twice s5cmd's, and went no faster than
+/// at 16 (docs/PROFILE.md, stop 32).
+const STREAMS_IN_FLIGHT: usize = 16;
 /// Memory is counted in these units, so a semaphore holds any budget.
 const KIB: u64 = 1024;
 
@@ -70,6 +76,8 @@ pub(crate) struct Uploader<S> {
     counters: Arc<Counters>,
     /// Bytes of file held in memory for requests being sent, in KiB.
     memory: Arc<Semaphore>,
+    /// Room for the bodies streamed from files at once.
+    streams: Arc<Semaphore>,
     /// The largest object copied inside the store in one request (S3's 5 GiB).
     copy_threshold: u64,
     /// The least part of a copy in parts.
@@ -128,6 +136,9 @@ impl<S: Store> Uploader<S> {
             request_limit,
             counters,
             memory: Arc::new(Semaphore::new((MEMORY_BUDGET / KIB) as usize)),
+            streams: Arc::new(Semaphore::new(
+                STREAMS_IN_FLIGHT.max(transfer.ranges_per_object),
+            )),
             copy_threshold: transfer.copy_cutoff,
             copy_part: server_copy::COPY_PART.min(transfer.copy_cutoff),
             transfer,
@@ -496,13 +507,18 @@ impl<S: Store> Uploader<S> {
         .await
     }
 
-    /// Room in the memory budget for `bytes` of a file read into memory (all of it, if
-    /// more); bytes that are in memory already, or streamed, take none.
+    /// Room for a body of `bytes` of `content`: in the memory budget when a file's bytes
+    /// are read into memory (all of it, if more), one of the streams when they are
+    /// streamed; bytes in memory already take none.
     async fn hold(&self, content: &Content, bytes: u64) -> Option<SemaphorePermit<'_>> {
-        match content.reads_into_memory(bytes) {
-            true => Some(self.reserve(bytes).await),
-            false => None,
+        if content.reads_into_memory(bytes) {
+            return Some(self.reserve(bytes).await);
         }
+        if content.streams(bytes) {
+            let permit = self.streams.acquire().await;
+            return Some(permit.expect("the streams are never closed"));
+        }
+        None
     }
 
     /// Room in the memory budget for `bytes` (all of it, if more).

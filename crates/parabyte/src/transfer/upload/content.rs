@@ -36,6 +36,11 @@ impl Content {
         matches!(self, Content::File(_)) && length < STREAMED
     }
 
+    /// Whether a body of `length` is streamed from a file as it is sent.
+    pub(super) fn streams(&self, length: u64) -> bool {
+        matches!(self, Content::File(_)) && length >= STREAMED
+    }
+
     /// The body of `length` bytes from `offset`, and their CRC64NVME.
     pub(super) async fn body_at(&self, offset: u64, length: u64) -> Result<(WriteBody, u64)> {
         let bytes = match self {
