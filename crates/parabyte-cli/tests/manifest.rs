@@ -18,22 +18,7 @@ const WEB: u64 = 2 * MIB + 1;
 #[test]
 fn a_manifest_mixes_stores_and_web_servers_and_reports_bad_lines() {
     let bed = Bed::new(ServerKind::Versitygw, "manifest");
-    bed.admin
-        .put_generated(&bed.bucket, "a/big.bin", 1, BIG)
-        .unwrap();
-    bed.admin
-        .put_generated(&bed.bucket, "a/small.txt", 2, SMALL)
-        .unwrap();
-    let head = bed
-        .admin
-        .block_on(
-            bed.admin
-                .client()
-                .request(http::Method::HEAD, &bed.bucket, "a/big.bin")
-                .send(),
-        )
-        .unwrap();
-    let etag = head.headers["etag"].to_str().unwrap().to_owned();
+    let etag = put_big_and_small(&bed, "a/big.bin", "a/small.txt");
     let web = WebServer::start().unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(web.root().join("w.bin"), payload(3, WEB as usize)).unwrap();
     let web_proxy = CountingProxy::start(&web.endpoint());
@@ -200,22 +185,7 @@ fn a_hostile_etag_or_size_fails_its_own_object_and_the_rest_goes_on() {
 /// that cannot go (a link, a missing file, a missing object) reported, the rest stored.
 fn a_manifest_into_s3_mixes_files_objects_and_web_files(kind: ServerKind) {
     let bed = Bed::new(kind, "manifest-up");
-    bed.admin
-        .put_generated(&bed.bucket, "src/obj.bin", 1, BIG)
-        .unwrap();
-    bed.admin
-        .put_generated(&bed.bucket, "src/small.txt", 2, SMALL)
-        .unwrap();
-    let head = bed
-        .admin
-        .block_on(
-            bed.admin
-                .client()
-                .request(http::Method::HEAD, &bed.bucket, "src/obj.bin")
-                .send(),
-        )
-        .unwrap();
-    let etag = head.headers["etag"].to_str().unwrap().to_owned();
+    let etag = put_big_and_small(&bed, "src/obj.bin", "src/small.txt");
     std::fs::create_dir_all(bed.path("files")).unwrap();
     std::fs::write(bed.path("files/a.txt"), payload(4, 1000)).unwrap();
     std::fs::write(bed.path("files/b.bin"), payload(5, 2 * MIB as usize)).unwrap();
@@ -316,4 +286,22 @@ fn a_manifest_into_s3_mixes_files_objects_and_web_files_versitygw() {
 #[test]
 fn a_manifest_into_s3_mixes_files_objects_and_web_files_minio() {
     a_manifest_into_s3_mixes_files_objects_and_web_files(ServerKind::Minio);
+}
+
+/// A large object and a small one; the large one's ETag, as its HEAD names it.
+fn put_big_and_small(bed: &Bed, big: &str, small: &str) -> String {
+    bed.admin.put_generated(&bed.bucket, big, 1, BIG).unwrap();
+    bed.admin
+        .put_generated(&bed.bucket, small, 2, SMALL)
+        .unwrap();
+    let head = bed
+        .admin
+        .block_on(
+            bed.admin
+                .client()
+                .request(http::Method::HEAD, &bed.bucket, big)
+                .send(),
+        )
+        .unwrap();
+    head.headers["etag"].to_str().unwrap().to_owned()
 }

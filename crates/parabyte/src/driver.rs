@@ -109,12 +109,10 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             } => {
                 let planner_reporter = reporter.clone();
                 let planner = move |queue: mpsc::Sender<Planned>| async move {
-                    for failure in refused {
-                        if queue.send(Planned::Refused(failure)).await.is_err() {
-                            return Ok(());
-                        }
+                    match refused_first(refused, &queue).await {
+                        true => plan_items(items, destination, queue, planner_reporter).await,
+                        false => Ok(()),
                     }
-                    plan_items(items, destination, queue, planner_reporter).await
                 };
                 self.run(planner, String::new(), dry_run, reporter).await
             }
@@ -131,12 +129,10 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             } => {
                 let planner_reporter = reporter.clone();
                 let planner = move |queue: mpsc::Sender<Planned>| async move {
-                    for failure in refused {
-                        if queue.send(Planned::Refused(failure)).await.is_err() {
-                            return Ok(());
-                        }
+                    match refused_first(refused, &queue).await {
+                        true => plan_into_store(items, options, queue, planner_reporter).await,
+                        false => Ok(()),
                     }
-                    plan_into_store(items, options, queue, planner_reporter).await
                 };
                 self.run(planner, String::new(), dry_run, reporter).await
             }
@@ -703,6 +699,17 @@ async fn preview<S: Store<Object = ObjectUrl>>(
         Some(known) => Finished::AlreadyThere(known.size),
         None => Finished::Downloaded(0),
     }
+}
+
+/// Queue the failures found while the request was read (a manifest's bad lines) ahead of
+/// what is planned; false when the run stopped listening.
+async fn refused_first(refused: Vec<Failure>, queue: &mpsc::Sender<Planned>) -> bool {
+    for failure in refused {
+        if queue.send(Planned::Refused(failure)).await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 mod delete;

@@ -366,13 +366,7 @@ async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
     store.put(from, &bytes, Some("\"v1\""));
     let mut copier = uploader(&store);
     copier.copy_in_parts_over(MIB, 5 * MIB);
-    let job = CopyJob {
-        from: S3Url::parse(from).unwrap(),
-        to: S3Url::parse(URL).unwrap(),
-        known: None,
-        modified: None,
-        options: Arc::default(),
-    };
+    let job = copy_job(from, None);
     let finished = copier.copy(&job, &Silent).await.unwrap();
     assert_eq!(finished, Finished::Downloaded(bytes.len() as u64));
     assert_eq!(store.data_of(URL).unwrap(), bytes);
@@ -410,13 +404,10 @@ async fn a_copy_between_endpoints_streams_ranges_into_parts_of_one_version() {
         let store = Arc::new(MemoryStore::new());
         store.as_two_endpoints();
         store.put(from, &bytes, Some("\"v1\""));
-        let job = CopyJob {
-            from: S3Url::parse(from).unwrap(),
-            to: S3Url::parse(URL).unwrap(),
-            known: known.then(|| (bytes.len() as u64, Some(Validator::ETag("\"v1\"".into())))),
-            modified: None,
-            options: Arc::default(),
-        };
+        let job = copy_job(
+            from,
+            known.then(|| (bytes.len() as u64, Some(Validator::ETag("\"v1\"".into())))),
+        );
         let finished = uploader(&store).copy(&job, &Silent).await.unwrap();
         assert_eq!(finished, Finished::Downloaded(bytes.len() as u64));
         assert_eq!(store.data_of(URL).unwrap(), bytes);
@@ -436,13 +427,7 @@ async fn a_copy_between_endpoints_streams_ranges_into_parts_of_one_version() {
         let store = Arc::new(MemoryStore::new());
         store.as_two_endpoints();
         store.put(from, &data(13, size), Some("\"v1\""));
-        let job = CopyJob {
-            from: S3Url::parse(from).unwrap(),
-            to: S3Url::parse(URL).unwrap(),
-            known: None,
-            modified: None,
-            options: Arc::default(),
-        };
+        let job = copy_job(from, None);
         uploader(&store).copy(&job, &Silent).await.unwrap();
         assert_eq!(store.data_of(URL).unwrap(), data(13, size));
         assert_eq!(
@@ -458,15 +443,23 @@ async fn a_copy_between_endpoints_of_a_source_replaced_meanwhile_stores_nothing(
     let store = Arc::new(MemoryStore::new());
     store.as_two_endpoints();
     store.put(from, &data(14, 12 * MIB), Some("\"v2\""));
-    let job = CopyJob {
-        from: S3Url::parse(from).unwrap(),
-        to: S3Url::parse(URL).unwrap(),
-        known: Some((12 * MIB, Some(Validator::ETag("\"v1\"".into())))),
-        modified: None,
-        options: Arc::default(),
-    };
+    let job = copy_job(
+        from,
+        Some((12 * MIB, Some(Validator::ETag("\"v1\"".into())))),
+    );
     let failed = uploader(&store).copy(&job, &Silent).await.unwrap_err();
     assert!(matches!(failed, Error::Changed { .. }), "{failed:?}");
     assert!(store.data_of(URL).is_none());
     assert_eq!(store.open_uploads(), 0);
+}
+
+/// A copy of `from` to [`URL`], with what a listing knew of it.
+fn copy_job(from: &str, known: Option<(u64, Option<Validator>)>) -> CopyJob {
+    CopyJob {
+        from: S3Url::parse(from).unwrap(),
+        to: S3Url::parse(URL).unwrap(),
+        known,
+        modified: None,
+        options: Arc::default(),
+    }
 }
