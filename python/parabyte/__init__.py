@@ -141,12 +141,18 @@ class Client(_native.Client):
     timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
         "500ms", "2m" [30].
     bind: local IP addresses to send from, taken in turn (several NICs) [any].
+    source_endpoint_url, source_region, source_profile, source_no_sign_request: where S3
+        sources are read when not where the destination is (another endpoint, region or
+        account; anonymously for a public bucket): `copy` then streams through parabyte;
+        `sync`, `move` and `remove` refuse [the destination's store].
     workers: objects in flight [64].
     ranges_per_object: ranged requests in flight per object [16] (`threads`: its old
         name).
     part_size: bytes of an object's first ranged GET, an int or "8MiB", "16M"; later ones
         grow in multiples of it, up to 64 MiB [8 MiB].
     max_requests: requests in flight overall, which bounds connections and memory [128].
+    copy_cutoff: a copy inside the store of an object larger than this goes in parallel
+        UploadPartCopy parts, a smaller one in one CopyObject; 5 MiB to 5 GiB [5 GiB].
     retries: retries of a failed request before its object fails [5].
     list_parallelism: key ranges listed at once [16].
     list_page_size: keys per listing request [1000].
