@@ -77,10 +77,11 @@ fuzz:
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
-	$(CARGO) build --profile profiling --locked -p parabyte-cli
+	$(CARGO) build --profile profiling --locked -p parabyte-cli -p parabyte-testkit --bin parabyte --bin testbed
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
 	.tools/venv-bench/bin/python bench/sync_rm.py
 	.tools/venv-bench/bin/python bench/upload.py
+	.tools/venv-bench/bin/python bench/listing.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py

@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.measure import Command, run_once
+from harness.report import write_section
 from harness.setup import (
     ACCESS_KEY,
     BUCKET,
@@ -222,12 +223,7 @@ def main() -> int:
     table = render(args, tools, workloads, times, last, time.monotonic() - started)
     print(table)
     if not args.no_docs:
-        text = DOC.read_text()
-        before, _, rest = text.partition(START)
-        _, _, after = rest.partition(END)
-        DOC.write_text(
-            before.rstrip("\n") + "\n\n" + START + "\n" + table + END + "\n" + after.lstrip("\n")
-        )
+        write_section(DOC, START, END, table)
     return 0
 
 

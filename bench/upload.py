@@ -45,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness.measure import Command, run_once, wait_for_quiet
+from harness.report import write_section
 from harness.setup import (
     BUCKET,
     Store,
@@ -611,7 +612,7 @@ def main() -> int:
     text = render(args, sizes, cells, network, time.monotonic() - started)
     print(text)
     if not args.no_docs:
-        write_doc(text)
+        write_section(DOC, START, END, text)
     return 0
 
 
@@ -864,17 +865,6 @@ def other_load(cells: list[Cell]) -> tuple[float, float] | None:
             )
             shares.append(max(0.0, other) / (r["wall_s"] * (os.cpu_count() or 1)))
     return (statistics.median(shares), max(shares)) if shares else None
-
-
-def write_doc(section: str) -> None:
-    text = DOC.read_text()
-    before, start, rest = text.partition(START)
-    if not start:  # the first time: at the end of the page
-        before, rest = text, END
-    _, _, after = rest.partition(END)
-    DOC.write_text(
-        before.rstrip("\n") + "\n\n" + START + "\n" + section + END + "\n" + after.lstrip("\n")
-    )
 
 
 if __name__ == "__main__":

@@ -684,7 +684,21 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
 # bench/sync_rm.py and bench/upload.py write their tables between these markers; a rewrite of
 # the page keeps them.
 KEPT = [("<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"),
-        ("<!-- uploads: start -->", "<!-- uploads: end -->")]
+        ("<!-- uploads: start -->", "<!-- uploads: end -->"),
+        ("<!-- listing: start -->", "<!-- listing: end -->")]
+
+
+def write_section(md_path: Path, start: str, end: str, section: str) -> None:
+    """Puts `section` between the markers `start` and `end` of the page (at its end the first
+    time), leaving the rest as it is: how the scripts beside run.py write their tables."""
+    text = md_path.read_text()
+    before, found, rest = text.partition(start)
+    if not found:
+        before, rest = text, end
+    _, _, after = rest.partition(end)
+    md_path.write_text(
+        before.rstrip("\n") + "\n\n" + start + "\n" + section + end + "\n" + after.lstrip("\n")
+    )
 
 
 def _kept_section(md_path: Path) -> str:

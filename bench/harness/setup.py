@@ -297,7 +297,9 @@ http {{
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read() or b"{}")
 
-    def _start_toxiproxy(self) -> None:
+    def _start_toxiproxy(self, proxies=(("proxy", "plain"), ("proxy-tls", "tls"),
+                                        ("proxy-web", "web"))) -> None:
+        """toxiproxy, with one proxy (name, upstream's name in `ports`) per pair of `proxies`."""
         api = free_port()
         env = dict(os.environ, LOG_LEVEL="info")  # info: one "Accepted client" line per connection
         metrics = ["-proxy-metrics"] if self.proxy_metrics else []
@@ -306,7 +308,7 @@ http {{
                               env)
         _wait_for_port(api, process, "toxiproxy", self.toxiproxy_log)
         self.ports["toxiproxy-api"] = api
-        for name, upstream in (("proxy", "plain"), ("proxy-tls", "tls"), ("proxy-web", "web")):
+        for name, upstream in proxies:
             for attempt in range(3):
                 listen = free_port()
                 try:

@@ -4,7 +4,7 @@ mod common;
 
 use bytes::Bytes;
 use common::{bare_parabyte, run, stderr, Bed};
-use parabyte_testkit::{payload, HostileServer, Reply, ServerKind};
+use parabyte_testkit::{payload, HostileServer, KeySpace, ListingServer, Reply, ServerKind};
 
 fn lists_one_level_or_everything(kind: ServerKind) {
     let bed = Bed::new(kind, "ls");
@@ -212,6 +212,61 @@ fn an_endless_bucket_list_is_refused_in_bounded_memory() {
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("more than any store sends"), "{text}");
     assert_eq!(server.request_count(), 1);
+}
+
+/// A hundred thousand keys in W4's shape, from a store whose page costs the same wherever it
+/// starts: the parallel listing prints every key once, in order, and asks for few pages more
+/// than the sequential listing would (each part may read its first page from inside the one
+/// before, and one page past its end).
+#[test]
+fn a_hundred_thousand_keys_list_in_parallel_once_each_in_order() {
+    const KEYS: usize = 100_000;
+    let written: Vec<String> = (0..KEYS)
+        .map(|i| format!("w4/d{:03}/k{i:06}", i % 100))
+        .collect();
+    let mut expected = written.clone();
+    expected.sort();
+    let server = ListingServer::start(KeySpace::new("b", written, 64));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = bare_parabyte(dir.path());
+    command
+        .env("AWS_ACCESS_KEY_ID", "id")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .args([
+            "ls",
+            "--recursive",
+            "--endpoint-url",
+            &server.endpoint(),
+            "s3://b/w4/",
+        ]);
+    let output =
+        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(300)));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let listed: Vec<&str> = text
+        .lines()
+        .map(|line| line.rsplit(' ').next().unwrap())
+        .collect();
+    assert!(listed == expected, "{} keys listed of {KEYS}", listed.len());
+
+    let requests = server.requests();
+    let pages: Vec<_> = requests
+        .iter()
+        .filter(|seen| seen.query_param("max-keys").as_deref() != Some("1"))
+        .collect();
+    let parts = 1 + pages
+        .iter()
+        .filter(|seen| {
+            seen.query_param("start-after").is_some()
+                && seen.query_param("continuation-token").is_none()
+        })
+        .count();
+    assert!(parts >= 4, "the listing ran in {parts} parts");
+    assert!(
+        pages.len() <= KEYS / 1000 + 2 * parts,
+        "{} page requests in {parts} parts",
+        pages.len()
+    );
 }
 
 #[test]

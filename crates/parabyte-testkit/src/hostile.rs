@@ -118,6 +118,20 @@ impl Reply {
         }
     }
 
+    /// The status this reply carries.
+    pub fn status_code(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// A whole body as text (empty for a generated one), for the kit's own tests.
+    #[cfg(test)]
+    pub(crate) fn body_text(&self) -> String {
+        match &self.body {
+            ReplyBody::Whole(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            ReplyBody::Generated(_) => String::new(),
+        }
+    }
+
     /// Adds a header (repeatable; a test may send duplicates or contradictions on purpose).
     pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.append(

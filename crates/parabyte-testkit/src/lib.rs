@@ -26,6 +26,9 @@
 //!   came on the wire (method, raw target, all headers). [`ListPage`] writes ListObjectsV2
 //!   pages, truncated with or without a token, and [`ListPage::generated`] streams a page of
 //!   any size without holding it.
+//! - [`ListingServer`] lists a [`KeySpace`] (sorted keys in memory) by ListObjectsV2's rules at
+//!   a cost per page that does not grow with the bucket, as S3's does not: for listing at a
+//!   million keys, where every real server here would be the limit.
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
 //!
 //! ```no_run
@@ -64,6 +67,7 @@ mod data;
 mod error;
 mod hostile;
 mod kind;
+mod listing_server;
 mod names;
 mod nginx;
 mod process;
@@ -78,6 +82,7 @@ pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use hostile::{HostileServer, ListPage, Received, Reply};
 pub use kind::ServerKind;
+pub use listing_server::{KeySpace, ListingServer};
 pub use names::{encode_key, unique_bucket_name};
 pub use nginx::{Serving, WebServer};
 pub use proxy::{

@@ -1,5 +1,6 @@
 //! `testbed up`: a real S3 server on loopback filled with demo data, kept alive for `make demo`
-//! and the benchmarks, with its address and credentials in an env file.
+//! and the benchmarks, with its address and credentials in an env file. `testbed list-server`:
+//! the kit's listing server over a bucket of generated keys, for the listing benchmark.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use parabyte_testkit::{payload, AdminClient, ServerKind, TestServer};
+use parabyte_testkit::{payload, AdminClient, KeySpace, ListingServer, ServerKind, TestServer};
 
 /// The seed of `large/big.bin`; small object `i` uses seed `i`.
 const LARGE_SEED: u64 = 0xB16;
@@ -28,6 +29,31 @@ enum Command {
     ///
     /// Stops on SIGTERM or SIGINT, when stdin is a pipe that closes, or after --max-seconds.
     Up(UpArgs),
+    /// Serve generated keys with the kit's listing server (ListObjectsV2 only, any
+    /// credentials), print "ready ENDPOINT" and wait; stops as `up` does.
+    ListServer(ListServerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ListServerArgs {
+    #[arg(long, default_value = "parabyte-demo")]
+    bucket: String,
+    /// How many keys: PREFIXdNNN/kNNNNNN (key i in folder i % --folders).
+    #[arg(long, default_value_t = 100_000)]
+    keys: u64,
+    #[arg(long, default_value = "w4/")]
+    prefix: String,
+    #[arg(long, default_value_t = 100)]
+    folders: u64,
+    /// The size every listed object has.
+    #[arg(long, default_value_t = 64)]
+    size: u64,
+    /// Append a line per request, shaped like versitygw's access log (` s3_ListObjectsV2 - -
+    /// 200 `), so the benchmarks count requests the same way.
+    #[arg(long)]
+    access_log: Option<PathBuf>,
+    #[arg(long, default_value_t = 3600)]
+    max_seconds: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -57,8 +83,11 @@ struct UpArgs {
 }
 
 fn main() -> ExitCode {
-    let Command::Up(args) = Cli::parse().command;
-    match up(&args) {
+    let result = match Cli::parse().command {
+        Command::Up(args) => up(&args),
+        Command::ListServer(args) => list_server(&args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("testbed: {message}");
@@ -113,6 +142,57 @@ fn up(args: &UpArgs) -> Result<(), String> {
     let _ = std::fs::remove_file(&args.env_file);
     drop(server);
     result
+}
+
+fn list_server(args: &ListServerArgs) -> Result<(), String> {
+    let started = Instant::now();
+    // W4's names have six digits; more keys take more.
+    let width = args.keys.saturating_sub(1).to_string().len().max(6);
+    let folders = args.folders.max(1);
+    let keys = (0..args.keys)
+        .map(|i| format!("{}d{:03}/k{i:0width$}", args.prefix, i % folders))
+        .collect();
+    let space = KeySpace::new(&args.bucket, keys, args.size);
+    let log = args
+        .access_log
+        .as_ref()
+        .map(|path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("could not open {}: {e}", path.display()))
+        })
+        .transpose()?;
+    let server = ListingServer::start_logging(space, move |request, status| {
+        if let Some(mut file) = log.as_ref() {
+            let operation = if request.is_listing() {
+                "ListObjectsV2"
+            } else {
+                "Other"
+            };
+            // One write per line: O_APPEND keeps lines whole for a reader tailing the file.
+            let _ = file.write_all(format!("- s3_{operation} - - {status} -\n").as_bytes());
+        }
+    });
+    eprintln!(
+        "testbed: {} keys listed at {} after {:.1}s",
+        args.keys,
+        server.endpoint(),
+        started.elapsed().as_secs_f64()
+    );
+    println!("ready {}", server.endpoint());
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let reason = runtime.block_on(wait_for_stop(Duration::from_secs(args.max_seconds)));
+    eprintln!(
+        "testbed: {reason}; {} requests answered; shutting down",
+        server.request_count()
+    );
+    Ok(())
 }
 
 async fn fill(admin: &AdminClient, args: &UpArgs) -> Result<(), String> {
