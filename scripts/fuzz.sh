@@ -13,11 +13,19 @@ PROPERTIES=(
   source::s3::fuzz::bucket_lists_and_error_documents_never_panic
   source::s3::fuzz::checksum_headers_never_panic
   source::answer::tests::fuzz::any_status_and_range_headers_give_a_shape_or_an_error
-  manifest::tests::fuzz::every_line_is_an_item_or_a_named_error
+  manifest::download::tests::fuzz::every_line_is_an_item_or_a_named_error
   location::tests::fuzz::any_argument_is_classified
   pattern::tests::fuzz::any_pattern_against_any_name_answers
 )
 cargo test --release --locked -p parabyte --lib --no-run
+# A property renamed or moved would otherwise match no test and "pass" in no time.
+listed=$(cargo test --release --locked -p parabyte --lib -- --list --format terse 2>/dev/null)
+for property in "${PROPERTIES[@]}"; do
+  if ! grep -qxF "$property: test" <<< "$listed"; then
+    echo "fuzz: no property $property in crates/parabyte (renamed? fix PROPERTIES)" >&2
+    exit 2
+  fi
+done
 failed=0
 for property in "${PROPERTIES[@]}"; do
   started=$(date +%s)
