@@ -12,6 +12,9 @@ use crate::args::LsArgs;
 use crate::escape;
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 
+/// Room for about a page of listing lines before they go to stdout.
+const PAGE_OUTPUT_BUFFER: usize = 128 << 10;
+
 pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     let bucket_list = args
         .url
@@ -26,7 +29,9 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     let recursive = args.recursive || pattern.is_some();
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut pages = std::pin::pin!(client.list_pages(&listed, recursive));
-    let mut out = std::io::stdout().lock();
+    // Written a page at a time: stdout is line-buffered, a write per line cost a million
+    // system calls for a million keys, and the listing waits for its reader.
+    let mut out = std::io::BufWriter::with_capacity(PAGE_OUTPUT_BUFFER, std::io::stdout().lock());
     // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
     // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
     let folder = &url.key[..url.key.rfind('/').map_or(0, |slash| slash + 1)];
@@ -48,6 +53,7 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
         let mut page = match page {
             // Lines already printed stay; the broken listing is a failure, not a fatal error.
             Err(error @ Error::BadListing { .. }) => {
+                let _ = out.flush();
                 tell(format_args!("error: {error}"));
                 return Ok(SOME_FAILED);
             }
@@ -89,6 +95,9 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
                 return Ok(SUCCESS); // stdout closed (e.g. piped into head): stop quietly
             }
         }
+        if out.flush().is_err() {
+            return Ok(SUCCESS);
+        }
     }
     if args.summarize {
         let line = if args.json {
@@ -102,6 +111,7 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
             format!("\nTotal Objects: {objects}\n   Total Size: {bytes}")
         };
         let _ = writeln!(out, "{line}");
+        let _ = out.flush();
     }
     if entries_listed == 0 {
         // As `cp` of a prefix that holds nothing, and as `aws s3 ls`: exit 1, with a warning.

@@ -49,7 +49,7 @@ struct ListServerArgs {
     #[arg(long, default_value_t = 64)]
     size: u64,
     /// Append a line per request, shaped like versitygw's access log (` s3_ListObjectsV2 - -
-    /// 200 `), so the benchmarks count requests the same way.
+    /// 200 `) so the benchmarks count requests the same way, with the raw query at its end.
     #[arg(long)]
     access_log: Option<PathBuf>,
     #[arg(long, default_value_t = 3600)]
@@ -172,7 +172,8 @@ fn list_server(args: &ListServerArgs) -> Result<(), String> {
                 "Other"
             };
             // One write per line: O_APPEND keeps lines whole for a reader tailing the file.
-            let _ = file.write_all(format!("- s3_{operation} - - {status} -\n").as_bytes());
+            let query = &request.query;
+            let _ = file.write_all(format!("- s3_{operation} - - {status} - {query}\n").as_bytes());
         }
     });
     eprintln!(

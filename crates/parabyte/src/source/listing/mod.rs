@@ -21,6 +21,7 @@
 mod fetch;
 pub(crate) mod page;
 mod room;
+mod shared_room;
 mod spec;
 mod split;
 mod worker;
@@ -79,6 +80,7 @@ pub(crate) fn list<S: Store>(
             successor: None,
             report_first: None,
             slot: None,
+            ticket: listing.part_ticket(),
             empty_above: None,
         };
         run_worker(listing, whole).await;

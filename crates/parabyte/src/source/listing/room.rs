@@ -5,16 +5,23 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 
+use super::shared_room::{SharedPermit, SharedRoom};
 use super::spec::Listed;
+use crate::error::Error;
 
 /// Pages a part may hold for the consumer on its own.
 const PAGES_AHEAD: usize = 2;
-use crate::error::Error;
+
+/// The room one page takes until the consumer has it: the part's own, or shared.
+pub(super) struct PageRoom {
+    _own: Option<OwnedSemaphorePermit>,
+    _shared: Option<SharedPermit>,
+}
 
 /// What a worker sends its consumer.
 pub(super) enum Chunk {
     /// Entries, with the room they take until the consumer has them.
-    Page(Vec<Listed>, Option<OwnedSemaphorePermit>),
+    Page(Vec<Listed>, PageRoom),
     /// This range is done; the listing continues with this part.
     Then(PartPages),
     Failed(Error),
@@ -32,6 +39,22 @@ pub(super) struct PartOutput {
     being_read: watch::Receiver<bool>,
     /// The part's own room: [`PAGES_AHEAD`] pages.
     own_room: Arc<Semaphore>,
+}
+
+impl PageRoom {
+    fn own(permit: OwnedSemaphorePermit) -> PageRoom {
+        PageRoom {
+            _own: Some(permit),
+            _shared: None,
+        }
+    }
+
+    fn shared(permit: SharedPermit) -> PageRoom {
+        PageRoom {
+            _own: None,
+            _shared: Some(permit),
+        }
+    }
 }
 
 impl PartOutput {
@@ -54,30 +77,63 @@ impl PartOutput {
         )
     }
 
-    /// Sends entries once there is room for them: the part's own room, or, while the
-    /// consumer has not reached this part, the shared room. The part being read waits for
-    /// its own room only, so parts ahead that fill the shared room never stall it. False
-    /// when nobody will read them.
-    pub(super) async fn send(
+    /// Whether the consumer reads this part now.
+    pub(super) fn is_being_read(&self) -> bool {
+        *self.being_read.borrow()
+    }
+
+    /// Resolves when the consumer starts reading this part (at once if it does), or never
+    /// if nobody will.
+    pub(super) async fn reading_starts(&mut self) {
+        if self.being_read.wait_for(|reading| *reading).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Room for one more page now, if there is any: the part's own, or, while the consumer
+    /// has not reached this part, the shared room (see [`SharedRoom`]).
+    pub(super) fn room_now(&self, shared_room: &Arc<SharedRoom>, key: &str) -> Option<PageRoom> {
+        if let Ok(own) = self.own_room.clone().try_acquire_owned() {
+            return Some(PageRoom::own(own));
+        }
+        if self.is_being_read() {
+            return None;
+        }
+        shared_room.try_acquire(key).map(PageRoom::shared)
+    }
+
+    /// Waits for room for one more page: the part's own room, or, while the consumer has
+    /// not reached this part, the shared room, which goes to the waiting part nearest the
+    /// consumer (`key` is where this part starts). The part being read waits for its own
+    /// room only, so parts ahead that fill the shared room never stall it. `None` when
+    /// nobody will read the page.
+    pub(super) async fn wait_for_room(
         &mut self,
-        entries: Vec<Listed>,
-        shared_room: &Arc<Semaphore>,
-    ) -> bool {
-        let room = match self.own_room.clone().try_acquire_owned() {
-            Ok(room) => Some(room),
-            Err(_) => loop {
-                if *self.being_read.borrow() {
-                    break self.own_room.clone().acquire_owned().await.ok();
-                }
-                tokio::select! {
-                    room = self.own_room.clone().acquire_owned() => break room.ok(),
-                    room = shared_room.clone().acquire_owned() => break room.ok(),
-                    reader = self.being_read.changed() => if reader.is_err() {
-                        return false;
-                    },
-                }
-            },
-        };
+        shared_room: &Arc<SharedRoom>,
+        key: &str,
+    ) -> Option<PageRoom> {
+        loop {
+            if self.is_being_read() {
+                return self
+                    .own_room
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .ok()
+                    .map(PageRoom::own);
+            }
+            tokio::select! {
+                own = self.own_room.clone().acquire_owned() => return own.ok().map(PageRoom::own),
+                shared = shared_room.acquire(key) => return Some(PageRoom::shared(shared)),
+                reader = self.being_read.changed() => if reader.is_err() {
+                    return None;
+                },
+            }
+        }
+    }
+
+    /// Hands entries to the consumer in the room they take; false when nobody will read them.
+    pub(super) fn send(&self, entries: Vec<Listed>, room: PageRoom) -> bool {
         self.pages.send(Chunk::Page(entries, room)).is_ok()
     }
 

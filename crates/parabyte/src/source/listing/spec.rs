@@ -1,11 +1,13 @@
 //! What a listing is asked for (`ListSpec`, `KeyBounds`), what it gives (`Listed`), and what
 //! the workers of one listing share (`Listing`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 
 use super::page::{ListPage, ObjectEntry};
+use super::shared_room::SharedRoom;
 use crate::counters::Counters;
 use crate::error::{Error, Result};
 use crate::retry::RetryPolicy;
@@ -17,6 +19,10 @@ use crate::source::store::Store;
 /// nearly in sequence unless it was cut into many short parts, each of which costs the
 /// store a page that the next part lists again (docs/PROFILE.md, stop 15).
 const PAGES_HELD_AHEAD: usize = 64;
+
+/// Parts alive at once, per worker slot. A part waiting for room gives its slot up, so
+/// slots alone no longer bound the parts, each of which may hold its own pages.
+const PARTS_PER_WORKER: usize = 2;
 
 /// One line of a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +112,21 @@ pub(super) struct Listing<S> {
     /// above it.
     pub(super) end: Mutex<Option<String>>,
     /// Room for pages of the parts not yet being read, beyond each part's own.
-    pub(super) shared_room: Arc<Semaphore>,
+    pub(super) shared_room: Arc<SharedRoom>,
+    /// Parts whose workers are still listing.
+    parts: Arc<AtomicUsize>,
+    max_parts: usize,
+}
+
+/// A part's place among the parts alive, given back when its worker ends.
+pub(super) struct PartTicket {
+    parts: Arc<AtomicUsize>,
+}
+
+impl Drop for PartTicket {
+    fn drop(&mut self) {
+        self.parts.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl<S: Store> Listing<S> {
@@ -125,8 +145,22 @@ impl<S: Store> Listing<S> {
             spec,
             widest: Mutex::new(Vec::new()),
             end: Mutex::new(None),
-            shared_room: Arc::new(Semaphore::new(PAGES_HELD_AHEAD)),
+            shared_room: SharedRoom::new(PAGES_HELD_AHEAD),
+            parts: Arc::new(AtomicUsize::new(0)),
+            max_parts: workers.max(1) * PARTS_PER_WORKER,
         })
+    }
+
+    /// A ticket for one more part, if fewer than the most allowed are alive.
+    pub(super) fn part_ticket(&self) -> Option<PartTicket> {
+        self.parts
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |alive| {
+                (alive < self.max_parts).then_some(alive + 1)
+            })
+            .ok()
+            .map(|_| PartTicket {
+                parts: self.parts.clone(),
+            })
     }
 }
 

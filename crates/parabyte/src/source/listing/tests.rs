@@ -344,6 +344,45 @@ async fn a_slow_consumer_holds_the_listing_back() {
     assert_eq!((read, store.lists().len()), (1_000, 100));
 }
 
+/// With one spare worker slot, the part split off far ahead fills the room it may take
+/// and then waits for the consumer; it must give its slot up meanwhile, so the part being
+/// read can split again. Holding it, the listing stayed at two parts until the far one
+/// was reached, and a million keys listed hardly faster than one page after another.
+#[tokio::test]
+async fn a_part_waiting_for_room_gives_its_slot_to_the_part_being_read() {
+    let store = Arc::new(MemoryStore::new());
+    let keys = fill(&store, "p/", 2_000);
+    let pages = list(
+        store.clone(),
+        Arc::new(Counters::default()),
+        retry(0),
+        spec("p/", 2, 10),
+    );
+    let mut pages = std::pin::pin!(pages);
+    let mut got: Vec<String> = Vec::new();
+    // Read slowly: a page, then time for the workers to run as far as their room lets them.
+    for _ in 0..12 {
+        let page = pages.try_next().await.unwrap().unwrap();
+        got.extend(page.iter().map(|entry| entry.key().to_owned()));
+        for _ in 0..2_000 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let parts_started = store
+        .lists()
+        .iter()
+        .filter(|seen| matches!(seen.cursor, Cursor::After(_)) && seen.max_keys > 1)
+        .count();
+    assert!(
+        parts_started >= 2,
+        "{parts_started} part(s) split off while the first was read"
+    );
+    while let Some(page) = pages.try_next().await.unwrap() {
+        got.extend(page.iter().map(|entry| entry.key().to_owned()));
+    }
+    assert!(got == keys, "{} keys of {}", got.len(), keys.len());
+}
+
 #[tokio::test]
 async fn a_key_range_lists_exactly_the_keys_between_its_boundaries() {
     let store = Arc::new(MemoryStore::new());

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use super::fetch::{first_keys, PageFetch};
 use super::page::{Cursor, ListPage};
 use super::room::{Chunk, PartOutput, PartPages};
-use super::spec::{merge_in_key_order, Listed, Listing};
+use super::spec::{merge_in_key_order, Listed, Listing, PartTicket};
 use super::split::{note_widest, split_guesses, split_point};
 use crate::error::{Error, Result};
 
@@ -54,9 +54,11 @@ pub(super) struct Part {
     pub(super) successor: Option<PartPages>,
     /// Set for a part made by a split: where to report its first key.
     pub(super) report_first: Option<oneshot::Sender<Option<String>>>,
-    /// A place among the parallel listing workers, held while the part is listed (the
-    /// first part needs none).
+    /// A place among the parallel listing workers, held while the part lists and not while
+    /// it waits for room (the part being read needs none).
     pub(super) slot: Option<OwnedSemaphorePermit>,
+    /// Its place among the parts alive.
+    pub(super) ticket: Option<PartTicket>,
     /// A guess that found nothing between it and `stop`.
     pub(super) empty_above: Option<String>,
 }
@@ -67,6 +69,8 @@ struct Probing {
     found: JoinHandle<Vec<(String, Option<String>)>>,
     /// Taken by the split; released with the probing otherwise.
     slot: Option<OwnedSemaphorePermit>,
+    /// The new part's place among the parts alive, likewise.
+    ticket: Option<PartTicket>,
 }
 
 impl Drop for Probing {
@@ -77,7 +81,7 @@ impl Drop for Probing {
 }
 
 pub(super) async fn run_worker<S: Store>(listing: Arc<Listing<S>>, part: Part) {
-    let _slot = part.slot;
+    let _ticket = part.ticket;
     let pages_before_split = if part.report_first.is_some() {
         PAGES_BETWEEN_SPLITS
     } else {
@@ -85,6 +89,8 @@ pub(super) async fn run_worker<S: Store>(listing: Arc<Listing<S>>, part: Part) {
     };
     let mut worker = Worker {
         listing,
+        key: part.start_after.clone().unwrap_or_default(),
+        slot: part.slot,
         pages_before_split,
         stop: part.stop,
         output: part.output,
@@ -116,6 +122,10 @@ pub(super) async fn run_worker<S: Store>(listing: Arc<Listing<S>>, part: Part) {
 /// dropped: nothing is lost and nothing appears twice.
 struct Worker<S> {
     listing: Arc<Listing<S>>,
+    /// Where this part starts: its place in the shared room's queue.
+    key: String,
+    /// Its worker slot, while it lists (see [`Part::slot`]).
+    slot: Option<OwnedSemaphorePermit>,
     /// Full pages still to list before this part may split.
     pages_before_split: usize,
     /// The first key of the next part: where this one stops.
@@ -160,7 +170,9 @@ impl<S: Store> Worker<S> {
                         awaiting_token = false;
                         if let Some(token) = token {
                             let splitting = self.pending.is_some() || self.probing.is_some();
-                            if self.stop.is_none() && !splitting {
+                            // A part that gave its slot up lists again once it has one.
+                            let may_list = self.slot.is_some() || self.output.is_being_read();
+                            if self.stop.is_none() && !splitting && may_list {
                                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
                             }
                         }
@@ -168,8 +180,8 @@ impl<S: Store> Worker<S> {
                     }
                     // Guesses answered: split at once, while this page is still arriving.
                     found = probed(&mut self.probing), if self.probing.is_some() => {
-                        if let Some((found, slot)) = found {
-                            self.split_at_best_guess(found, slot);
+                        if let Some((found, slot, ticket)) = found {
+                            self.split_at_best_guess(found, slot, ticket);
                         }
                         continue;
                     }
@@ -185,9 +197,7 @@ impl<S: Store> Worker<S> {
                     last_key = Some(entry.key().to_owned());
                     self.last_sent.clone_from(&last_key);
                 }
-                if !entries.is_empty()
-                    && !self.output.send(entries, &self.listing.shared_room).await
-                {
+                if !entries.is_empty() && !self.send(entries).await {
                     return Ok(Ended::Abandoned);
                 }
                 // The page's good keys went out first: every key the store listed is seen.
@@ -211,10 +221,43 @@ impl<S: Store> Worker<S> {
                 }
             }
             if next.is_none() {
+                self.take_slot().await;
                 next = Some(PageFetch::start(&self.listing, Cursor::Token(token)));
             }
         }
         Ok(Ended::AtLastKey)
+    }
+
+    /// Hands entries to the consumer once there is room for them. A part the consumer has
+    /// not reached that must wait gives up its worker slot and any split it is probing for
+    /// meanwhile: waiting is not listing, and the part being read may want the slots to
+    /// split. False when nobody will read the entries.
+    async fn send(&mut self, entries: Vec<Listed>) -> bool {
+        let shared_room = &self.listing.shared_room;
+        let room = match self.output.room_now(shared_room, &self.key) {
+            Some(room) => Some(room),
+            None => {
+                if !self.output.is_being_read() {
+                    self.slot = None;
+                    self.probing = None;
+                }
+                self.output.wait_for_room(shared_room, &self.key).await
+            }
+        };
+        room.is_some_and(|room| self.output.send(entries, room))
+    }
+
+    /// Takes a worker slot again before the next request, unless the consumer reads this
+    /// part (it lists without one) or starts to meanwhile.
+    async fn take_slot(&mut self) {
+        if self.slot.is_some() || self.output.is_being_read() {
+            return;
+        }
+        let spare = self.listing.spare_workers.clone();
+        self.slot = tokio::select! {
+            slot = spare.acquire_owned() => slot.ok(),
+            () = self.output.reading_starts() => None,
+        };
     }
 
     /// Why this page must end the listing, if it must: keys outside the prefix (taken out of
@@ -320,6 +363,9 @@ impl<S: Store> Worker<S> {
         {
             return;
         }
+        let Some(ticket) = self.listing.part_ticket() else {
+            return;
+        };
         let Ok(slot) = self.listing.spare_workers.clone().try_acquire_owned() else {
             return;
         };
@@ -366,6 +412,7 @@ impl<S: Store> Worker<S> {
         self.probing = Some(Probing {
             found,
             slot: Some(slot),
+            ticket: Some(ticket),
         });
     }
 
@@ -376,6 +423,7 @@ impl<S: Store> Worker<S> {
         &mut self,
         found: Vec<(String, Option<String>)>,
         slot: OwnedSemaphorePermit,
+        ticket: PartTicket,
     ) {
         let end = found
             .iter()
@@ -410,14 +458,20 @@ impl<S: Store> Worker<S> {
             .min()
             .cloned();
         match best {
-            Some(guess) => self.split_at(guess, slot, empty_above),
+            Some(guess) => self.split_at(guess, slot, ticket, empty_above),
             None => self.empty_above = empty_above,
         }
     }
 
     /// Hand everything after `guess` to a new worker, which reports the first key the
     /// store gave it; `empty_above` is a guess that found nothing in that part.
-    fn split_at(&mut self, guess: String, slot: OwnedSemaphorePermit, empty_above: Option<String>) {
+    fn split_at(
+        &mut self,
+        guess: String,
+        slot: OwnedSemaphorePermit,
+        ticket: PartTicket,
+        empty_above: Option<String>,
+    ) {
         let (report, first_key) = oneshot::channel();
         let previous_stop = self.stop.take();
         let (output, pages) = PartOutput::new(false);
@@ -429,6 +483,7 @@ impl<S: Store> Worker<S> {
             successor,
             report_first: Some(report),
             slot: Some(slot),
+            ticket: Some(ticket),
             empty_above,
         };
         tokio::spawn(run_worker(self.listing.clone(), upper));
@@ -441,15 +496,19 @@ impl<S: Store> Worker<S> {
     }
 }
 
-/// The answers to a worker's split guesses, with the slot they hold (`None` if the probing
-/// task failed); the probing is over either way.
+/// The answers to a worker's split guesses, with the slot and part ticket they hold (`None`
+/// if the probing task failed); the probing is over either way.
 async fn probed(
     probing: &mut Option<Probing>,
-) -> Option<(Vec<(String, Option<String>)>, OwnedSemaphorePermit)> {
+) -> Option<(
+    Vec<(String, Option<String>)>,
+    OwnedSemaphorePermit,
+    PartTicket,
+)> {
     let Some(running) = probing.as_mut() else {
         return std::future::pending().await;
     };
     let found = (&mut running.found).await.ok();
     let mut done = probing.take()?;
-    Some((found?, done.slot.take()?))
+    Some((found?, done.slot.take()?, done.ticket.take()?))
 }
