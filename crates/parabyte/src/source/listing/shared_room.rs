@@ -1,8 +1,8 @@
-//! The room that parts not yet being read share, handed out nearest first: when a page's
-//! room comes free, the waiting part lowest in key order, the next the consumer will read,
-//! takes it. First come, first served let the parts the first splits made far ahead hold it
-//! all while the parts just ahead of the consumer listed one page at a time
-//! (docs/PROFILE.md, stop 33).
+//! The room that parts not yet being read share, kept for the parts nearest the consumer:
+//! only the few parts lowest in key order may take it, and when a page's room comes free
+//! the waiting part lowest in key order, the next the consumer will read, takes it. First
+//! come, first served let the parts the first splits made far ahead fill it while the part
+//! being read listed alone, one page after another (docs/PROFILE.md, stop 33).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,12 +11,16 @@ use tokio::sync::Notify;
 
 pub(super) struct SharedRoom {
     state: Mutex<RoomState>,
+    /// How many parts still listing may be below one that takes shared room.
+    near_parts: usize,
     /// Woken whenever room comes free or the nearest waiter changes.
     changed: Notify,
 }
 
 struct RoomState {
     free: usize,
+    /// The start keys of the parts still listing.
+    alive: BTreeMap<String, usize>,
     /// The start keys of the parts waiting, with how many wait under each (one, in practice).
     waiting: BTreeMap<String, usize>,
 }
@@ -33,6 +37,46 @@ impl Drop for SharedPermit {
     }
 }
 
+/// A part's place among the parts still listing, left when its worker ends.
+pub(super) struct Alive {
+    room: Arc<SharedRoom>,
+    key: String,
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        leave(&mut self.room.lock().alive, &self.key);
+        self.room.changed.notify_waiters();
+    }
+}
+
+fn leave(keys: &mut BTreeMap<String, usize>, key: &str) {
+    if let Some(count) = keys.get_mut(key) {
+        *count -= 1;
+        if *count == 0 {
+            keys.remove(key);
+        }
+    }
+}
+
+impl RoomState {
+    /// Whether the part at `key` may take shared room now: there is some, no part below it
+    /// waits for it, and fewer than `near_parts` parts still listing are below it.
+    fn may_take(&self, key: &str, near_parts: usize) -> bool {
+        let nearest_waiting = self
+            .waiting
+            .keys()
+            .next()
+            .is_none_or(|nearest| nearest.as_str() >= key);
+        let below: usize = self
+            .alive
+            .range::<str, _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
+            .map(|(_, count)| count)
+            .sum();
+        self.free > 0 && nearest_waiting && below < near_parts
+    }
+}
+
 /// A part's place in the queue, left when the wait ends or is given up.
 struct Waiting<'a> {
     room: &'a SharedRoom,
@@ -41,27 +85,31 @@ struct Waiting<'a> {
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        let mut state = self.room.lock();
-        if let Some(count) = state.waiting.get_mut(self.key) {
-            *count -= 1;
-            if *count == 0 {
-                state.waiting.remove(self.key);
-            }
-        }
-        drop(state);
+        leave(&mut self.room.lock().waiting, self.key);
         self.room.changed.notify_waiters();
     }
 }
 
 impl SharedRoom {
-    pub(super) fn new(pages: usize) -> Arc<SharedRoom> {
+    pub(super) fn new(pages: usize, near_parts: usize) -> Arc<SharedRoom> {
         Arc::new(SharedRoom {
+            near_parts,
             state: Mutex::new(RoomState {
                 free: pages,
+                alive: BTreeMap::new(),
                 waiting: BTreeMap::new(),
             }),
             changed: Notify::new(),
         })
+    }
+
+    /// Counts the part that starts at `key` among those still listing until the guard drops.
+    pub(super) fn enter(self: &Arc<SharedRoom>, key: &str) -> Alive {
+        *self.lock().alive.entry(key.to_owned()).or_default() += 1;
+        Alive {
+            room: self.clone(),
+            key: key.to_owned(),
+        }
     }
 
     /// A page of room for the part that starts at `key`, once no part below it waits.
@@ -76,8 +124,7 @@ impl SharedRoom {
             changed.as_mut().enable();
             {
                 let mut state = self.lock();
-                let nearest = state.waiting.keys().next().map(String::as_str);
-                if state.free > 0 && nearest == Some(key) {
+                if state.may_take(key, self.near_parts) {
                     state.free -= 1;
                     return SharedPermit { room: self.clone() };
                 }
@@ -89,12 +136,7 @@ impl SharedRoom {
     /// A page of room for the part at `key` if there is one now and no part below it waits.
     pub(super) fn try_acquire(self: &Arc<SharedRoom>, key: &str) -> Option<SharedPermit> {
         let mut state = self.lock();
-        let below = state
-            .waiting
-            .keys()
-            .next()
-            .is_some_and(|nearest| nearest.as_str() < key);
-        (state.free > 0 && !below).then(|| {
+        state.may_take(key, self.near_parts).then(|| {
             state.free -= 1;
             SharedPermit { room: self.clone() }
         })
@@ -114,7 +156,7 @@ mod tests {
 
     #[tokio::test]
     async fn freed_room_goes_to_the_lowest_waiting_key_not_the_first_to_ask() {
-        let room = SharedRoom::new(1);
+        let room = SharedRoom::new(1, 8);
         let held = room.acquire("a").await;
         let far = tokio::spawn({
             let room = room.clone();
@@ -147,7 +189,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_wait_given_up_leaves_the_queue() {
-        let room = SharedRoom::new(1);
+        let room = SharedRoom::new(1, 8);
         let held = room.acquire("b").await;
         let given_up = tokio::spawn({
             let room = room.clone();
@@ -164,5 +206,29 @@ mod tests {
         // "a" gave up: "c" is now the lowest, and gets the room.
         let _permit = room.acquire("c").await;
         assert!(room.lock().waiting.is_empty());
+    }
+
+    #[tokio::test]
+    async fn only_the_parts_nearest_the_consumer_take_shared_room() {
+        let room = SharedRoom::new(4, 2);
+        let alive: Vec<Alive> = ["a", "b", "c", "d"].map(|key| room.enter(key)).into();
+        assert!(
+            room.try_acquire("d").is_none(),
+            "three parts below d are listing"
+        );
+        assert!(room.try_acquire("c").is_none());
+        let near = room.try_acquire("b");
+        assert!(near.is_some());
+        let far = tokio::spawn({
+            let room = room.clone();
+            async move { room.acquire("c").await }
+        });
+        while room.lock().waiting.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        // The parts listing below c end: c is near now, and the room it waits for is free.
+        drop(alive);
+        let _permit = far.await.unwrap();
+        assert_eq!(room.lock().free, 2);
     }
 }

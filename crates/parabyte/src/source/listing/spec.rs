@@ -145,7 +145,10 @@ impl<S: Store> Listing<S> {
             spec,
             widest: Mutex::new(Vec::new()),
             end: Mutex::new(None),
-            shared_room: SharedRoom::new(PAGES_HELD_AHEAD),
+            // Parts listing below one that takes shared room: at most half the workers (a
+            // million keys through the WAN: 4.0-4.2 s with 8 of 16, 5.1 s with 6, 5.7 s
+            // with 12, 8.5 s with all), and at least two: the part being read and the next.
+            shared_room: SharedRoom::new(PAGES_HELD_AHEAD, workers.div_ceil(2).max(2)),
             parts: Arc::new(AtomicUsize::new(0)),
             max_parts: workers.max(1) * PARTS_PER_WORKER,
         })

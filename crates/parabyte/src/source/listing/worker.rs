@@ -87,9 +87,11 @@ pub(super) async fn run_worker<S: Store>(listing: Arc<Listing<S>>, part: Part) {
     } else {
         1
     };
+    let key = part.start_after.clone().unwrap_or_default();
+    let _alive = listing.shared_room.enter(&key);
     let mut worker = Worker {
         listing,
-        key: part.start_after.clone().unwrap_or_default(),
+        key,
         slot: part.slot,
         pages_before_split,
         stop: part.stop,
