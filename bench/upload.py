@@ -630,7 +630,13 @@ def sh(*command: str) -> str:
 def versions(parabyte: Path) -> str:
     boto = sh(str(VENV_BIN / "python"), "-c", "import boto3; print(boto3.__version__)")
     commit = sh("git", "-C", str(REPO), "rev-parse", "--short", "HEAD")
-    dirty = sh("git", "-C", str(REPO), "status", "--porcelain", "--", "crates")
+    # Not through sh(): a clean tree prints nothing, which sh() reports as "unavailable".
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "--", "crates"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     shown = parabyte.relative_to(REPO) if parabyte.is_relative_to(REPO) else parabyte
     built = time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(parabyte.stat().st_mtime))
     return (
