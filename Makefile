@@ -72,8 +72,9 @@ fuzz:
 
 ## bench: parabyte against s5cmd, aws, boto3, rclone, aria2c, axel and curl on loopback S3 behind
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour,
-## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, and the uploads about
-## 20 minutes more; their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said so).
+## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, the uploads about
+## 20 minutes more (their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said
+## so), and the listing of up to 3,000,000 keys about 15 minutes more).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
