@@ -32,6 +32,7 @@ from typing import Self
 from harness.measure import Command, run_once, wait_for_quiet
 from harness.report import write_section
 from harness.setup import BUCKET, START_TIMEOUT_S, Store
+from harness.tools import check_listing
 from sync_rm import environment
 from upload import versions
 
@@ -166,7 +167,7 @@ def main() -> int:
                         env,
                         work,
                         None,
-                        every_key_printed(keys),
+                        check_listing(keys),
                     )
                     result = run_once(
                         command,
@@ -191,17 +192,6 @@ def main() -> int:
     if not args.no_docs:
         write_section(DOC, START, END, text)
     return 0
-
-
-def every_key_printed(count: int):
-    """The run printed `count` keys (six digits or more: `k0000000` past a million)."""
-    key = re.compile(rb"/k\d{6,}\b")
-
-    def check(stdout: Path, _deep: bool) -> str | None:
-        found = len(key.findall(stdout.read_bytes()))
-        return None if found == count else f"listed {found} keys, expected {count}"
-
-    return check
 
 
 def median(records: list[dict], field: str) -> float:

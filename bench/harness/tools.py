@@ -14,9 +14,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .measure import Command
 from .setup import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, Dataset, Sizes, Store
@@ -212,7 +212,8 @@ def check_parts(dest: Path, size: int, md5: str) -> Callable[[Path, bool], str |
 
 
 def check_listing(count: int) -> Callable[[Path, bool], str | None]:
-    key = re.compile(rb"k\d{6}\b")
+    """The run printed `count` of W4's keys (six digits or more: `k0000000` past a million)."""
+    key = re.compile(rb"/k\d{6,}\b")
 
     def check(stdout: Path, _deep: bool) -> str | None:
         found = len(key.findall(stdout.read_bytes()))
