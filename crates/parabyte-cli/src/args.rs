@@ -668,7 +668,25 @@ impl StoreArgs {
     }
 }
 
+impl Command {
+    /// How hard the command is told to push, for those that move objects.
+    pub fn transfer(&self) -> Option<&TransferArgs> {
+        match self {
+            Command::Cp(args) | Command::Mv(args) => Some(&args.transfer),
+            Command::Sync(args) => Some(&args.transfer),
+            Command::Rm(args) => Some(&args.transfer),
+            Command::Cat(args) => Some(&args.transfer),
+            _ => None,
+        }
+    }
+}
+
 impl TransferArgs {
+    /// The most requests the settings let be in flight at once.
+    pub fn requests_in_flight(&self) -> usize {
+        let per_object = self.workers.saturating_mul(self.ranges_per_object);
+        self.max_requests.min(per_object).max(1)
+    }
     pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
         TransferConfig {
             list_parallelism: listing.list_parallelism,

@@ -31,7 +31,7 @@ use ls::list;
 use parabyte::Error;
 use parse::{parse, without_misleading_tip};
 use rm::remove;
-use runtime::{interrupted, request_log};
+use runtime::{interrupted, request_log, worker_threads};
 use stat::stat;
 use status::{tell, FATAL, SOME_FAILED};
 
@@ -59,6 +59,9 @@ where
     };
     let request_log = cli.verbose.then(request_log);
     let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = worker_threads(&cli.command) {
+        builder.worker_threads(threads);
+    }
     if let Some(log) = request_log.clone() {
         // Only this run's threads listen: a process may run the command more than once (the
         // Python wheel's `parabyte`). A runtime thread keeps it until it ends.

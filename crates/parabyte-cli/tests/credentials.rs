@@ -174,3 +174,26 @@ fn https_with_a_private_ca_needs_the_ca_bundle() {
     );
     assert!(!dir.path().join("none").exists());
 }
+
+/// A run over plain HTTP reads no trusted roots, neither its own client's nor those of
+/// aws-config's credential providers (which read them as the config loaded): with
+/// SSL_CERT_FILE a FIFO that nobody writes, a read of the roots would wait forever.
+#[test]
+fn a_plain_http_run_reads_no_trusted_roots() {
+    let bed = Bed::new(ServerKind::Versitygw, "noroots");
+    bed.admin
+        .put_object(&bed.bucket, "k", payload(4, 1000))
+        .unwrap();
+    let fifo = std::ffi::CString::new(bed.path("roots.fifo").into_os_string().into_encoded_bytes())
+        .unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only reads it.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let output = run(bed
+        .parabyte()
+        .env("SSL_CERT_FILE", bed.path("roots.fifo"))
+        .env("SSL_CERT_DIR", bed.path("no-such-dir"))
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["cp", &bed.url("k"), "out"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::read(bed.path("out")).unwrap(), payload(4, 1000));
+}

@@ -368,6 +368,44 @@ fn https_urls_trust_the_system_roots_plus_the_ca_bundle() {
     assert!(std::fs::read(dir.path().join("out.bin")).unwrap() == payload(9, SIZE as usize));
 }
 
+/// A machine without CA certificates (a slim container) still fetches over plain HTTP: the
+/// trusted roots are read at the first HTTPS handshake, which then says what to do. (They
+/// were read whenever a client was made, so every run failed there.)
+#[test]
+fn without_trusted_roots_plain_http_works_and_https_says_what_to_do() {
+    let site = Site::new();
+    let nowhere = site.dir.path().join("no-certificates-here");
+    let cp = |url: &str, to: &str| {
+        let mut command = bare_parabyte(site.dir.path());
+        command
+            .env("SSL_CERT_FILE", &nowhere)
+            .env("SSL_CERT_DIR", &nowhere);
+        command
+            .args(["cp", "--part-size", "1MiB", url, to])
+            .output()
+            .unwrap()
+    };
+    let plain = cp(&site.url(Serving::Ranges, "big.bin"), "plain.bin");
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert_file(&site, "plain.bin", &payload(1, SIZE as usize));
+
+    let store = shared_tls(ServerKind::Versitygw);
+    let (admin, bucket) = bucket_with(store, "no-roots", "big.bin", 9);
+    let url = admin
+        .client()
+        .presign_get(&bucket, "big.bin", Duration::from_secs(600))
+        .unwrap();
+    let refused = cp(url.as_str(), "secure.bin");
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("cannot read the trusted certificates"),
+        "{said}"
+    );
+    assert!(said.contains("--ca-bundle"), "{said}");
+    assert!(!site.dir.path().join("secure.bin").exists());
+}
+
 /// Ctrl-C in the middle of a large file from a web server: the next run fetches only what
 /// had not reached the file, pinned to the same version (it used to fetch the whole file).
 #[test]

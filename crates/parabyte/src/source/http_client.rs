@@ -34,6 +34,7 @@ use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{with_causes, Error, Result};
 use crate::location::redact;
+use crate::source::trusted_roots::TrustedRoots;
 use crate::source::write_body::WriteBody;
 
 /// The tracing target of one event per request sent: method, redacted URL, range, status
@@ -104,7 +105,9 @@ impl HttpClient {
                 })
                 .collect::<Result<_>>()?
         };
+        // It never sends: given this TLS, it reads no roots of its own.
         let builder = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls.clone())
             .build()
             .map_err(|e| Error::InvalidInput(format!("cannot set up the HTTP client: {e}")))?;
         Ok(HttpClient {
@@ -330,24 +333,15 @@ fn read_ca_bundle(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
-/// The system's trusted roots (as reqwest used them: rustls-platform-verifier), plus the
-/// `--ca-bundle` ones.
+/// TLS trusting the system's roots and the `--ca-bundle` ones, read at the first handshake.
 fn tls_config(extra_roots: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig> {
-    let failed = |e: rustls::Error| {
-        Error::InvalidInput(format!("cannot set up TLS for the HTTP client: {e}"))
-    };
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let verifier = if extra_roots.is_empty() {
-        rustls_platform_verifier::Verifier::new(provider.clone())
-    } else {
-        rustls_platform_verifier::Verifier::new_with_extra_roots(extra_roots, provider.clone())
-    }
-    .map_err(failed)?;
+    let verifier = TrustedRoots::with(extra_roots, provider.clone());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(failed)?
+        .map_err(|e| Error::InvalidInput(format!("cannot set up TLS for the HTTP client: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_custom_certificate_verifier(verifier)
         .with_no_client_auth())
 }
 

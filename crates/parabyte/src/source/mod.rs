@@ -12,6 +12,7 @@ pub(crate) mod memory;
 pub(crate) mod s3;
 mod sources;
 mod store;
+mod trusted_roots;
 pub(crate) mod web;
 pub(crate) mod write_body;
 

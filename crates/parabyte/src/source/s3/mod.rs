@@ -23,6 +23,7 @@ mod list_objects;
 mod multipart;
 mod profile;
 mod put_object;
+mod sdk_http;
 mod sign;
 mod stat_object;
 mod store;
@@ -131,7 +132,9 @@ impl S3Store {
                 .or_else(aws_config::environment::EnvironmentVariableRegionProvider::new())
                 .or_else(profile_region.build())
                 .or_else("us-east-1");
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(region_chain);
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .region(region_chain)
+            .http_client(sdk_http::OnFirstRequest::default());
         if let Some(name) = &profile {
             profile::check_profile_exists(name).await?;
             loader = loader.profile_name(name);
