@@ -114,7 +114,7 @@ pub(crate) struct Engine<S> {
     reporter: Arc<dyn Reporter>,
     /// Objects up to this size come in one request: [`SINGLE_STREAM`], smaller in tests.
     single_stream: u64,
-    /// The largest part: [`MAX_PART`].
+    /// The largest part: [`MAX_PART`], or none with one range at a time.
     max_part: u64,
     /// Where upload parts may end: [`UNKNOWN_PART_GRID`].
     part_grid: u64,
@@ -130,6 +130,15 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         counters: Arc<Counters>,
         reporter: Arc<dyn Reporter>,
     ) -> Self {
+        // One range at a time: the rest after the first part is one request. More parts
+        // would each add a wait for their first byte (tens of milliseconds on S3) with no
+        // other range to fill it; on loopback 1 GiB in 17 requests took 0.55 s, in 2
+        // 0.52. A break resumes from the byte it reached.
+        let max_part = if config.ranges_per_object <= 1 {
+            u64::MAX
+        } else {
+            MAX_PART
+        };
         Engine {
             request_limit,
             source,
@@ -137,7 +146,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             counters,
             reporter,
             single_stream: SINGLE_STREAM,
-            max_part: MAX_PART,
+            max_part,
             part_grid: UNKNOWN_PART_GRID,
         }
     }

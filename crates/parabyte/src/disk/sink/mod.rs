@@ -143,6 +143,13 @@ impl Sink {
         matches!(self, Sink::Ordered(sink) if sink.turn.borrow().next == offset)
     }
 
+    /// Whether small writes are worth gathering before they are made: those into a file or
+    /// a stream cost a system call each. Bytes discarded or kept in memory do not, and
+    /// gathering them would only copy them once more (10 GiB discarded: 10 GiB copied).
+    pub(crate) fn gathers_writes(&self) -> bool {
+        matches!(self, Sink::File(_) | Sink::Ordered(_))
+    }
+
     /// A part of the object failed for good: writes waiting for their turn behind it in an
     /// ordered sink stop instead of waiting for bytes that will not come.
     pub(crate) fn part_failed(&self) {

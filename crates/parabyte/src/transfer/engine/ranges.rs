@@ -222,8 +222,9 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                 // memory each request in flight holds.
                 write_out(object, &mut buffer, next).await?;
             }
-            if chunk.len() >= WRITE_BUFFER {
-                // Large enough to go to the file as it arrived, without a copy.
+            if chunk.len() >= WRITE_BUFFER || !object.sink.gathers_writes() {
+                // Large enough to go to the file as it arrived, without a copy (or going
+                // where a write costs no system call).
                 write(object, chunk, next).await?;
                 continue;
             }

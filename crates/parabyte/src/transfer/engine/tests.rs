@@ -1102,3 +1102,28 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
         "the whole object in one GET, without a Range, so S3 sends its checksum"
     );
 }
+
+/// With one range at a time, the rest of a large object after its first part is one
+/// request; with more, it is cut into parts of at most MAX_PART to keep them busy.
+#[test]
+fn one_range_at_a_time_takes_the_rest_of_an_object_in_one_request() {
+    let engine = |ranges_per_object| {
+        let config = TransferConfig {
+            ranges_per_object,
+            ..TransferConfig::default()
+        };
+        Engine::new(
+            Arc::new(MemoryStore::new()),
+            config,
+            RequestLimit::new(8),
+            Arc::new(Counters::default()),
+            Arc::new(Silent),
+        )
+    };
+    const GIB: u64 = 1 << 30;
+    let rest = range(8 << 20, 10 * GIB - 1);
+    assert_eq!(engine(1).part_sizes().grown(rest), vec![rest]);
+    let parts = engine(16).part_sizes().grown(rest);
+    assert_eq!(parts.len(), 160);
+    assert!(parts.iter().all(|part| part.end - part.start < MAX_PART));
+}
