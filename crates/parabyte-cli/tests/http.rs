@@ -275,6 +275,18 @@ fn bucket_with(store: &TestServer, name: &str, key: &str, seed: u64) -> (Blockin
     (admin, bucket)
 }
 
+/// A presigned URL of `big.bin` (SIZE bytes of seed 9) in a fresh bucket on versitygw over
+/// HTTPS, and that server.
+fn presigned_over_https(name: &str) -> (&'static TestServer, String) {
+    let store = shared_tls(ServerKind::Versitygw);
+    let (admin, bucket) = bucket_with(store, name, "big.bin", 9);
+    let url = admin
+        .client()
+        .presign_get(&bucket, "big.bin", Duration::from_secs(600))
+        .unwrap();
+    (store, url)
+}
+
 #[test]
 fn a_redirect_to_a_presigned_url_is_followed_once_and_secrets_never_print() {
     let store = shared(ServerKind::Versitygw);
@@ -343,12 +355,7 @@ fn a_missing_file_fails_alone_with_its_url_redacted() {
 
 #[test]
 fn https_urls_trust_the_system_roots_plus_the_ca_bundle() {
-    let store = shared_tls(ServerKind::Versitygw);
-    let (admin, bucket) = bucket_with(store, "https-url", "big.bin", 9);
-    let url = admin
-        .client()
-        .presign_get(&bucket, "big.bin", Duration::from_secs(600))
-        .unwrap();
+    let (store, url) = presigned_over_https("https-url");
     let dir = tempfile::tempdir().unwrap();
     let ca = store.ca_pem_path().unwrap().to_str().unwrap();
     let cp = |extra: &[&str]| {
@@ -389,13 +396,8 @@ fn without_trusted_roots_plain_http_works_and_https_says_what_to_do() {
     assert!(plain.status.success(), "{}", stderr(&plain));
     assert_file(&site, "plain.bin", &payload(1, SIZE as usize));
 
-    let store = shared_tls(ServerKind::Versitygw);
-    let (admin, bucket) = bucket_with(store, "no-roots", "big.bin", 9);
-    let url = admin
-        .client()
-        .presign_get(&bucket, "big.bin", Duration::from_secs(600))
-        .unwrap();
-    let refused = cp(url.as_str(), "secure.bin");
+    let (_, url) = presigned_over_https("no-roots");
+    let refused = cp(&url, "secure.bin");
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     let said = stderr(&refused);
     assert!(
