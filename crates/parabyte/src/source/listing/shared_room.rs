@@ -154,6 +154,13 @@ impl SharedRoom {
 mod tests {
     use super::*;
 
+    /// Yield until `count` parts wait for room: an event, not a pause.
+    async fn until_waiting(room: &SharedRoom, count: usize) {
+        while room.lock().waiting.len() < count {
+            tokio::task::yield_now().await;
+        }
+    }
+
     #[tokio::test]
     async fn freed_room_goes_to_the_lowest_waiting_key_not_the_first_to_ask() {
         let room = SharedRoom::new(1, 8);
@@ -165,16 +172,12 @@ mod tests {
             }
         });
         // The far part asks first; wait until it is queued.
-        while room.lock().waiting.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&room, 1).await;
         let near = tokio::spawn({
             let room = room.clone();
             async move { room.acquire("m").await }
         });
-        while room.lock().waiting.len() < 2 {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&room, 2).await;
         drop(held);
         let near = near.await.unwrap();
         assert!(
@@ -197,9 +200,7 @@ mod tests {
                 let _permit = room.acquire("a").await;
             }
         });
-        while room.lock().waiting.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&room, 1).await;
         given_up.abort();
         let _ = given_up.await;
         drop(held);
@@ -223,9 +224,7 @@ mod tests {
             let room = room.clone();
             async move { room.acquire("c").await }
         });
-        while room.lock().waiting.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        until_waiting(&room, 1).await;
         // The parts listing below c end: c is near now, and the room it waits for is free.
         drop(alive);
         let _permit = far.await.unwrap();
