@@ -17,7 +17,8 @@ LEAVES = ["error", "config", "location", "timestamp", "ranges", "validator", "ch
           "counters", "retry", "report", "pattern"]
 CORE_RULES = {
     **{leaf: LEAVES for leaf in LEAVES},
-    "source": LEAVES,
+    # A local directory is a store whose writes go through disk/'s gates.
+    "source": LEAVES + ["disk"],
     "disk": LEAVES,
     # The engine reaches stores only through the Store seam that source/mod.rs re-exports.
     "transfer": LEAVES + ["source", "disk"],

@@ -28,6 +28,7 @@ use crate::plan::{
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::source::listing::{list, KeyBounds, ListSpec};
+use crate::source::local::LocalStore;
 use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
@@ -144,13 +145,46 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                     etag: None,
                     options: Arc::new(options),
                 };
+                if dry_run {
+                    let from = job.from.to_string();
+                    return Ok(self.one_preview(&from, &job.to.to_string(), reporter.as_ref()));
+                }
                 let put = put_web(&self.uploader, &job, &*reporter);
-                self.one_upload(put, &job.to, reporter.as_ref()).await
+                self.one_upload(put, &job.to.to_string(), reporter.as_ref())
+                    .await
+            }
+            Work::Stdin { to, .. } if dry_run => {
+                Ok(self.one_preview("-", &to.to_string(), reporter.as_ref()))
             }
             Work::Stdin { to, options } => {
                 let input = Reader(tokio::io::stdin());
                 let put = self.uploader.put_stream(input, &to, &options, &*reporter);
-                self.one_upload(put, &to, reporter.as_ref()).await
+                self.one_upload(put, &to.to_string(), reporter.as_ref())
+                    .await
+            }
+            Work::StdinToFile {
+                directory,
+                name,
+                options,
+            } => {
+                let store = Arc::new(LocalStore::new(directory));
+                let to = S3Url {
+                    bucket: String::new(),
+                    key: name,
+                };
+                let named = store.destination_name(&to);
+                if dry_run {
+                    return Ok(self.one_preview("-", &named, reporter.as_ref()));
+                }
+                let uploader = Uploader::new(
+                    store,
+                    self.transfer.clone(),
+                    self.request_limit.clone(),
+                    self.counters.clone(),
+                );
+                let input = Reader(tokio::io::stdin());
+                let put = uploader.put_stream(input, &to, &options, &*reporter);
+                self.one_upload(put, &named, reporter.as_ref()).await
             }
         }
     }
@@ -283,19 +317,36 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
     ) -> Result<Summary> {
         let options = options.write_options()?;
         let put = self.uploader.put_bytes(data, to, &options, &*reporter);
-        let mut summary = self.one_upload(put, to, reporter.as_ref()).await?;
+        let mut summary = self
+            .one_upload(put, &to.to_string(), reporter.as_ref())
+            .await?;
         match summary.failures.pop() {
             Some(failure) => Err(failure.error),
             None => Ok(summary),
         }
     }
 
-    /// The summary of one upload that `put` runs; its failure is the summary's (a fatal
-    /// one, the call's).
+    /// A dry run of one upload: its line, and nothing read or written.
+    fn one_preview(&self, source: &str, destination: &str, reporter: &dyn Reporter) -> Summary {
+        reporter.previewed(Preview::verdict(false, source, destination));
+        let now = self.counters.snapshot();
+        Summary::new(
+            1,
+            0,
+            0,
+            Duration::ZERO,
+            Some(Duration::ZERO),
+            now.since(&now),
+            Vec::new(),
+        )
+    }
+
+    /// The summary of one upload that `put` runs into `destination`; its failure is the
+    /// summary's (a fatal one, the call's).
     async fn one_upload(
         &self,
         put: impl Future<Output = Result<Finished>>,
-        to: &S3Url,
+        destination: &str,
         reporter: &dyn Reporter,
     ) -> Result<Summary> {
         let started = Instant::now();
@@ -305,7 +356,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             Ok(Finished::AlreadyThere(_) | Finished::Deleted) => (0, 1, 0, Vec::new()),
             Err(error) if error.is_fatal() => return Err(error),
             Err(error) => {
-                let source = to.to_string();
+                let source = destination.to_owned();
                 report_failure(reporter, &source, None, &error);
                 (0, 0, 0, vec![Failure { source, error }])
             }

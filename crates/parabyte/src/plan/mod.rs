@@ -53,6 +53,13 @@ pub(crate) enum Work {
     Local(LocalCopy),
     /// Standard input, of a length not known ahead, to one key.
     Stdin { to: S3Url, options: WriteOptions },
+    /// Standard input to one file, written as the store's keys are (a local directory is a
+    /// store too): in parts, checked, under its name only when whole.
+    StdinToFile {
+        directory: PathBuf,
+        name: String,
+        options: WriteOptions,
+    },
     /// A web server's file streamed to one key.
     Web {
         from: HttpUrl,
@@ -161,6 +168,15 @@ fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
             options: request.options.upload.write_options()?,
         });
     }
+    if let (Destination::Path(destination), true) = (&request.destination, source == Path::new("-"))
+    {
+        let (directory, name) = stdin_file(destination)?;
+        return Ok(Work::StdinToFile {
+            directory,
+            name,
+            options: request.options.upload.write_options()?,
+        });
+    }
     let destination =
         match &request.destination {
             Destination::Path(destination) => LocalDestination::Path(destination.clone()),
@@ -185,6 +201,33 @@ fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
         filters: request.options.filters.clone(),
         dry_run: request.options.dry_run,
     }))
+}
+
+/// The directory and the file name standard input is written to: a path to a file, not
+/// to a directory (standard input has no name to put into one).
+fn stdin_file(destination: &Path) -> Result<(PathBuf, String)> {
+    let no_name = || {
+        Error::InvalidInput(format!(
+            "standard input has no name to put into the directory {}: give the file's path",
+            destination.display()
+        ))
+    };
+    let ends_in_slash = destination.as_os_str().as_encoded_bytes().ends_with(b"/");
+    if ends_in_slash || destination.is_dir() {
+        return Err(no_name());
+    }
+    let name = destination.file_name().ok_or_else(no_name)?;
+    let name = name.to_str().ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{}: parabyte writes standard input only to a file whose name is UTF-8",
+            destination.display()
+        ))
+    })?;
+    let directory = match destination.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    Ok((directory, name.to_owned()))
 }
 
 /// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard

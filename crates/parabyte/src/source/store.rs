@@ -175,6 +175,12 @@ pub(crate) trait Store: Send + Sync + 'static {
         }
     }
 
+    /// How reports and messages name `object` as a destination: its URL, or for a
+    /// directory the file it is written to.
+    fn destination_name(&self, object: &S3Url) -> String {
+        object.to_string()
+    }
+
     /// Whether an object it reads can be copied to a key it writes without the bytes
     /// passing through parabyte (CopyObject, UploadPartCopy): not when reads go to another
     /// endpoint or account than writes.

@@ -213,7 +213,11 @@ impl<S: Store> Uploader<S> {
                 .store(Content::Memory(first), &source, to, options, reporter)
                 .await;
         }
-        let upload_id = self.send(|| self.store.create_upload(to, options)).await?;
+        let upload_id = match self.send(|| self.store.create_upload(to, options)).await {
+            Ok(upload_id) => upload_id,
+            // A store that can tell at once (a directory) that --no-clobber keeps the key.
+            Err(error) => return self.ended(Err(error), 0, &source, to, options, reporter),
+        };
         let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
         let mut in_flight = futures::stream::FuturesOrdered::new();
         let mut parts = Vec::new();
@@ -225,7 +229,8 @@ impl<S: Store> Uploader<S> {
                 number += 1;
                 if number > MAX_PARTS as u32 {
                     return Err(Error::InvalidInput(format!(
-                        "{to}: {source} holds more than S3's 10,000 parts can take"
+                        "{}: {source} holds more than S3's 10,000 parts can take",
+                        self.store.destination_name(to)
                     )));
                 }
                 lengths.push(body.len() as u64);
@@ -248,7 +253,17 @@ impl<S: Store> Uploader<S> {
                 if number % 1000 == 0 {
                     part_size = (part_size * 2).min(MAX_PART);
                 }
-                next = Some(input.next_piece(part_size).await?);
+                // The parts in flight go on being sent while the next one is read.
+                let read = input.next_piece(part_size);
+                tokio::pin!(read);
+                next = Some(loop {
+                    tokio::select! {
+                        piece = &mut read => break piece?,
+                        Some(part) = in_flight.next(), if !in_flight.is_empty() => {
+                            parts.push(part?);
+                        }
+                    }
+                });
             }
             while let Some(part) = in_flight.next().await {
                 parts.push(part?);
@@ -265,7 +280,7 @@ impl<S: Store> Uploader<S> {
                         .complete_upload(to, &upload.id, &parts, whole, options)
                 })
                 .await
-                .and_then(|written| check_stored(to, &written, whole))
+                .and_then(|written| self.check_stored(to, &written, whole))
             }
             Err(error) => Err(error),
         };
@@ -329,7 +344,7 @@ impl<S: Store> Uploader<S> {
             }
             Err(error) => return Err(error),
         };
-        let key = to.to_string();
+        let key = self.store.destination_name(to);
         reporter.object_reported(&ObjectReport {
             source,
             destination: Some(std::path::Path::new(&key)),
@@ -356,7 +371,7 @@ impl<S: Store> Uploader<S> {
         let written = self
             .send(|| self.store.put(to, body.clone(), crc, options))
             .await?;
-        let confirmed = check_stored(to, &written, crc)?;
+        let confirmed = self.check_stored(to, &written, crc)?;
         reporter.bytes_transferred(size);
         Ok(confirmed)
     }
@@ -482,7 +497,7 @@ impl<S: Store> Uploader<S> {
                     .complete_upload(to, upload_id, &parts, whole, options)
             })
             .await?;
-        check_stored(to, &written, whole)
+        self.check_stored(to, &written, whole)
     }
 
     /// One request with its retries, each attempt under the client's request limit.
@@ -549,18 +564,25 @@ fn whole_crc(parts: &[UploadedPart], lengths: &[u64]) -> u64 {
     whole
 }
 
-/// The store's own CRC64NVME of what it stored must be the one sent; how the store
-/// confirmed what it stored: by naming that CRC, by the MD5s it checked, or not at all.
-fn check_stored(to: &S3Url, written: &Written, sent: u64) -> Result<Option<Method>> {
-    match written.crc64nvme {
-        Some(stored) if stored != sent => Err(Error::Corrupt {
-            what: to.to_string(),
-            detail: format!(
-                "the store computed CRC64NVME {stored:016x} for what it stored, parabyte sent {sent:016x}"
-            ),
-        }),
-        Some(_) => Ok(Some(Method::Crc)),
-        None => Ok(written.md5_checked.then_some(Method::Md5)),
+impl<S: Store> Uploader<S> {
+    /// The store's own CRC64NVME of what it stored must be the one sent; how the store
+    /// confirmed what it stored: by naming that CRC, by the MD5s it checked, or not at all.
+    pub(super) fn check_stored(
+        &self,
+        to: &S3Url,
+        written: &Written,
+        sent: u64,
+    ) -> Result<Option<Method>> {
+        match written.crc64nvme {
+            Some(stored) if stored != sent => Err(Error::Corrupt {
+                what: self.store.destination_name(to),
+                detail: format!(
+                    "the store computed CRC64NVME {stored:016x} for what it stored, parabyte sent {sent:016x}"
+                ),
+            }),
+            Some(_) => Ok(Some(Method::Crc)),
+            None => Ok(written.md5_checked.then_some(Method::Md5)),
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 mod blocking;
 mod buffer;
 mod pieces;
+mod staged;
 mod stream;
 mod target;
 mod temp_file;
@@ -26,6 +27,7 @@ use blocking::blocking;
 pub(crate) use buffer::ReadAt;
 use buffer::{read_buffer, write_into};
 pub(crate) use pieces::adopt_pieces;
+pub(crate) use staged::StagedFile;
 pub(crate) use stream::{OrderedSink, StreamTarget};
 pub(crate) use target::{FilePath, Target};
 pub use temp_file::kept_for_resume;

@@ -172,7 +172,17 @@ impl FileSink {
 
     /// Give the file its final name, first setting its modification time to `modified`
     /// (then marked with it, so a later run sees it unchanged).
-    pub(crate) fn rename_into_place(mut self, modified: Option<SystemTime>) -> Result<()> {
+    pub(crate) fn rename_into_place(self, modified: Option<SystemTime>) -> Result<()> {
+        self.move_into_place(modified, true)
+    }
+
+    /// `rename_into_place`; with `replace` false only where nothing is under the final
+    /// name, even when another writer puts something there meanwhile ([`Error::Exists`]).
+    pub(super) fn move_into_place(
+        mut self,
+        modified: Option<SystemTime>,
+        replace: bool,
+    ) -> Result<()> {
         if let Some(modified) = modified {
             // Best effort: the time tells other tools the file is current, but a file system
             // that refuses it still gets the right bytes (and the mark records the time it has).
@@ -184,10 +194,19 @@ impl FileSink {
         }
         let name = self.path.name()?;
         // Checked again right before the rename: only a regular file (or nothing) is replaced.
-        let replaces = may_replace(&self.dir, name, &self.path)?;
+        let taken = may_replace(&self.dir, name, &self.path)?;
+        let exists = || Error::Exists {
+            what: self.path.full.display().to_string(),
+        };
+        if taken && !replace {
+            return Err(exists());
+        }
         self.dir
-            .rename(&self.temp_name, name, replaces)
-            .map_err(|e| Error::io("cannot move into place", &self.path.full, e))?;
+            .rename(&self.temp_name, name, taken)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists if !replace => exists(),
+                _ => Error::io("cannot move into place", &self.path.full, e),
+            })?;
         self.committed = true;
         Ok(())
     }
@@ -225,7 +244,7 @@ pub fn kept_for_resume() -> u64 {
 
 /// The final name may only be replaced when nothing or a regular file is there: never a
 /// link, a directory, a device or a FIFO. True when a regular file is there.
-fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
+pub(super) fn may_replace(dir: &Dir, name: &OsStr, path: &Path) -> Result<bool> {
     let stat = dir
         .stat(name)
         .map_err(|e| Error::io("cannot check", path, e))?;

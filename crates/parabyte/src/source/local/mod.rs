@@ -1,10 +1,11 @@
 //! A local directory as a store: its files are the objects, their paths below the root
 //! (`/`-separated) the keys, listed in S3's key order by a walk that never follows a link.
 //! A version is the file as it is now: its device, inode, size and modification time make
-//! the validator a pinned read checks. Reading only: files are created, written and
-//! committed in `disk/`, the one place that does.
+//! the validator a pinned read checks. It is a destination too (`writes.rs`): files are
+//! created, written and committed through `disk/`'s gates, the one place that does.
 
 mod walk;
+mod writes;
 
 use std::fs::{File, Metadata};
 use std::io;
@@ -17,9 +18,13 @@ use bytes::Bytes;
 use futures::StreamExt;
 
 use crate::error::{Error, Result};
+use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::listing::page::{Cursor, ListPage, ListQuery, ObjectEntry, PageSink};
-use crate::source::store::{Described, Fetched, Shape, Store};
+use crate::source::store::{
+    Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
+};
+use crate::source::write_body::WriteBody;
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
 pub(crate) use walk::{Kind, Next, Walked, Window};
@@ -27,16 +32,20 @@ pub(crate) use walk::{Kind, Next, Walked, Window};
 /// How much of a file one chunk of a body holds.
 const READ_CHUNK: usize = 256 * 1024;
 
-/// A directory whose files are read as objects. It is one bucket: a listing's bucket name
-/// is not looked at.
+/// A directory whose files are read and written as objects. It is one bucket: the bucket
+/// name of a listing or a write is not looked at.
 #[derive(Debug, Clone)]
 pub(crate) struct LocalStore {
     root: PathBuf,
+    uploads: writes::Uploads,
 }
 
 impl LocalStore {
     pub(crate) fn new(root: impl Into<PathBuf>) -> LocalStore {
-        LocalStore { root: root.into() }
+        LocalStore {
+            root: root.into(),
+            uploads: writes::Uploads::default(),
+        }
     }
 
     /// Every entry of the tree in `window`, in key order, links and FIFOs included (which a
@@ -128,6 +137,15 @@ impl Store for LocalStore {
         "a local directory"
     }
 
+    fn destination_name(&self, object: &S3Url) -> String {
+        self.file_name_of(object)
+    }
+
+    /// Its files are copied by `disk/`'s local copier, not through the store.
+    fn copies_inside(&self) -> bool {
+        false
+    }
+
     async fn get(
         &self,
         key: &String,
@@ -213,6 +231,55 @@ impl Store for LocalStore {
         .await
         .map_err(|e| Error::io("cannot list", &self.root, io::Error::other(e)))??;
         sink.finish(page, query)
+    }
+
+    async fn put(
+        &self,
+        object: &S3Url,
+        body: WriteBody,
+        crc64nvme: u64,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        self.put_file(object, body, crc64nvme, options).await
+    }
+
+    async fn create_upload(&self, object: &S3Url, options: &WriteOptions) -> Result<String> {
+        self.open_upload(object, options).await
+    }
+
+    async fn upload_part(
+        &self,
+        _object: &S3Url,
+        upload_id: &str,
+        number: u32,
+        body: WriteBody,
+        crc64nvme: u64,
+    ) -> Result<UploadedPart> {
+        self.write_part(upload_id, number, body, crc64nvme).await
+    }
+
+    async fn complete_upload(
+        &self,
+        _object: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        crc64nvme: u64,
+        _options: &WriteOptions,
+    ) -> Result<Written> {
+        self.join_upload(upload_id, parts, crc64nvme).await
+    }
+
+    async fn list_parts(
+        &self,
+        _object: &S3Url,
+        upload_id: &str,
+    ) -> Result<Option<Vec<ListedPart>>> {
+        Ok(self.held_parts(upload_id))
+    }
+
+    async fn abort_upload(&self, _object: &S3Url, upload_id: &str) -> Result<()> {
+        self.drop_upload(upload_id);
+        Ok(())
     }
 }
 

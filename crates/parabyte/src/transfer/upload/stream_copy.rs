@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
 
 use super::open::OpenUpload;
-use super::{check_stored, cut, whole_crc, CopyJob, Cut, Uploader, MAX_PART, MIN_PART};
+use super::{cut, whole_crc, CopyJob, Cut, Uploader, MAX_PART, MIN_PART};
 use crate::checksum::{crc64nvme, Method};
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
@@ -83,7 +83,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             })
             .await?;
         reporter.bytes_transferred(first.size);
-        check_stored(&job.to, &written, crc)
+        self.check_stored(&job.to, &written, crc)
     }
 
     /// A multipart upload whose parts are the source's ranges; aborted on any failure.
@@ -148,7 +148,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
                         .complete_upload(to, upload_id, &parts, whole, &job.options)
                 })
                 .await
-                .and_then(|written| check_stored(to, &written, whole))
+                .and_then(|written| self.check_stored(to, &written, whole))
             }
             Err(error) => Err(error),
         };
