@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use futures::Stream;
 
-use crate::checksum::{crc64nvme, crc64nvme_after};
+use crate::checksum::Crc;
 use crate::error::{Error, Result};
 
 /// A streamed body is read in chunks of this size: a part in flight holds a chunk or two.
@@ -107,15 +107,15 @@ impl SourceFile {
         // Allocated and freed on the runtime's threads, as a stream's chunks are.
         let mut buffer = vec![0; CHUNK.min(length as usize)];
         let (crc, _buffer) = blocking(move || {
-            let mut crc = None;
+            let mut crc = Crc::Crc64Nvme.digest();
             let mut done = 0;
             while done < length {
                 let chunk = &mut buffer[..CHUNK.min((length - done) as usize)];
                 read_exact_at(&file, &path, chunk, offset + done)?;
-                crc = Some(add_chunk(crc, chunk));
+                crc.update(chunk);
                 done += chunk.len() as u64;
             }
-            Ok((crc.unwrap_or(0), buffer))
+            Ok((crc.finalize(), buffer))
         })
         .await?;
         Ok(crc)
@@ -135,32 +135,27 @@ impl SourceFile {
             path: self.path.clone(),
             offset,
             left: length,
-            crc: None,
+            crc: Crc::Crc64Nvme.digest(),
         };
         futures::stream::try_unfold(start, move |mut at| async move {
             if at.left == 0 {
-                return match at.crc.unwrap_or(0) == crc {
+                return match at.crc.finalize() == crc {
                     true => Ok(None),
                     false => Err(changed(&at.path, "its bytes changed while they were sent")),
                 };
             }
             let length = CHUNK.min(at.left as usize);
-            let (file, path, offset, before) =
-                (at.file.clone(), at.path.clone(), at.offset, at.crc);
-            // Allocated here, on the runtime's few threads, not on the blocking pool's many:
-            // the allocator gives each thread that allocates an arena of its own, which
-            // keeps what it freed (docs/PROFILE.md, stop 32).
+            // Read on this task, not on the blocking pool: the checksum pass read these very
+            // bytes just before, so they come from the page cache in microseconds, and
+            // handing each chunk to a pool thread and back cost more than the read
+            // (docs/PROFILE.md, stop 35). Allocated here too, on the runtime's few threads:
+            // each thread that allocates gets an arena of its own (stop 32).
             let mut chunk = vec![0; length];
-            let (chunk, after) = blocking(move || {
-                read_exact_at(&file, &path, &mut chunk, offset)?;
-                let after = add_chunk(before, &chunk);
-                Ok((Bytes::from(chunk), after))
-            })
-            .await?;
+            read_exact_at(&at.file, &at.path, &mut chunk, at.offset)?;
+            at.crc.update(&chunk);
             at.offset += length as u64;
             at.left -= length as u64;
-            at.crc = Some(after);
-            Ok(Some((chunk, at)))
+            Ok(Some((Bytes::from(chunk), at)))
         })
     }
 
@@ -192,17 +187,9 @@ struct Streamed {
     path: PathBuf,
     offset: u64,
     left: u64,
-    /// Of the bytes read so far; `None` before the first chunk.
-    crc: Option<u64>,
-}
-
-/// The CRC64NVME of what was read before (`None`: nothing) and then `chunk`.
-fn add_chunk(before: Option<u64>, chunk: &[u8]) -> u64 {
-    let crc = crc64nvme(chunk);
-    match before {
-        None => crc,
-        Some(before) => crc64nvme_after(before, crc, chunk.len() as u64),
-    }
+    /// Of the bytes read so far, updated as they come: combining a CRC per chunk instead
+    /// took half an upload's CPU (docs/PROFILE.md, stop 35).
+    crc: crc_fast::Digest,
 }
 
 /// Fill `buffer` from `offset`; a file that ends sooner has changed since it was opened.
@@ -235,6 +222,7 @@ mod tests {
     use futures::TryStreamExt;
 
     use super::*;
+    use crate::checksum::crc64nvme;
 
     fn bytes(length: usize) -> Vec<u8> {
         (0..length).map(|i| (i * 7 % 251) as u8).collect()

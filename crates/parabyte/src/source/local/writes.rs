@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 
 use super::LocalStore;
-use crate::checksum::{self, crc64nvme_after};
+use crate::checksum::{self, crc64nvme_after, Crc};
 use crate::disk::paths::relative_path;
 use crate::disk::sink::{FilePath, StagedFile};
 use crate::error::{Error, Result};
@@ -225,24 +225,20 @@ impl LocalStore {
 async fn receive(staged: &StagedFile, body: &WriteBody, path: &FilePath) -> Result<u64> {
     let length = body.length();
     let mut chunks = body.open();
-    let (mut offset, mut crc) = (0u64, None);
+    let (mut offset, mut crc) = (0u64, Crc::Crc64Nvme.digest());
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
         if offset + chunk.len() as u64 > length {
             return Err(short_or_long(path, length, "more"));
         }
         staged.write_at(&chunk, offset)?;
-        let added = checksum::crc64nvme(&chunk);
-        crc = Some(match crc {
-            None => added,
-            Some(before) => crc64nvme_after(before, added, chunk.len() as u64),
-        });
+        crc.update(&chunk);
         offset += chunk.len() as u64;
     }
     if offset < length {
         return Err(short_or_long(path, length, "fewer"));
     }
-    Ok(crc.unwrap_or_else(|| checksum::crc64nvme(&[])))
+    Ok(crc.finalize())
 }
 
 fn short_or_long(path: &FilePath, length: u64, which: &str) -> Error {
