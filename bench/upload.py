@@ -172,6 +172,7 @@ class Sources:
         self.big = src / "big.bin"
         self.pieces = src / "pieces"
         self.expected: dict[str, dict[str, tuple[int, int]]] = {}
+        src.mkdir(parents=True, exist_ok=True)  # U3 or U4 alone write only into it
         if "U1" in workloads:
             self.u1.mkdir(parents=True)
             files = {}
