@@ -11,7 +11,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{files_under, run, stderr, summary, wait_for, wait_for_exit, Bed};
-use parabyte_testkit::{payload, Fault, RequestKind, Rule, ServerKind, MINIO_KMS_KEY_ID};
+use parabyte_testkit::{
+    payload, CountingProxy, Fault, RequestKind, Rule, ServerKind, Serving, WebServer,
+    MINIO_KMS_KEY_ID,
+};
 
 const MIB: usize = 1024 * 1024;
 
@@ -623,6 +626,41 @@ fn standard_input_goes_up_as_it_is_read() {
         assert!(stored == payload(11, size), "{key}: {} bytes", stored.len());
     }
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+/// A dry run of standard input or a web file into S3 says what it would send, and neither
+/// reads its source nor sends a request.
+#[test]
+fn a_dry_run_of_standard_input_or_a_web_file_sends_nothing() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-dry");
+    let web = WebServer::start().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(web.root().join("w.bin"), payload(3, 1000)).unwrap();
+    let web_proxy = CountingProxy::start(&web.endpoint());
+    let web_url = web
+        .url(Serving::Ranges, "w.bin")
+        .replace(&web.endpoint(), &web_proxy.endpoint());
+    bed.proxy.reset();
+    for (source, key) in [("-", "dry/stdin"), (web_url.as_str(), "dry/web")] {
+        let output = bed
+            .parabyte_process(bed.server.secret_key())
+            .args(["cp", "--dryrun", source, &bed.url(key)])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{source}: {}", stderr(&output));
+        let said = String::from_utf8_lossy(&output.stdout);
+        let line = format!("(dryrun) upload: {source} to {}", bed.url(key));
+        let line = line.replace("upload: http", "copy: http");
+        assert!(said.contains(&line), "{line} not in {said}");
+    }
+    let sent = bed.proxy.counts();
+    assert_eq!((sent.put, sent.other, sent.get), (0, 0, 0), "{sent:?}");
+    let read = web_proxy.counts();
+    assert_eq!(
+        (read.get, read.other),
+        (0, 0),
+        "the web file was read: {read:?}"
+    );
 }
 
 #[test]

@@ -110,9 +110,17 @@ impl LocalStore {
         body: WriteBody,
         crc64nvme: u64,
     ) -> Result<UploadedPart> {
-        let path = self.upload(upload_id, |upload| upload.path.clone())?;
+        // A part sent again replaces the one before it, as S3's does: that one goes first,
+        // since it holds the lock on the part's file.
+        let (path, earlier) = self.upload(upload_id, |upload| {
+            (upload.path.clone(), upload.parts.remove(&number))
+        })?;
         let opened = path.clone();
-        let staged = blocking(move || StagedFile::part(&opened, number)).await?;
+        let staged = blocking(move || {
+            drop(earlier);
+            StagedFile::part(&opened, number)
+        })
+        .await?;
         let crc = receive(&staged, &body, &path).await?;
         check_crc(&path, crc, crc64nvme)?;
         let part = Part {
@@ -120,7 +128,6 @@ impl LocalStore {
             length: body.length(),
             crc64nvme: crc,
         };
-        // A part sent again replaces the one before it, as S3's does.
         self.upload(upload_id, |upload| upload.parts.insert(number, part))?;
         Ok(UploadedPart {
             number,

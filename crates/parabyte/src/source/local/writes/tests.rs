@@ -281,6 +281,34 @@ async fn a_wrong_whole_crc_or_an_unknown_part_completes_nothing_and_abort_leaves
     wait_for_tree(dir.path(), &[]).await;
 }
 
+#[tokio::test]
+async fn a_part_sent_again_replaces_the_one_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let to = key("again");
+    let options = WriteOptions::default();
+    let id = store.create_upload(&to, &options).await.unwrap();
+    for bytes in [&b"first try"[..], &b"second"[..]] {
+        store
+            .upload_part(&to, &id, 1, body(bytes), crc64nvme(bytes))
+            .await
+            .unwrap();
+    }
+    let listed = store.list_parts(&to, &id).await.unwrap().unwrap();
+    assert_eq!(listed.len(), 1);
+    let part = UploadedPart {
+        number: 1,
+        etag: listed[0].etag.clone(),
+        crc64nvme: crc64nvme(b"second"),
+    };
+    store
+        .complete_upload(&to, &id, &[part], crc64nvme(b"second"), &options)
+        .await
+        .unwrap();
+    assert_eq!(fs::read(dir.path().join("again")).unwrap(), b"second");
+    wait_for_tree(dir.path(), &["again"]).await;
+}
+
 /// Abort removes part files on the blocking pool: wait for it, bounded.
 async fn wait_for_tree(root: &Path, expected: &[&str]) {
     for _ in 0..1000 {
