@@ -2,6 +2,7 @@
 //! resume marks, which keys may become paths, and local tree copies; and the files an
 //! upload reads. Knows nothing of servers or of how bytes are fetched.
 
+pub(crate) mod blocking;
 pub(crate) mod content_mark;
 pub(crate) mod copy;
 pub(crate) mod dir;

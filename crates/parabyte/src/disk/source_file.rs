@@ -13,6 +13,7 @@ use bytes::Bytes;
 use futures::Stream;
 
 use crate::checksum::Crc;
+use crate::disk::blocking::blocking;
 use crate::error::{Error, Result};
 
 /// A streamed body is read in chunks of this size: a part in flight holds a chunk or two.
@@ -206,15 +207,6 @@ fn changed(path: &Path, detail: &str) -> Error {
         path: path.to_owned(),
         detail: detail.to_owned(),
     }
-}
-
-/// Run file work on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::io("cannot read", PathBuf::new(), io::Error::other(e)))?
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 //! A destination that is a character device, a FIFO or stdout is never replaced: it gets
 //! the bytes in order, each part waiting for the one before it.
 
-mod blocking;
 mod buffer;
 mod pieces;
 mod staged;
@@ -21,9 +20,9 @@ use std::time::SystemTime;
 use bytes::Bytes;
 
 use crate::checksum::OrderedMd5;
+use crate::disk::blocking::blocking;
 use crate::error::{Error, Result};
 use crate::ranges::{ByteRange, Coverage};
-use blocking::blocking;
 pub(crate) use buffer::ReadAt;
 use buffer::{read_buffer, write_into};
 pub(crate) use pieces::adopt_pieces;

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use rustix::fs::{FileType, Mode, OFlags};
 use tokio::sync::watch;
 
-use super::blocking::blocking;
 use crate::checksum::OrderedMd5;
+use crate::disk::blocking::blocking;
 use crate::error::{Error, Result};
 
 /// Where a stream destination's bytes go.

@@ -6,7 +6,6 @@
 //! write leaves nothing behind.
 
 use std::collections::BTreeMap;
-use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +13,7 @@ use futures::StreamExt;
 
 use super::LocalStore;
 use crate::checksum::{self, crc64nvme_after, Crc};
+use crate::disk::blocking::blocking;
 use crate::disk::paths::relative_path;
 use crate::disk::sink::{FilePath, StagedFile};
 use crate::error::{Error, Result};
@@ -278,19 +278,6 @@ fn written(crc64nvme: u64) -> Written {
 
 fn part_etag(crc64nvme: u64) -> String {
     format!("\"{crc64nvme:016x}\"")
-}
-
-/// File work on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| {
-        Error::io(
-            "cannot write",
-            std::path::PathBuf::new(),
-            io::Error::other(e),
-        )
-    })?
 }
 
 #[cfg(test)]

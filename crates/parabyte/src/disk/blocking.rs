@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 
 /// Run file-system work off the async threads.
-pub(super) async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     tokio::task::spawn_blocking(work)
