@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Core library layers: module prefix -> the prefixes it may import (besides itself).
-LEAVES = ["error", "config", "location", "timestamp", "ranges", "validator", "checksum",
+LEAVES = ["error", "config", "location", "timestamp", "ranges", "validator", "checksum", "body_buffers",
           "counters", "retry", "report", "pattern"]
 CORE_RULES = {
     **{leaf: LEAVES for leaf in LEAVES},

@@ -2,9 +2,11 @@
 //! and how content was verified. Shared by every layer that sends requests.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::body_buffers::BodyBuffers;
 use crate::checksum::{Method, Verified};
 
 /// Requests sent, by kind: every request that went out, redirect hops and retries included;
@@ -51,6 +53,8 @@ pub(crate) struct Counters {
     copy: AtomicU64,
     delete: AtomicU64,
     pub(crate) connections: AtomicU64,
+    /// The connections open now, which share one budget for body buffers.
+    pub(crate) body_buffers: Arc<BodyBuffers>,
     pub(crate) retries: AtomicU64,
     verified_checksum: AtomicU64,
     verified_md5: AtomicU64,

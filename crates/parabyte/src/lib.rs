@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+mod body_buffers;
 mod checksum;
 mod client;
 mod config;

@@ -30,10 +30,12 @@ use reqwest::{Request, StatusCode, Url};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
+use crate::body_buffers::LARGEST_SHARE;
 use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{with_causes, Error, Result};
 use crate::location::redact;
+use crate::source::shared_reads::SharedReads;
 use crate::source::trusted_roots::TrustedRoots;
 use crate::source::write_body::WriteBody;
 
@@ -48,10 +50,9 @@ pub(crate) const MAX_REDIRECTS: usize = 10;
 /// hyper's cap on a connection's read buffer (its default is ~400 KiB, which a fast
 /// connection fills; every body chunk handed on keeps its part of that buffer alive, so
 /// each request in flight held ~800 KiB). The buffer grows in doublings past the cap's
-/// last step, so a chunk is at most twice this. 128 KiB, the engine's write buffer: chunks
-/// that size go to the file without a copy; at 32 KiB (Go's reads, s5cmd's) a 1 GiB
-/// download cost a third more CPU for 2 MiB less memory (docs/PROFILE.md, stop 13).
-pub(crate) const READ_BUFFER: usize = 128 * 1024;
+/// last step, so a chunk is at most twice this. The largest share of the body-buffer
+/// budget; with more connections open each reads less ([`SharedReads`]).
+pub(crate) const READ_BUFFER: usize = LARGEST_SHARE;
 
 /// The only headers a redirect to another origin carries: what to fetch, never who asks.
 /// Authorization, cookies, `x-amz-security-token` and the other signing headers stay behind.
@@ -63,7 +64,7 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
     IF_MODIFIED_SINCE,
 ];
 
-type Connector = CountConnections<HttpsConnector<HttpConnector>>;
+type Connector = CountConnections<HttpsConnector<SharedReads>>;
 /// A request body: in memory (a GET's is empty), or a file's part streamed as it is sent.
 type Sent = UnsyncBoxBody<Bytes, Error>;
 type Sender = hyper_util::client::legacy::Client<Connector, Sent>;
@@ -408,7 +409,10 @@ fn build_sender(
         // One range per connection is the point of parallel byte serving; HTTP/2 would
         // multiplex them onto one connection and its one congestion window.
         .enable_http1()
-        .wrap_connector(tcp);
+        .wrap_connector(SharedReads {
+            tcp,
+            buffers: counters.body_buffers.clone(),
+        });
     // No proxies: none was ever read from the environment. Redirects are not followed by
     // the client (`send_following` does, without secrets).
     hyper_util::client::legacy::Client::builder(TokioExecutor::new())
@@ -704,11 +708,9 @@ mod read_buffer {
     use futures::TryStreamExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A server that sends a large body in one write fills a connection's read buffer as
-    /// fast as it is read: hyper then grows it (to ~400 KiB), and every chunk handed on
-    /// keeps that much alive. The cap holds however fast the bytes come.
-    #[tokio::test]
-    async fn no_body_chunk_is_larger_than_the_read_buffer() {
+    /// The largest body chunk of an 8 MiB response sent in one write, and the bytes that
+    /// arrived, through a client whose counters are `counters`.
+    async fn largest_chunk(counters: Arc<Counters>) -> (usize, usize) {
         const BODY: usize = 8 << 20;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
@@ -722,7 +724,7 @@ mod read_buffer {
             answer.resize(answer.len() + BODY, b'x');
             socket.write_all(&answer).await.unwrap();
         });
-        let http = HttpClient::new(&StoreConfig::default(), Arc::default()).unwrap();
+        let http = HttpClient::new(&StoreConfig::default(), counters).unwrap();
         let request = http.get(format!("http://{address}/big")).build().unwrap();
         let response = http.execute(request, WriteBody::default()).await.unwrap();
         let (mut total, mut largest) = (0, 0);
@@ -732,7 +734,34 @@ mod read_buffer {
             largest = largest.max(chunk.len());
         }
         server.await.unwrap();
-        assert_eq!(total, BODY);
+        (total, largest)
+    }
+
+    /// A server that sends a large body in one write fills a connection's read buffer as
+    /// fast as it is read: hyper then grows it (to ~400 KiB), and every chunk handed on
+    /// keeps that much alive. The cap holds however fast the bytes come.
+    #[tokio::test]
+    async fn no_body_chunk_is_larger_than_the_read_buffer() {
+        let (total, largest) = largest_chunk(Arc::default()).await;
+        assert_eq!(total, 8 << 20);
         assert!(largest <= 2 * READ_BUFFER, "a chunk of {largest} bytes");
+    }
+
+    /// With 64 other connections open, this one reads its share of the body-buffer budget
+    /// at a time (the smallest, a quarter of what it reads alone), and hyper's buffer grows
+    /// no further.
+    #[tokio::test]
+    async fn a_connection_among_many_reads_its_share() {
+        let counters = Arc::new(Counters::default());
+        let others: Vec<_> = (0..64).map(|_| counters.body_buffers.open()).collect();
+        let (total, largest) = largest_chunk(counters.clone()).await;
+        assert_eq!(total, 8 << 20);
+        let share = counters.body_buffers.share();
+        assert_eq!(share, READ_BUFFER / 4);
+        assert!(
+            largest <= share,
+            "a chunk of {largest} bytes, the share {share}"
+        );
+        drop(others);
     }
 }

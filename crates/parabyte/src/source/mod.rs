@@ -10,6 +10,7 @@ pub(crate) mod local;
 #[cfg(test)]
 pub(crate) mod memory;
 pub(crate) mod s3;
+mod shared_reads;
 mod sources;
 mod store;
 mod trusted_roots;

@@ -4,9 +4,6 @@
 
 use super::*;
 
-/// Body bytes gathered before one positioned write: few system calls, little memory.
-const WRITE_BUFFER: usize = 128 * 1024;
-
 /// Write what `buffer` holds at `next` and move `next` past it; the buffer is left empty,
 /// with no capacity.
 async fn write_out(object: &Object<'_>, buffer: &mut BytesMut, next: &mut u64) -> Result<()> {
@@ -197,6 +194,9 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         let mut crc = check.stream(*next);
         let mut body = fetched.body;
         let mut buffer = BytesMut::new();
+        // Body bytes gathered before one positioned write: few system calls, and no more
+        // memory than this response's share of the body-buffer budget.
+        let write_buffer = self.counters.body_buffers.share();
         let mut failure = None;
         while let Some(chunk) = body.next().await {
             let chunk = match chunk {
@@ -222,7 +222,7 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                 // memory each request in flight holds.
                 write_out(object, &mut buffer, next).await?;
             }
-            if chunk.len() >= WRITE_BUFFER || !object.sink.gathers_writes() {
+            if chunk.len() >= write_buffer || !object.sink.gathers_writes() {
                 // Large enough to go to the file as it arrived, without a copy (or going
                 // where a write costs no system call).
                 write(object, chunk, next).await?;
@@ -230,11 +230,11 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             }
             if buffer.capacity() == 0 {
                 // No more than the range still needs: a 1 KiB object gets a 1 KiB buffer.
-                let still_needed = end.map_or(WRITE_BUFFER as u64, |end| end + 1 - *next) as usize;
-                buffer.reserve(WRITE_BUFFER.min(still_needed).max(chunk.len()));
+                let still_needed = end.map_or(write_buffer as u64, |end| end + 1 - *next) as usize;
+                buffer.reserve(write_buffer.min(still_needed).max(chunk.len()));
             }
             buffer.extend_from_slice(&chunk);
-            if buffer.len() >= WRITE_BUFFER {
+            if buffer.len() >= write_buffer {
                 write_out(object, &mut buffer, next).await?;
             }
         }
