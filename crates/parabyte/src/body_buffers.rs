@@ -16,7 +16,8 @@ pub(crate) const LARGEST_SHARE: usize = 128 << 10;
 /// than the memory falls.
 const SMALLEST_SHARE: usize = 32 << 10;
 
-/// The connections a client holds open now, each with its read buffer.
+/// The connections a client holds open now, each with its read buffer; idle ones in the
+/// pool count too, since they keep theirs.
 #[derive(Debug, Default)]
 pub(crate) struct BodyBuffers {
     open: AtomicUsize,
