@@ -196,9 +196,10 @@ pub struct TransferConfig {
 impl Default for TransferConfig {
     fn default() -> Self {
         // 64 objects in flight hides a 20 ms round trip for small files; 16 ranges of 8 MiB
-        // saturate several per-connection caps for large ones; 128 requests in flight with a
-        // 128 KiB write buffer each caps buffered body bytes at 16 MiB; 16 listing workers
-        // turn a 100-page listing into a handful of round trips.
+        // saturate several per-connection caps for large ones; 128 requests in flight share
+        // one budget for body buffers (`body_buffers.rs`: with all 128 open, 32 KiB each
+        // to read and as much to gather, 8 MiB in all); 16 listing workers turn a 100-page
+        // listing into a handful of round trips.
         TransferConfig {
             workers: 64,
             ranges_per_object: 16,
