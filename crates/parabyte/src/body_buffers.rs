@@ -1,15 +1,15 @@
-//! One budget for the body bytes a client buffers: each open connection's reads and each
-//! response's write buffer get an even share of it. A few fast streams get large buffers
-//! (fewer system calls per GiB); many connections get small ones, so memory stays flat as
-//! the requests in flight grow (docs/PROFILE.md, stop 36).
+//! One budget for the body bytes a client reads: each open connection's reads get an even
+//! share of it. A few fast streams get large buffers (fewer system calls per GiB); many
+//! connections get small ones, so memory stays flat as the requests in flight grow
+//! (docs/PROFILE.md, stops 36 and 37).
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
-/// Body bytes buffered across all open connections, reads and writes alike: 16 connections
-/// get the largest share, 64 the smallest.
+/// Body bytes read into buffers across all open connections: 16 connections get the
+/// largest share, 64 the smallest.
 const BUDGET: usize = 2 << 20;
-/// The largest share: one 128 KiB read or write per system call, what a fast stream needs
+/// The largest share: one 128 KiB read per system call, what a fast stream needs
 /// (32 KiB reads cost 10-35% more CPU per GiB on one server straight, stop 36).
 pub(crate) const LARGEST_SHARE: usize = 128 << 10;
 /// The smallest share, Go's (s5cmd's) read size: below it the calls per GiB grow faster
@@ -32,8 +32,7 @@ impl BodyBuffers {
         }
     }
 
-    /// The bytes one connection may read at a time, and one response may gather before a
-    /// write: its even share of the budget.
+    /// The bytes one connection may read at a time: its even share of the budget.
     pub(crate) fn share(&self) -> usize {
         share_among(self.open.load(Relaxed))
     }

@@ -198,8 +198,8 @@ impl Default for TransferConfig {
         // 64 objects in flight hides a 20 ms round trip for small files; 16 ranges of 8 MiB
         // saturate several per-connection caps for large ones; 128 requests in flight share
         // one budget for body buffers (`body_buffers.rs`: with all 128 open, 32 KiB each
-        // to read and as much to gather, 8 MiB in all); 16 listing workers turn a 100-page
-        // listing into a handful of round trips.
+        // to read, and at most as much gathered for a write, 8 MiB in all); 16 listing
+        // workers turn a 100-page listing into a handful of round trips.
         TransferConfig {
             workers: 64,
             ranges_per_object: 16,

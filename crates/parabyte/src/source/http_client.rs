@@ -748,8 +748,7 @@ mod read_buffer {
     }
 
     /// With 64 other connections open, this one reads its share of the body-buffer budget
-    /// at a time (the smallest, a quarter of what it reads alone), and hyper's buffer grows
-    /// no further.
+    /// at a time (the smallest, a quarter of what it reads alone).
     #[tokio::test]
     async fn a_connection_among_many_reads_its_share() {
         let counters = Arc::new(Counters::default());

@@ -1,8 +1,9 @@
 //! The TCP connector under TLS and HTTP: each connection it opens counts in the client's
 //! [`BodyBuffers`] while open, and reads at most its share of their budget per call.
-//! hyper grows a connection's read buffer to what one read brings (up to its fixed cap),
-//! so capping the reads caps the buffers: 64 connections hold 32 KiB each, 16 hold 128
-//! KiB, and the cap follows the connections open now rather than a setting.
+//! hyper sizes a connection's read buffer by what its reads bring (twice a read that
+//! filled the last one, up to its fixed cap), so capping the reads caps the buffers: 64
+//! connections read 32 KiB at a time, 16 read 128 KiB, and the cap follows the
+//! connections open now rather than a setting.
 
 use std::future::Future;
 use std::io;

@@ -289,7 +289,12 @@ impl MemoryStore {
             content_md5: object.validator.as_ref().and_then(Validator::md5),
             modified: object.modified,
             file_time: object.file_time,
-            body: chunked(body, answer.break_after, what),
+            body: chunked(
+                body,
+                answer.break_after,
+                answer.chunk_sizes.as_deref(),
+                what,
+            ),
         })
     }
 
@@ -420,13 +425,24 @@ fn entry(key: &str, object: &Stored) -> ObjectEntry {
     }
 }
 
-/// `data` in socket-sized chunks; cut with a network error after `break_after` bytes.
-fn chunked(data: Bytes, break_after: Option<usize>, what: String) -> Body {
+/// `data` in socket-sized chunks (or of `sizes`, in turn); cut with a network error after
+/// `break_after` bytes.
+fn chunked(data: Bytes, break_after: Option<usize>, sizes: Option<&[usize]>, what: String) -> Body {
     let sent = break_after.map_or(data.clone(), |cut| data.slice(..cut.min(data.len())));
-    let mut chunks: Vec<Result<Bytes>> = (0..sent.len())
-        .step_by(CHUNK)
-        .map(|at| Ok(sent.slice(at..(at + CHUNK).min(sent.len()))))
-        .collect();
+    let sizes = match sizes {
+        Some(sizes) if !sizes.is_empty() && !sizes.contains(&0) => sizes,
+        _ => &[CHUNK],
+    };
+    let mut chunks: Vec<Result<Bytes>> = Vec::new();
+    let mut at = 0;
+    for size in sizes.iter().cycle() {
+        if at >= sent.len() {
+            break;
+        }
+        let end = (at + size).min(sent.len());
+        chunks.push(Ok(sent.slice(at..end)));
+        at = end;
+    }
     if break_after.is_some() {
         chunks.push(Err(Error::Network {
             what,

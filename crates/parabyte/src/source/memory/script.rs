@@ -54,6 +54,8 @@ pub(crate) struct Answer {
     /// End the body (or a listing page) with a network error after this many bytes (or
     /// objects).
     pub(super) break_after: Option<usize>,
+    /// The body arrives in chunks of these sizes, in turn, as from an uneven socket.
+    pub(super) chunk_sizes: Option<Vec<usize>>,
     /// A HEAD tells this checksum and part instead of the honest ones.
     pub(super) described: Option<(Option<StoreChecksum>, Option<ByteRange>)>,
     /// A listing page comes with its keys in reverse order.
@@ -100,6 +102,11 @@ impl Answer {
 
     pub(crate) fn break_after(mut self, count: usize) -> Answer {
         self.break_after = Some(count);
+        self
+    }
+
+    pub(crate) fn chunk_sizes(mut self, sizes: &[usize]) -> Answer {
+        self.chunk_sizes = Some(sizes.to_vec());
         self
     }
 

@@ -522,6 +522,24 @@ async fn after_a_failure_the_finished_parts_are_kept_and_only_the_rest_is_fetche
     assert!(std::fs::read(&path).unwrap() == object);
 }
 
+/// Small chunks are gathered before a write and larger ones written as they came: a large
+/// chunk after a few small ones must land after them, not over them.
+#[tokio::test]
+async fn uneven_chunks_land_at_their_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("object.bin");
+    let (object, config) = large_file_object(23);
+    let run = run_with(one_object(&object, Some("\"e1\"")), config);
+    run.source.script(
+        When::every(),
+        Answer::default().chunk_sizes(&[1000, 20_000, 3, 40_000, 7_000, 70_000]),
+    );
+    let target = Target::File(FilePath::at(&path));
+    let outcome = run.engine.download(&job(None, target)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(object.len() as u64));
+    assert!(std::fs::read(&path).unwrap() == object);
+}
+
 #[tokio::test]
 async fn a_failure_that_no_later_run_can_get_past_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
