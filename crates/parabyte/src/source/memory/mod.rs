@@ -429,10 +429,7 @@ fn entry(key: &str, object: &Stored) -> ObjectEntry {
 /// `break_after` bytes.
 fn chunked(data: Bytes, break_after: Option<usize>, sizes: Option<&[usize]>, what: String) -> Body {
     let sent = break_after.map_or(data.clone(), |cut| data.slice(..cut.min(data.len())));
-    let sizes = match sizes {
-        Some(sizes) if !sizes.is_empty() && !sizes.contains(&0) => sizes,
-        _ => &[CHUNK],
-    };
+    let sizes = sizes.unwrap_or(&[CHUNK]);
     let mut chunks: Vec<Result<Bytes>> = Vec::new();
     let mut at = 0;
     for size in sizes.iter().cycle() {

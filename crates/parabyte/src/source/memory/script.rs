@@ -106,6 +106,10 @@ impl Answer {
     }
 
     pub(crate) fn chunk_sizes(mut self, sizes: &[usize]) -> Answer {
+        assert!(
+            !sizes.is_empty() && !sizes.contains(&0),
+            "a body cannot arrive in chunks of {sizes:?}"
+        );
         self.chunk_sizes = Some(sizes.to_vec());
         self
     }
