@@ -514,64 +514,64 @@ impl<S: Store<Object = ObjectUrl>> Movers<S> {
             if let Move::DeleteFile { root, relative } = job {
                 return vec![delete_file(root, relative, dry_run, reporter).await];
             }
-            let one = async {
-                match job {
-                    Move::Object(job) => {
-                        let result = if dry_run {
-                            Ok(preview(&engine, &job, &*reporter).await)
-                        } else {
-                            engine.download(&job).await
-                        };
-                        let destination = job.target.path().map(Path::to_path_buf);
-                        (job.source.to_string(), destination, result)
-                    }
-                    Move::Local(job) => {
-                        let copied = if dry_run {
-                            Ok(local.preview(&job, &*reporter))
-                        } else {
-                            local.copy(&job, &*reporter).await
-                        };
-                        let result = copied.map(|copied| match copied {
-                            Copied::Bytes(bytes) => Finished::Downloaded(bytes),
-                            Copied::Unchanged(size) => Finished::AlreadyThere(size),
-                        });
-                        (
-                            source_of(&job),
-                            job.destination().map(Path::to_path_buf),
-                            result,
-                        )
-                    }
-                    Move::Upload(job) => {
-                        let source = job.from.display().to_string();
-                        let result = match dry_run {
-                            true => Ok(preview_write(&*reporter, &source, &job.to)),
-                            false => uploader.upload(&job, &*reporter).await,
-                        };
-                        (source, None, result)
-                    }
-                    Move::Copy(job) => {
-                        let source = job.from.to_string();
-                        let result = match dry_run {
-                            true => Ok(preview_write(&*reporter, &source, &job.to)),
-                            false => uploader.copy(&job, &*reporter).await,
-                        };
-                        (source, None, result)
-                    }
-                    Move::Web(job) => {
-                        let source = job.from.to_string();
-                        let result = match dry_run {
-                            true => Ok(preview_write(&*reporter, &source, &job.to)),
-                            false => put_web(&uploader, &job, &*reporter).await,
-                        };
-                        (source, None, result)
-                    }
-                    // Taken above.
-                    Move::Delete(_) | Move::DeleteFile { .. } => {
-                        (String::new(), None, Ok(Finished::Deleted))
-                    }
+            // Awaited in the task's own match: an async block held in a local and then
+            // awaited was kept twice in the task, 23 KiB instead of 12 for every object.
+            let ended = match job {
+                Move::Object(job) => {
+                    let result = if dry_run {
+                        Ok(preview(&engine, &job, &*reporter).await)
+                    } else {
+                        engine.download(&job).await
+                    };
+                    let destination = job.target.path().map(Path::to_path_buf);
+                    (job.source.to_string(), destination, result)
+                }
+                Move::Local(job) => {
+                    let copied = if dry_run {
+                        Ok(local.preview(&job, &*reporter))
+                    } else {
+                        local.copy(&job, &*reporter).await
+                    };
+                    let result = copied.map(|copied| match copied {
+                        Copied::Bytes(bytes) => Finished::Downloaded(bytes),
+                        Copied::Unchanged(size) => Finished::AlreadyThere(size),
+                    });
+                    (
+                        source_of(&job),
+                        job.destination().map(Path::to_path_buf),
+                        result,
+                    )
+                }
+                Move::Upload(job) => {
+                    let source = job.from.display().to_string();
+                    let result = match dry_run {
+                        true => Ok(preview_write(&*reporter, &source, &job.to)),
+                        false => uploader.upload(&job, &*reporter).await,
+                    };
+                    (source, None, result)
+                }
+                Move::Copy(job) => {
+                    let source = job.from.to_string();
+                    let result = match dry_run {
+                        true => Ok(preview_write(&*reporter, &source, &job.to)),
+                        false => uploader.copy(&job, &*reporter).await,
+                    };
+                    (source, None, result)
+                }
+                Move::Web(job) => {
+                    let source = job.from.to_string();
+                    let result = match dry_run {
+                        true => Ok(preview_write(&*reporter, &source, &job.to)),
+                        false => put_web(&uploader, &job, &*reporter).await,
+                    };
+                    (source, None, result)
+                }
+                // Taken above.
+                Move::Delete(_) | Move::DeleteFile { .. } => {
+                    (String::new(), None, Ok(Finished::Deleted))
                 }
             };
-            vec![one.await]
+            vec![ended]
         }
     }
 }

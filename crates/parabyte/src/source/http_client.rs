@@ -19,7 +19,6 @@ use futures::{Stream, TryStreamExt};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::{
@@ -64,7 +63,7 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
     IF_MODIFIED_SINCE,
 ];
 
-type Connector = CountConnections<HttpsConnector<SharedReads>>;
+type Connector = CountConnections<SharedReads>;
 /// A request body: in memory (a GET's is empty), or a file's part streamed as it is sent.
 type Sent = UnsyncBoxBody<Bytes, Error>;
 type Sender = hyper_util::client::legacy::Client<Connector, Sent>;
@@ -403,16 +402,17 @@ fn build_sender(
     tcp.set_nodelay(true);
     tcp.set_connect_timeout(Some(config.connect_timeout));
     tcp.set_local_address(local_address);
-    let tls = hyper_rustls::HttpsConnectorBuilder::new()
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
         // One range per connection is the point of parallel byte serving; HTTP/2 would
         // multiplex them onto one connection and its one congestion window.
         .enable_http1()
-        .wrap_connector(SharedReads {
-            tcp,
-            buffers: counters.body_buffers.clone(),
-        });
+        .wrap_connector(tcp);
+    let shared = SharedReads {
+        connector,
+        buffers: counters.body_buffers.clone(),
+    };
     // No proxies: none was ever read from the environment. Redirects are not followed by
     // the client (`send_following` does, without secrets).
     hyper_util::client::legacy::Client::builder(TokioExecutor::new())
@@ -420,7 +420,7 @@ fn build_sender(
         .pool_timer(TokioTimer::new())
         .http1_max_buf_size(READ_BUFFER)
         .build(CountConnections {
-            inner: tls,
+            inner: shared,
             counters,
         })
 }
@@ -706,26 +706,36 @@ mod tests {
 mod read_buffer {
     use super::*;
     use futures::TryStreamExt;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    const BODY: usize = 8 << 20;
 
     /// The largest body chunk of an 8 MiB response sent in one write, and the bytes that
-    /// arrived, through a client whose counters are `counters`.
-    async fn largest_chunk(counters: Arc<Counters>) -> (usize, usize) {
-        const BODY: usize = 8 << 20;
+    /// arrived, through a client whose counters are `counters`: over TCP, or over TLS when
+    /// `tls` names the server's certificate and key.
+    async fn largest_chunk(
+        counters: Arc<Counters>,
+        tls: Option<TestCertificate>,
+    ) -> (usize, usize) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
+        let acceptor = tls.as_ref().map(TestCertificate::acceptor);
         let server = tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut head = vec![0; 4096];
-            // One small GET arrives in one read on loopback; its content does not matter.
-            let _ = socket.read(&mut head).await.unwrap();
-            let mut answer =
-                format!("HTTP/1.1 200 OK\r\ncontent-length: {BODY}\r\n\r\n").into_bytes();
-            answer.resize(answer.len() + BODY, b'x');
-            socket.write_all(&answer).await.unwrap();
+            let (socket, _) = listener.accept().await.unwrap();
+            match acceptor {
+                Some(acceptor) => answer_big(acceptor.accept(socket).await.unwrap()).await,
+                None => answer_big(socket).await,
+            }
         });
-        let http = HttpClient::new(&StoreConfig::default(), counters).unwrap();
-        let request = http.get(format!("http://{address}/big")).build().unwrap();
+        let (scheme, config) = match &tls {
+            Some(certificate) => ("https", certificate.trusting()),
+            None => ("http", StoreConfig::default()),
+        };
+        let http = HttpClient::new(&config, counters).unwrap();
+        let request = http
+            .get(format!("{scheme}://{address}/big"))
+            .build()
+            .unwrap();
         let response = http.execute(request, WriteBody::default()).await.unwrap();
         let (mut total, mut largest) = (0, 0);
         let mut chunks = response.bytes_stream();
@@ -737,24 +747,71 @@ mod read_buffer {
         (total, largest)
     }
 
+    /// Read the GET (one small request arrives in one read on loopback; its content does
+    /// not matter) and answer with [`BODY`] bytes in one write.
+    async fn answer_big(mut socket: impl AsyncRead + AsyncWrite + Unpin) {
+        let mut head = vec![0; 4096];
+        let _ = socket.read(&mut head).await.unwrap();
+        let mut answer = format!("HTTP/1.1 200 OK\r\ncontent-length: {BODY}\r\n\r\n").into_bytes();
+        answer.resize(answer.len() + BODY, b'x');
+        socket.write_all(&answer).await.unwrap();
+        socket.shutdown().await.unwrap();
+    }
+
+    /// A self-signed certificate for 127.0.0.1, written where a client can be told to trust it.
+    struct TestCertificate {
+        certified: rcgen::CertifiedKey<rcgen::KeyPair>,
+        pem: tempfile::NamedTempFile,
+    }
+
+    impl TestCertificate {
+        fn new() -> TestCertificate {
+            let certified = rcgen::generate_simple_self_signed(["127.0.0.1".to_owned()]).unwrap();
+            let pem = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(pem.path(), certified.cert.pem()).unwrap();
+            TestCertificate { certified, pem }
+        }
+
+        fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
+            let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+            let key = rustls::pki_types::PrivateKeyDer::try_from(
+                self.certified.signing_key.serialize_der(),
+            )
+            .unwrap();
+            let config = rustls::ServerConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(vec![self.certified.cert.der().clone()], key)
+                .unwrap();
+            tokio_rustls::TlsAcceptor::from(Arc::new(config))
+        }
+
+        fn trusting(&self) -> StoreConfig {
+            StoreConfig {
+                ca_bundle: Some(self.pem.path().to_path_buf()),
+                ..StoreConfig::default()
+            }
+        }
+    }
+
     /// A server that sends a large body in one write fills a connection's read buffer as
     /// fast as it is read: hyper then grows it (to ~400 KiB), and every chunk handed on
     /// keeps that much alive. The cap holds however fast the bytes come.
     #[tokio::test]
     async fn no_body_chunk_is_larger_than_the_read_buffer() {
-        let (total, largest) = largest_chunk(Arc::default()).await;
-        assert_eq!(total, 8 << 20);
+        let (total, largest) = largest_chunk(Arc::default(), None).await;
+        assert_eq!(total, BODY);
         assert!(largest <= 2 * READ_BUFFER, "a chunk of {largest} bytes");
     }
 
     /// With 64 other connections open, this one reads its share of the body-buffer budget
     /// at a time (the smallest, a quarter of what it reads alone).
-    #[tokio::test]
-    async fn a_connection_among_many_reads_its_share() {
+    async fn reads_its_share_among_many(tls: Option<TestCertificate>) {
         let counters = Arc::new(Counters::default());
         let others: Vec<_> = (0..64).map(|_| counters.body_buffers.open()).collect();
-        let (total, largest) = largest_chunk(counters.clone()).await;
-        assert_eq!(total, 8 << 20);
+        let (total, largest) = largest_chunk(counters.clone(), tls).await;
+        assert_eq!(total, BODY);
         let share = counters.body_buffers.share();
         assert_eq!(share, READ_BUFFER / 4);
         assert!(
@@ -762,5 +819,17 @@ mod read_buffer {
             "a chunk of {largest} bytes, the share {share}"
         );
         drop(others);
+    }
+
+    #[tokio::test]
+    async fn a_connection_among_many_reads_its_share() {
+        reads_its_share_among_many(None).await;
+    }
+
+    /// The share caps what HTTP reads from TLS, not what TLS reads from TCP: rustls hands
+    /// on all it has decrypted, whatever its own reads were.
+    #[tokio::test]
+    async fn a_tls_connection_among_many_reads_its_share() {
+        reads_its_share_among_many(Some(TestCertificate::new())).await;
     }
 }

@@ -1,5 +1,7 @@
-//! The TCP connector under TLS and HTTP: each connection it opens counts in the client's
-//! [`BodyBuffers`] while open, and reads at most its share of their budget per call.
+//! The connector under HTTP, over TLS where the URL asks for it: each connection it opens
+//! counts in the client's [`BodyBuffers`] while open, and hands HTTP at most its share of
+//! their budget per read. The cap sits above TLS, on the plaintext HTTP reads: capping
+//! the TCP reads under TLS leaves rustls free to hand on all it has decrypted.
 //! hyper sizes a connection's read buffer by what its reads bring (twice a read that
 //! filled the last one, up to its fixed cap), so capping the reads caps the buffers: 64
 //! connections read 32 KiB at a time, 16 read 128 KiB, and the cap follows the
@@ -12,6 +14,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use hyper::Uri;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf, Take};
@@ -19,12 +22,16 @@ use tokio::net::TcpStream;
 
 use crate::body_buffers::{BodyBuffers, OpenConnection};
 
-/// [`HttpConnector`], its connections reading by share.
+/// The HTTP(S) connector, its connections reading by share.
 #[derive(Clone, Debug)]
 pub(crate) struct SharedReads {
-    pub tcp: HttpConnector,
+    pub connector: HttpsConnector<HttpConnector>,
     pub buffers: Arc<BodyBuffers>,
 }
+
+/// A connection as TLS (or plain TCP) hands it on, seen through tokio's traits so that
+/// [`Take`] can cap its reads.
+type Plain = TokioIo<MaybeHttpsStream<TokioIo<TcpStream>>>;
 
 /// The connector's own error, passed on untouched: how a failure to connect is described
 /// (a name that does not resolve, a refusal) reads its causes.
@@ -37,14 +44,14 @@ impl tower_service::Service<Uri> for SharedReads {
     type Future = Connecting;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.tcp.poll_ready(cx).map_err(Into::into)
+        self.connector.poll_ready(cx)
     }
 
     fn call(&mut self, uri: Uri) -> Connecting {
-        let connecting = self.tcp.call(uri);
+        let connecting = self.connector.call(uri);
         let buffers = self.buffers.clone();
         Box::pin(async move {
-            let stream = connecting.await?.into_inner();
+            let stream = TokioIo::new(connecting.await?);
             let open = buffers.open();
             Ok(TokioIo::new(SharedStream {
                 stream: stream.take(open.share() as u64),
@@ -54,11 +61,11 @@ impl tower_service::Service<Uri> for SharedReads {
     }
 }
 
-/// A TCP connection whose every read is at most its share. [`Take`] does the capping
+/// A connection whose every read is at most its share. [`Take`] does the capping
 /// (its limit is set again before each read); writes go to the stream as they are.
 #[derive(Debug)]
 pub(crate) struct SharedStream {
-    stream: Take<TcpStream>,
+    stream: Take<Plain>,
     open: OpenConnection,
 }
 
@@ -106,6 +113,6 @@ impl AsyncWrite for SharedStream {
 
 impl Connection for SharedStream {
     fn connected(&self) -> Connected {
-        self.stream.get_ref().connected()
+        self.stream.get_ref().inner().connected()
     }
 }
