@@ -77,7 +77,10 @@ where
             return FATAL;
         }
     };
-    let (status, interrupted, unaborted) = runtime.block_on(async {
+    // The run is a task on the runtime's threads, not the future `block_on` polls on this
+    // one: each object that ends wakes the loop that starts the next, and across threads
+    // every such wake is a futex call and a context switch.
+    let command = runtime.spawn(async move {
         let (status, interrupted) = tokio::select! {
             status = run(cli.command, cli.verbose) => (status, false),
             signal = interrupted() => (signal.map_or(FATAL, |number| 128 + number), true),
@@ -87,6 +90,13 @@ where
         let unaborted = parabyte::uploads_aborted(ABORT_WAIT).await;
         (status, interrupted, unaborted)
     });
+    let (status, interrupted, unaborted) = match runtime.block_on(command) {
+        Ok(ended) => ended,
+        Err(crashed) => {
+            tell(format_args!("error: the run crashed: {crashed}"));
+            (FATAL, false, 0)
+        }
+    };
     // Dropping the runtime drops unfinished downloads: each records what reached its
     // temporary file and keeps it to resume from, or removes it when nothing did.
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -30,8 +30,9 @@ pub(crate) async fn list(args: LsArgs) -> Result<u8, Error> {
     let client = Client::connect(&args.store.to_config(), args.listing.to_config()).await?;
     let mut pages = std::pin::pin!(client.list_pages(&listed, recursive));
     // Written a page at a time: stdout is line-buffered, a write per line cost a million
-    // system calls for a million keys, and the listing waits for its reader.
-    let mut out = std::io::BufWriter::with_capacity(PAGE_OUTPUT_BUFFER, std::io::stdout().lock());
+    // system calls for a million keys, and the listing waits for its reader. Not locked
+    // across pages: the run is a task that may move between threads, which a lock may not.
+    let mut out = std::io::BufWriter::with_capacity(PAGE_OUTPUT_BUFFER, std::io::stdout());
     // One level shows names relative to the prefix's last '/', as `aws s3 ls` does:
     // `ls s3://b/imgs` shows `PRE imgs/`, `ls s3://b/imgs/p1` shows `p1.jpg`.
     let folder = &url.key[..url.key.rfind('/').map_or(0, |slash| slash + 1)];
