@@ -102,6 +102,25 @@ fn the_head_goes_out_before_later_parts_under_a_tight_request_cap() {
     );
 }
 
+#[test]
+fn one_range_at_a_time_is_one_get_that_brings_the_crc() {
+    // Nothing to split: the whole object in one GET without a Range, whose answer tells
+    // the size and carries the stored CRC, so neither a second GET nor a HEAD goes out.
+    let bed = bed("crc-one-get");
+    let output = copy(&bed, "large.bin", &["--ranges-per-object", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = summary(&output);
+    assert_eq!(report["verified"]["checksum"], 1, "{report}");
+    let requests = bed.proxy.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].kind, RequestKind::Get);
+    assert_eq!(
+        requests[0].range, None,
+        "no Range: S3 sends the CRC only then"
+    );
+    assert!(std::fs::read(bed.path("out.bin")).unwrap() == payload(7, LARGE as usize));
+}
+
 /// The store keeps no CRC for the object (an old upload): the HEAD answers without one.
 fn without_a_stored_crc(bed: &Bed) {
     bed.proxy.inject(
@@ -323,7 +342,8 @@ fn a_resumed_body_is_checked_by_combining_the_crcs_of_its_pieces() {
 
 #[test]
 fn a_later_part_without_an_etag_is_never_stitched_to_the_first() {
-    // Two parts: the probe's first MiB and 100 bytes more.
+    // Two parts: the probe's first MiB and 100 bytes more (two ranges allowed: with one at
+    // a time the object would be one GET).
     const SIZE: u64 = MIB + 100;
     let bed = Bed::new(ServerKind::Versitygw, "mix-no-etag");
     bed.admin
@@ -358,7 +378,7 @@ fn a_later_part_without_an_etag_is_never_stitched_to_the_first() {
         "--part-size",
         "1MiB",
         "--threads",
-        "1",
+        "2",
         &source,
         "out.bin",
     ]));

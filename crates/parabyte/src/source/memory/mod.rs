@@ -61,7 +61,8 @@ struct Stored {
     modified: Option<SystemTime>,
     /// The file time an upload stored in its metadata.
     file_time: Option<SystemTime>,
-    /// The checksum a HEAD tells, and the size of the upload's parts.
+    /// The checksum a HEAD (and a GET of the whole object) tells, and the size of the
+    /// upload's parts.
     keeps: Option<(StoreChecksum, u64)>,
     /// Each upload part has an ETag of its own, so a part HEAD pinned to the object's
     /// answers 412 (moto).
@@ -131,7 +132,8 @@ impl MemoryStore {
         }
     }
 
-    /// HEADs of `url` answer with `checksum`, as for an upload in parts of `part_size`.
+    /// HEADs of `url` (and GETs of all of it) answer with `checksum`, as for an upload in
+    /// parts of `part_size`.
     pub(crate) fn keep_checksum(&self, url: &str, checksum: StoreChecksum, part_size: u64) {
         if let Some(object) = self.lock().objects.get_mut(url) {
             object.keeps = Some((checksum, part_size));
@@ -285,7 +287,12 @@ impl MemoryStore {
             shape: answer.shape.unwrap_or(shape),
             validator: answer.validator.unwrap_or_else(|| object.validator.clone()),
             moved_to: None,
-            checksum: None,
+            // As S3: the checksum comes with a GET of the whole object, never a range.
+            checksum: range
+                .is_none()
+                .then_some(object.keeps)
+                .flatten()
+                .map(|(checksum, _)| checksum),
             content_md5: object.validator.as_ref().and_then(Validator::md5),
             modified: object.modified,
             file_time: object.file_time,

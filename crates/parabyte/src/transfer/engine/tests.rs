@@ -95,6 +95,7 @@ fn run_reporting(source: MemoryStore, config: TransferConfig, reporter: Arc<dyn 
     engine.single_stream = single_stream;
     engine.max_part = single_stream;
     engine.part_grid = single_stream;
+    engine.one_request_each = false;
     Run {
         engine,
         source,
@@ -1121,27 +1122,74 @@ async fn parts_grow_after_the_first_and_a_known_small_object_is_one_request() {
     );
 }
 
-/// With one range at a time, the rest of a large object after its first part is one
-/// request; with more, it is cut into parts of at most MAX_PART to keep them busy.
-#[test]
-fn one_range_at_a_time_takes_the_rest_of_an_object_in_one_request() {
+/// With one range at a time nothing is split: an object comes in one GET without a Range,
+/// whose answer tells its size and version and brings the store's checksum, so no HEAD
+/// follows; a break resumes from the byte it reached, to the end, pinned.
+#[tokio::test]
+async fn one_range_at_a_time_fetches_an_object_in_one_get_without_a_range() {
     let engine = |ranges_per_object| {
         let config = TransferConfig {
             ranges_per_object,
-            ..TransferConfig::default()
+            ..config(1)
         };
-        Engine::new(
+        let run = Engine::new(
             Arc::new(MemoryStore::new()),
             config,
             RequestLimit::new(8),
             Arc::new(Counters::default()),
             Arc::new(Silent),
-        )
+        );
+        run.one_request_each
     };
-    const GIB: u64 = 1 << 30;
-    let rest = range(8 << 20, 10 * GIB - 1);
-    assert_eq!(engine(1).part_sizes().grown(rest), vec![rest]);
-    let parts = engine(16).part_sizes().grown(rest);
-    assert_eq!(parts.len(), 160);
-    assert!(parts.iter().all(|part| part.end - part.start < MAX_PART));
+    assert!(
+        engine(1) && !engine(2),
+        "only one range at a time is one request each"
+    );
+
+    let size = 40 * PART;
+    let object = data(23, size);
+    let store = || {
+        // Not an MD5: only the store's checksum can check it.
+        let store = one_object(&object, Some("\"e1-2\""));
+        store.keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), size);
+        store
+    };
+    let mut run = run_with(store(), config(1));
+    run.engine.one_request_each = true;
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size));
+    assert!(bytes == object);
+    let unranged = |pinned: Option<&str>| Seen {
+        range: None,
+        pinned: pinned.map(etag),
+    };
+    assert_eq!(run.source.seen(), [unranged(None)]);
+    assert_eq!(run.source.heads(), [], "the GET brought the checksum");
+    assert_eq!(run.counters.snapshot().verified.checksum, 1);
+
+    let mut run = run_with(store(), config(1));
+    run.engine.one_request_each = true;
+    let known = Known {
+        size,
+        validator: Some(etag("\"e1-2\"")),
+        modified: None,
+    };
+    let (outcome, _) = download(&run, Some(known)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size));
+    assert_eq!(run.source.seen(), [unranged(Some("\"e1-2\""))]);
+
+    let mut run = run_with(store(), config(1));
+    run.engine.one_request_each = true;
+    run.source
+        .script(When::nth(1), Answer::default().break_after(1500));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(size));
+    assert!(bytes == object);
+    assert_eq!(
+        run.source.seen(),
+        [
+            unranged(None),
+            seen(range(1500, size - 1), Some("\"e1-2\""))
+        ]
+    );
 }
