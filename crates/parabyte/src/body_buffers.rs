@@ -21,9 +21,32 @@ const SMALLEST_SHARE: usize = 32 << 10;
 #[derive(Debug, Default)]
 pub(crate) struct BodyBuffers {
     open: AtomicUsize,
+    /// The one read size of every connection, when the settings let one object alone hold
+    /// enough connections that each share is the smallest.
+    fixed_read: Option<usize>,
 }
 
 impl BodyBuffers {
+    /// For a run in which one object may hold `connections` at once. From
+    /// `BUDGET / SMALLEST_SHARE` (64) on, every read is the smallest share: hyper's adaptive
+    /// buffer grows to twice a read that fills it and keeps the chunk before alive, about
+    /// 120 KiB a connection at 32 KiB reads, where a fixed size holds 64 (1 GiB at 64 in
+    /// flight peaked 3.7 MiB lower, at the same CPU). Below that a fast stream reads up to
+    /// the largest share, since 32 KiB reads cost one stream 30% more CPU
+    /// (docs/PROFILE.md, stop 39).
+    pub(crate) fn for_connections_per_object(connections: usize) -> BodyBuffers {
+        BodyBuffers {
+            open: AtomicUsize::new(0),
+            fixed_read: (connections >= BUDGET / SMALLEST_SHARE).then_some(SMALLEST_SHARE),
+        }
+    }
+
+    /// The read size every connection keeps, if fixed; else each reads what hyper's
+    /// adaptive buffer offers, up to its share.
+    pub(crate) fn fixed_read(&self) -> Option<usize> {
+        self.fixed_read
+    }
+
     /// A connection opened: it counts until the returned guard is dropped with it.
     pub(crate) fn open(self: &Arc<Self>) -> OpenConnection {
         self.open.fetch_add(1, Relaxed);
@@ -76,6 +99,18 @@ mod tests {
         assert_eq!(first[0].share(), SMALLEST_SHARE);
         drop((most, more));
         assert_eq!(first[0].share(), LARGEST_SHARE);
+    }
+
+    #[test]
+    fn reads_are_fixed_only_where_one_object_may_hold_every_share_at_the_smallest() {
+        assert_eq!(BodyBuffers::default().fixed_read(), None);
+        assert_eq!(
+            BodyBuffers::for_connections_per_object(63).fixed_read(),
+            None
+        );
+        let many = BodyBuffers::for_connections_per_object(64);
+        assert_eq!(many.fixed_read(), Some(SMALLEST_SHARE));
+        assert_eq!(share_among(64), SMALLEST_SHARE);
     }
 
     #[test]

@@ -49,7 +49,9 @@ impl Client {
         transfer: TransferConfig,
     ) -> Result<Client> {
         transfer.validate()?;
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters::for_connections_per_object(
+            transfer.connections_per_object(),
+        ));
         let read_from = match source {
             Some(source) => Some(Arc::new(S3Store::connect(source, counters.clone()).await?)),
             None => None,

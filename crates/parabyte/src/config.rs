@@ -224,6 +224,12 @@ const MIN_COPY_PART: u64 = 5 * 1024 * 1024;
 const MAX_COUNT: usize = 65_536;
 
 impl TransferConfig {
+    /// The most connections one object may hold at once: its ranges, under the cap on
+    /// requests.
+    pub(crate) fn connections_per_object(&self) -> usize {
+        self.ranges_per_object.min(self.max_requests)
+    }
+
     /// Reject settings that cannot work, naming the option.
     pub fn validate(&self) -> Result<()> {
         let positive = [

@@ -66,6 +66,15 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// For a run in which one object may hold `connections` at once: the body-buffer
+    /// budget sizes reads by it.
+    pub(crate) fn for_connections_per_object(connections: usize) -> Counters {
+        Counters {
+            body_buffers: Arc::new(BodyBuffers::for_connections_per_object(connections)),
+            ..Counters::default()
+        }
+    }
+
     pub(crate) fn count_request(&self, kind: RequestKind) {
         match kind {
             RequestKind::Get => &self.get,

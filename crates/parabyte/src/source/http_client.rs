@@ -415,14 +415,18 @@ fn build_sender(
     };
     // No proxies: none was ever read from the environment. Redirects are not followed by
     // the client (`send_following` does, without secrets).
-    hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+    let mut builder = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
+    builder
         .pool_max_idle_per_host(1024)
-        .pool_timer(TokioTimer::new())
-        .http1_max_buf_size(READ_BUFFER)
-        .build(CountConnections {
-            inner: shared,
-            counters,
-        })
+        .pool_timer(TokioTimer::new());
+    match counters.body_buffers.fixed_read() {
+        Some(size) => builder.http1_read_buf_exact_size(size),
+        None => builder.http1_max_buf_size(READ_BUFFER),
+    };
+    builder.build(CountConnections {
+        inner: shared,
+        counters,
+    })
 }
 
 /// Send a bodiless GET or HEAD and follow its redirects. A hop to the same origin (scheme, host,
@@ -819,6 +823,21 @@ mod read_buffer {
             "a chunk of {largest} bytes, the share {share}"
         );
         drop(others);
+    }
+
+    /// A run in which one object may hold 64 connections reads the smallest share at a
+    /// time from its first connection on: hyper's buffer stays that size.
+    #[tokio::test]
+    async fn a_run_planned_for_many_connections_reads_the_smallest_share_alone_too() {
+        let counters = Arc::new(Counters::for_connections_per_object(64));
+        let (total, largest) = largest_chunk(counters.clone(), None).await;
+        assert_eq!(total, BODY);
+        assert_eq!(
+            counters.body_buffers.share(),
+            READ_BUFFER,
+            "alone, the largest share"
+        );
+        assert!(largest <= READ_BUFFER / 4, "a chunk of {largest} bytes");
     }
 
     #[tokio::test]
