@@ -288,10 +288,8 @@ impl MemoryStore {
             validator: answer.validator.unwrap_or_else(|| object.validator.clone()),
             moved_to: None,
             // As S3: the checksum comes with a GET of the whole object, never a range.
-            checksum: range
-                .is_none()
-                .then_some(object.keeps)
-                .flatten()
+            checksum: (object.keeps)
+                .filter(|_| range.is_none())
                 .map(|(checksum, _)| checksum),
             content_md5: object.validator.as_ref().and_then(Validator::md5),
             modified: object.modified,
