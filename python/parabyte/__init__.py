@@ -94,6 +94,8 @@ __all__ = [
     "download_many_async",
     "get_bytes",
     "get_bytes_async",
+    "get_bytes_many",
+    "get_bytes_many_async",
     "move",
     "move_async",
     "put_bytes",
@@ -313,6 +315,20 @@ class Client(_native.Client):
     ) -> Buffer | builtins.list[Buffer]:
         """`get_bytes` as a coroutine."""
         return await super().get_bytes_async(source, range=range, ranges=ranges)
+
+    @overload
+    async def get_bytes_many_async(
+        self, sources: Iterable[ItemLike], *, on_error: Literal["raise"] = "raise"
+    ) -> builtins.list[Buffer]: ...
+    @overload
+    async def get_bytes_many_async(
+        self, sources: Iterable[ItemLike], *, on_error: Literal["return"]
+    ) -> builtins.list[Buffer | Exception]: ...
+    async def get_bytes_many_async(
+        self, sources: Iterable[ItemLike], *, on_error: Literal["raise", "return"] = "raise"
+    ) -> builtins.list[Buffer] | builtins.list[Buffer | Exception]:
+        """`get_bytes_many` as a coroutine."""
+        return await super().get_bytes_many_async(sources, on_error=on_error)
 
 
 # Clients made for module-level calls with options, most recently used last. A client holds
@@ -578,3 +594,41 @@ async def get_bytes_async(
 ) -> Buffer | builtins.list[Buffer]:
     """`get_bytes` as a coroutine."""
     return await _client(options).get_bytes_async(source, range=range, ranges=ranges)
+
+
+@overload
+def get_bytes_many(
+    sources: Iterable[ItemLike], *, on_error: Literal["raise"] = "raise", **options: Any
+) -> builtins.list[Buffer]: ...
+@overload
+def get_bytes_many(
+    sources: Iterable[ItemLike], *, on_error: Literal["return"], **options: Any
+) -> builtins.list[Buffer | Exception]: ...
+def get_bytes_many(
+    sources: Iterable[ItemLike],
+    *,
+    on_error: Literal["raise", "return"] = "raise",
+    **options: Any,
+) -> builtins.list[Buffer] | builtins.list[Buffer | Exception]:
+    """Many objects' bytes, `workers` at a time, as a list in the order given (URLs, `Item`s
+    or listed entries; a known size spares the probe). `on_error="raise"`: the first failure
+    raises; `"return"`: its exception takes its object's place and the others arrive."""
+    return _client(options).get_bytes_many(sources, on_error=on_error)
+
+
+@overload
+async def get_bytes_many_async(
+    sources: Iterable[ItemLike], *, on_error: Literal["raise"] = "raise", **options: Any
+) -> builtins.list[Buffer]: ...
+@overload
+async def get_bytes_many_async(
+    sources: Iterable[ItemLike], *, on_error: Literal["return"], **options: Any
+) -> builtins.list[Buffer | Exception]: ...
+async def get_bytes_many_async(
+    sources: Iterable[ItemLike],
+    *,
+    on_error: Literal["raise", "return"] = "raise",
+    **options: Any,
+) -> builtins.list[Buffer] | builtins.list[Buffer | Exception]:
+    """`get_bytes_many` as a coroutine."""
+    return await _client(options).get_bytes_many_async(sources, on_error=on_error)

@@ -352,6 +352,37 @@ class Client:
     ) -> Awaitable[Buffer | list[Buffer]]:
         """`get_bytes` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
 
+    @overload
+    def get_bytes_many(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["raise"] = "raise"
+    ) -> list[Buffer]: ...
+    @overload
+    def get_bytes_many(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["return"]
+    ) -> list[Buffer | Exception]: ...
+    def get_bytes_many(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["raise", "return"] = "raise"
+    ) -> list[Buffer] | list[Buffer | Exception]:
+        """Many objects' bytes, each fetched as `get_bytes` fetches one, `workers` objects at
+        a time, returned as a list in the order given. A source is a URL, an `Item` or an
+        `ObjectInfo` from `list`; a known size (and ETag) spares the probe request.
+
+        `on_error="raise"`: the first failure (in the order given) raises, and the fetches
+        still running stop. `on_error="return"`: a failure's exception (a `parabyte.Error`)
+        takes its object's place in the list, and every other object is fetched."""
+    @overload
+    def get_bytes_many_async(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["raise"] = "raise"
+    ) -> Awaitable[list[Buffer]]: ...
+    @overload
+    def get_bytes_many_async(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["return"]
+    ) -> Awaitable[list[Buffer | Exception]]: ...
+    def get_bytes_many_async(
+        self, sources: Iterable[_ItemLike], *, on_error: Literal["raise", "return"] = "raise"
+    ) -> Awaitable[list[Buffer] | list[Buffer | Exception]]:
+        """`get_bytes_many` as an asyncio future (`parabyte.Client` makes it a coroutine)."""
+
     def list(
         self,
         prefix: str,

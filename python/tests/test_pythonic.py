@@ -34,11 +34,22 @@ def test_async_methods_are_coroutines(client: parabyte.Client, store: Store, tmp
         module_level = asyncio.create_task(
             parabyte.get_bytes_async(store.url("small/00004.bin"), **store.client_options())
         )
-        summary, batch, buffer, again = await asyncio.gather(download, many, fetch, module_level)
+        gathered = asyncio.create_task(
+            client.get_bytes_many_async([store.url("small/00004.bin")] * 2)
+        )
+        summary, batch, buffer, again, both = await asyncio.gather(
+            download, many, fetch, module_level, gathered
+        )
         assert summary.bytes == LARGE_SIZE and batch.objects == 1
         assert bytes(buffer) == bytes(again) == store.stored("small/00004.bin")
+        assert [bytes(one) for one in both] == [bytes(buffer)] * 2
 
-    for method in ("download_async", "download_many_async", "get_bytes_async"):
+    for method in (
+        "download_async",
+        "download_many_async",
+        "get_bytes_async",
+        "get_bytes_many_async",
+    ):
         assert inspect.iscoroutinefunction(getattr(parabyte.Client, method)), method
     asyncio.run(main())
 

@@ -13,6 +13,9 @@ import pytest
 import parabyte
 from conftest import LARGE_SIZE, SMALL_COUNT, SMALL_SIZE, Store, files_in
 
+# Far above what any awaited event needs; only a broken program waits this long.
+EVENT_LIMIT_S = 20
+
 
 def test_an_object_arrives_byte_for_byte(client: parabyte.Client, store: Store, tmp_path: Path):
     target = tmp_path / "big.bin"
@@ -90,6 +93,70 @@ def test_get_bytes_in_parallel_ranges(store: Store):
     small_parts = parabyte.Client(**store.client_options(), part_size="1MiB", threads=4)
     buffer = small_parts.get_bytes(store.url("large/big.bin"))
     assert memoryview(buffer) == store.stored("large/big.bin")
+
+
+def test_get_bytes_many_keeps_the_order_given_and_each_failure_in_its_place(
+    client: parabyte.Client, store: Store
+):
+    listed = next(iter(client.list(store.url("large/"))))
+    first, second = store.keys("small")[:2]
+    sources = [
+        store.url(second),
+        listed,
+        store.url("small/no-such-key"),
+        parabyte.Item(store.url(first), size=SMALL_SIZE),
+    ]
+    fetched = client.get_bytes_many(sources, on_error="return")
+    assert len(fetched) == 4
+    assert bytes(fetched[0]) == store.stored(second)
+    assert memoryview(fetched[1]) == store.stored("large/big.bin")
+    assert isinstance(fetched[2], parabyte.NotFoundError) and "no-such-key" in str(fetched[2])
+    assert bytes(fetched[3]) == store.stored(first)
+    # By default the first failure is the call's.
+    with pytest.raises(parabyte.NotFoundError, match="no-such-key"):
+        parabyte.get_bytes_many(sources, **store.client_options())
+    with pytest.raises(parabyte.InvalidInputError, match="on_error"):
+        client.get_bytes_many(sources, on_error="ignore")  # type: ignore[call-overload]
+
+
+def test_get_bytes_many_keeps_workers_objects_in_flight(tmp_path: Path):
+    # Each request waits at the barrier until `workers` are in flight together: one object
+    # at a time would break it (and fail the test); more than `workers` shows in the peak.
+    workers = 3
+    served = tmp_path / "served"
+    served.mkdir()
+    for index in range(2 * workers):
+        (served / f"{index}.bin").write_bytes(bytes([index]) * (100 + index))
+    together = threading.Barrier(workers, timeout=EVENT_LIMIT_S)
+    lock = threading.Lock()
+    in_flight = [0, 0]  # now, most at once
+
+    class Gathering(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self) -> None:
+            with lock:
+                in_flight[0] += 1
+                in_flight[1] = max(in_flight[1], in_flight[0])
+            try:
+                together.wait()
+                super().do_GET()
+            finally:
+                with lock:
+                    in_flight[0] -= 1
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Gathering, directory=served)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        urls = [f"{base}/{index}.bin" for index in range(2 * workers)]
+        fetched = parabyte.Client(workers=workers).get_bytes_many(urls)
+        server.shutdown()
+    assert [bytes(buffer) for buffer in fetched] == [
+        (served / f"{index}.bin").read_bytes() for index in range(2 * workers)
+    ]
+    assert in_flight[1] == workers
 
 
 def test_listing_streams_every_key_across_pages(store: Store):

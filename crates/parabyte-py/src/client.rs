@@ -20,6 +20,7 @@ use crate::buffer::Buffer;
 use crate::byte_range::ByteRangeArg;
 use crate::download_keywords::DownloadKeywords;
 use crate::errors::{to_py, InvalidInputError};
+use crate::gathered::{Gathered, OnError};
 use crate::lent::lend;
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Seconds, Size, StoreOptions, TransferOptions};
@@ -590,6 +591,33 @@ impl Client {
         awaitable(py, fetch)
     }
 
+    /// Many objects' bytes, `workers` at a time, as a list of buffers in the order given:
+    /// URLs, `Item`s or listed entries (a size and ETag spare the probe). With
+    /// `on_error="raise"` the first failure in that order raises; with `"return"` its
+    /// exception takes its place in the list and every other object is fetched.
+    #[pyo3(signature = (sources, *, on_error = "raise"))]
+    fn get_bytes_many(
+        &self,
+        py: Python<'_>,
+        sources: &Bound<'_, PyAny>,
+        on_error: &str,
+    ) -> PyResult<Gathered> {
+        let fetch = self.fetch_many(py, sources, on_error)?;
+        wait(py, fetch, |_| Ok(()))
+    }
+
+    /// `get_bytes_many` as an awaitable.
+    #[pyo3(signature = (sources, *, on_error = "raise"))]
+    fn get_bytes_many_async<'py>(
+        &self,
+        py: Python<'py>,
+        sources: &Bound<'_, PyAny>,
+        on_error: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let fetch = self.fetch_many(py, sources, on_error)?;
+        awaitable(py, fetch)
+    }
+
     /// Entries under a prefix as they are listed: every key when `recursive`, else one
     /// level with "folders". Iterate with `for` or `async for`. `after`/`until_after` list
     /// one range of the key space (boundaries from `split_key_space`; recursive only).
@@ -893,6 +921,22 @@ impl Client {
                 options: Default::default(),
             },
         )
+    }
+
+    /// `get_bytes_many`: every source checked before the first request.
+    fn fetch_many(
+        &self,
+        py: Python<'_>,
+        sources: &Bound<'_, PyAny>,
+        on_error: &str,
+    ) -> PyResult<impl Future<Output = PyResult<Gathered>> + use<>> {
+        let on_error = OnError::parse(on_error)?;
+        let items = sources
+            .try_iter()?
+            .map(|source| source?.extract::<ItemLike>()?.into_core())
+            .collect::<PyResult<Vec<_>>>()?;
+        let fetched = self.inner(py)?.get_bytes_many(items);
+        Ok(Gathered::collect(fetched, on_error))
     }
 
     /// `get_bytes`: the whole object, one range of it, or a list of ranges.

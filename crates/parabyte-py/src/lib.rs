@@ -21,6 +21,7 @@ mod byte_range;
 mod client;
 mod download_keywords;
 mod errors;
+mod gathered;
 mod lent;
 mod listing;
 mod options;

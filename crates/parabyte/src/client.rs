@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use futures::{Stream, TryStreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 
 use crate::config::{StoreConfig, TransferConfig};
 use crate::counters::Counters;
@@ -14,6 +14,7 @@ use crate::driver::Driver;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
+use crate::plan::item_job;
 use crate::plan::{CopyRequest, RemoveRequest, SyncOptions, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
@@ -21,7 +22,7 @@ use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed}
 use crate::source::s3::{BucketEntry, ObjectInfo, S3Store};
 use crate::source::web::WebSource;
 use crate::source::Sources;
-use crate::transfer::engine::Job;
+use crate::transfer::engine::Engine;
 
 /// A connection to a store with transfer settings; cheap to share between calls and
 /// threads, which all draw on its one request limit.
@@ -167,15 +168,30 @@ impl Client {
 
     /// One object's bytes in memory, fetched as parallel ranges into a single buffer.
     pub async fn get_bytes(&self, source: impl Into<ObjectUrl>) -> Result<Vec<u8>> {
-        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let job = Job {
+        let item = Item {
             source: source.into(),
-            known: None,
-            target: Target::Memory(buffer.clone()),
+            destination: None,
+            size: None,
+            etag: None,
         };
-        self.driver.engine(Arc::new(Silent)).download(&job).await?;
-        let mut buffer = buffer.lock().expect("memory sink poisoned");
-        Ok(std::mem::take(&mut *buffer))
+        into_memory(&self.driver.engine(Arc::new(Silent)), &item).await
+    }
+
+    /// Many objects' bytes in memory, each as [`Client::get_bytes`] fetches one, `workers`
+    /// objects at a time, in the order given. An item's size (and ETag) spares its probe, as
+    /// in a batch download; its destination is not used. Each result is its own object's:
+    /// a failure stops none of the others.
+    pub fn get_bytes_many(
+        &self,
+        items: Vec<Item>,
+    ) -> impl Stream<Item = Result<Vec<u8>>> + Send + 'static {
+        let engine = Arc::new(self.driver.engine(Arc::new(Silent)));
+        futures::stream::iter(items)
+            .map(move |item| {
+                let engine = engine.clone();
+                async move { into_memory(&engine, &item).await }
+            })
+            .buffered(self.driver.transfer.workers.max(1))
     }
 
     /// Byte ranges of one object (`start..end`, end excluded), one ranged GET each, all of
@@ -329,4 +345,14 @@ fn one_at_a_time(
     pages
         .map_ok(|page| futures::stream::iter(page.into_iter().map(Ok)))
         .try_flatten()
+}
+
+/// One item's bytes, fetched by `engine` into a buffer of their own.
+async fn into_memory(engine: &Engine<Sources>, item: &Item) -> Result<Vec<u8>> {
+    let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+    engine
+        .download(&item_job(item, Target::Memory(buffer.clone())))
+        .await?;
+    let mut buffer = buffer.lock().expect("memory sink poisoned");
+    Ok(std::mem::take(&mut *buffer))
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::store_config;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use parabyte::{
     Client, CopyRequest, Destination, Item, Listed, S3Url, Silent, Source, TransferConfig,
 };
@@ -211,4 +211,36 @@ async fn get_bytes_gathers_parallel_ranges_in_memory() {
         missing.as_ref().is_err_and(|e| e.is_not_found()),
         "{missing:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_bytes_many_answers_each_object_in_the_order_given() {
+    let (client, bucket, objects) =
+        bucket_with(&[("g/large", 3 * PART as usize + 9), ("g/small", 700)]).await;
+    let item = |key: &str, size: Option<u64>| Item {
+        source: url(&bucket, key).into(),
+        destination: None,
+        size,
+        etag: None,
+    };
+    let fetched: Vec<_> = client
+        .get_bytes_many(vec![
+            item("g/small", Some(700)),
+            item("g/nothing", None),
+            item("g/large", None),
+        ])
+        .collect()
+        .await;
+    assert_eq!(fetched.len(), 3);
+    assert!(fetched[0]
+        .as_ref()
+        .is_ok_and(|bytes| *bytes == objects[1].1));
+    assert!(
+        fetched[1].as_ref().is_err_and(|e| e.is_not_found()),
+        "{:?}",
+        fetched[1]
+    );
+    assert!(fetched[2]
+        .as_ref()
+        .is_ok_and(|bytes| *bytes == objects[0].1));
 }

@@ -16,6 +16,20 @@ use crate::report::Reporter;
 use crate::transfer::engine::{Job, Known};
 use crate::validator::Validator;
 
+/// The job that fetches `item` into `target`: planned from its size (and pinned to its
+/// ETag) when the item gives them, else found by a probe.
+pub(crate) fn item_job(item: &Item, target: Target) -> Job {
+    Job {
+        known: item.size.map(|size| Known {
+            size,
+            validator: item.etag.clone().map(Validator::ETag),
+            modified: None,
+        }),
+        target,
+        source: item.source.clone(),
+    }
+}
+
 /// Queue a batch in the order given. Each item's path is checked as a listed key's would be,
 /// and two items may not share a path: they would write into one temporary file.
 pub(crate) async fn plan_items(
@@ -33,15 +47,7 @@ pub(crate) async fn plan_items(
     let mut taken = HashMap::new();
     let mut root_checked = false;
     for item in items {
-        let job = Job {
-            known: item.size.map(|size| Known {
-                size,
-                validator: item.etag.clone().map(Validator::ETag),
-                modified: None,
-            }),
-            target: Target::Discard,
-            source: item.source.clone(),
-        };
+        let job = item_job(&item, Target::Discard);
         let target = item_target(&item, &destination);
         if let (Ok(Target::File(_)), Landing::Path(root)) = (&target, &destination) {
             if !std::mem::replace(&mut root_checked, true) {

@@ -21,7 +21,7 @@ use crate::report::Failure;
 use crate::source::listing::KeyBounds;
 use crate::source::WriteOptions;
 pub(crate) use into_store::plan_into_store;
-pub(crate) use items::{item_target, plan_items};
+pub(crate) use items::{item_job, item_target, plan_items};
 pub(crate) use listing::{list_prefix, plan};
 pub(crate) use local::{plan_local, plan_uploads, LocalCopy, LocalDestination};
 pub(crate) use planned::{Planned, WebJob};
