@@ -108,22 +108,36 @@ impl Dir {
         Ok(File::from(fd))
     }
 
-    /// Rename `from` to `to`; `replace` false: only if nothing is at `to` (atomically where
-    /// the file system can say so).
-    pub(crate) fn rename(&self, from: &OsStr, to: &OsStr, replace: bool) -> io::Result<()> {
-        if !replace {
-            match rustix::fs::renameat_with(&self.fd, from, &self.fd, to, RenameFlags::NOREPLACE) {
-                // File systems without RENAME_NOREPLACE (some network ones): checked just before.
-                Err(Errno::INVAL | Errno::NOSYS) => {}
-                other => return Ok(other?),
-            }
+    /// Rename `from` to `to` only if nothing is at `to`, atomically: `Taken` when something
+    /// is, `Unchecked` (nothing renamed) where the file system cannot tell (some network
+    /// ones lack RENAME_NOREPLACE), so the caller looks and then uses `rename_over`.
+    pub(crate) fn rename_unless_taken(&self, from: &OsStr, to: &OsStr) -> io::Result<Renamed> {
+        match rustix::fs::renameat_with(&self.fd, from, &self.fd, to, RenameFlags::NOREPLACE) {
+            Ok(()) => Ok(Renamed::Done),
+            Err(Errno::EXIST) => Ok(Renamed::Taken),
+            Err(Errno::INVAL | Errno::NOSYS) => Ok(Renamed::Unchecked),
+            Err(e) => Err(e.into()),
         }
+    }
+
+    /// Rename `from` to `to`, replacing what is there (which the caller checked).
+    pub(crate) fn rename_over(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
     }
 
     pub(crate) fn remove(&self, name: &OsStr) -> io::Result<()> {
         Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::empty())?)
     }
+}
+
+/// What `Dir::rename_unless_taken` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Renamed {
+    Done,
+    /// Something is under the new name; nothing was renamed.
+    Taken,
+    /// The file system cannot rename only into a free name; nothing was renamed.
+    Unchecked,
 }
 
 fn directory_flags() -> OFlags {

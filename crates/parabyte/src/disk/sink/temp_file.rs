@@ -18,7 +18,7 @@ use rustix::io::Errno;
 use sha2::{Digest as _, Sha256};
 
 use super::target::FilePath;
-use crate::disk::dir::{kind_name, Dir};
+use crate::disk::dir::{kind_name, Dir, Renamed};
 use crate::disk::paths::RESERVED_PREFIX;
 use crate::disk::resume::{self, mark_complete, Journal};
 use crate::error::{Error, Result};
@@ -193,20 +193,27 @@ impl FileSink {
                 .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
         }
         let name = self.path.name()?;
-        // Checked again right before the rename: only a regular file (or nothing) is replaced.
+        let cannot_move = |e| Error::io("cannot move into place", &self.path.full, e);
+        // Nothing is under the final name in the common case, and a rename that replaces
+        // nothing needs no look first: only when something is there is it looked at.
+        match self.dir.rename_unless_taken(&self.temp_name, name) {
+            Ok(Renamed::Done) => {
+                self.committed = true;
+                return Ok(());
+            }
+            Ok(Renamed::Taken | Renamed::Unchecked) => {}
+            Err(e) => return Err(cannot_move(e)),
+        }
+        // Checked right before the rename: only a regular file (or nothing) is replaced.
         let taken = may_replace(&self.dir, name, &self.path)?;
-        let exists = || Error::Exists {
-            what: self.path.full.display().to_string(),
-        };
         if taken && !replace {
-            return Err(exists());
+            return Err(Error::Exists {
+                what: self.path.full.display().to_string(),
+            });
         }
         self.dir
-            .rename(&self.temp_name, name, taken)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::AlreadyExists if !replace => exists(),
-                _ => Error::io("cannot move into place", &self.path.full, e),
-            })?;
+            .rename_over(&self.temp_name, name)
+            .map_err(cannot_move)?;
         self.committed = true;
         Ok(())
     }
