@@ -77,8 +77,21 @@ fn unix_seconds(time: SystemTime) -> i64 {
 }
 
 /// Mark a complete temporary file with the version it holds, before it takes its name.
-pub(crate) fn mark_complete(file: &File, etag: &str, size: u64) -> io::Result<()> {
-    let mtime = mtime_ns(&file.metadata()?);
+/// `set_to` is the modification time just set on it, if one was: a whole second is what
+/// every file system with extended attributes keeps exactly, so it need not be read back.
+pub(crate) fn mark_complete(
+    file: &File,
+    etag: &str,
+    size: u64,
+    set_to: Option<SystemTime>,
+) -> io::Result<()> {
+    let whole_second = set_to
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .filter(|since| since.subsec_nanos() == 0);
+    let mtime = match whole_second {
+        Some(since) => i128::from(since.as_secs()) * 1_000_000_000,
+        None => mtime_ns(&file.metadata()?),
+    };
     match file.set_xattr(VERSION_ATTR, format!("{etag}\n{size}\n{mtime}").as_bytes()) {
         // Marks are an optimisation: a file system without them just skips nothing.
         Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(()),
@@ -248,7 +261,7 @@ mod tests {
         assert!(!same_size_and_time(5, later(750)), "next second");
         assert!(!same_size_and_time(6, modified), "other size");
         // A file parabyte marked is judged by its mark alone.
-        mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5).unwrap();
+        mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5, None).unwrap();
         assert!(!same_size_and_time(5, modified));
         assert_eq!(
             unix_seconds(UNIX_EPOCH - std::time::Duration::from_millis(1500)),
@@ -262,7 +275,7 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, b"hello").unwrap();
         let file = File::open(&path).unwrap();
-        mark_complete(&file, "\"abc\"", 5).unwrap();
+        mark_complete(&file, "\"abc\"", 5, None).unwrap();
         let etag = |tag: &str| Validator::ETag(tag.to_owned());
         let complete = |tag: &str, size| {
             already_there(&path, size, Some(&etag(tag)), None) == Some(AlreadyThere::Marked)
@@ -273,5 +286,25 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&path, b"HELLO").unwrap();
         assert!(!complete("\"abc\"", 5), "edited since");
+    }
+
+    #[test]
+    fn a_mark_made_with_the_time_just_set_matches_the_file_as_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello").unwrap();
+        let file = File::options().write(true).open(&path).unwrap();
+        let etag = Validator::ETag("\"abc\"".to_owned());
+        let second = UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        // A whole second is recorded as given; a finer time is read back from the file.
+        for set in [second, second + std::time::Duration::from_millis(250)] {
+            file.set_modified(set).unwrap();
+            mark_complete(&file, "\"abc\"", 5, Some(set)).unwrap();
+            assert_eq!(
+                already_there(&path, 5, Some(&etag), None),
+                Some(AlreadyThere::Marked),
+                "{set:?}"
+            );
+        }
     }
 }

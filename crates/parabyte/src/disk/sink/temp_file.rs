@@ -183,13 +183,11 @@ impl FileSink {
         modified: Option<SystemTime>,
         replace: bool,
     ) -> Result<()> {
-        if let Some(modified) = modified {
-            // Best effort: the time tells other tools the file is current, but a file system
-            // that refuses it still gets the right bytes (and the mark records the time it has).
-            let _ = self.file.set_modified(modified);
-        }
+        // Best effort: the time tells other tools the file is current, but a file system
+        // that refuses it still gets the right bytes (and the mark records the time it has).
+        let set_to = modified.filter(|modified| self.file.set_modified(*modified).is_ok());
         if let Some((size, etag)) = &self.version {
-            mark_complete(&self.file, etag, *size)
+            mark_complete(&self.file, etag, *size, set_to)
                 .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
         }
         let name = self.path.name()?;
