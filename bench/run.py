@@ -118,7 +118,20 @@ def machine() -> dict[str, str]:
     if mem.endswith(" kB"):
         mem = f"{int(mem.split()[0]) / (1 << 20):.0f} GiB"
     return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": mem, "kernel": platform.release(),
-            "os": os_name}
+            "os": os_name, "crc": crc_path()}
+
+
+def crc_path() -> str:
+    """Which of crc-fast's x86 paths checks the content here: the CPU flags change what a
+    checked byte costs (docs/PROFILE.md, stop 41), and hosts differ from run to run."""
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo
+                          if line.startswith("flags")), []))
+    if {"avx512vl", "vpclmulqdq"} <= flags:
+        return "AVX-512 with VPCLMULQDQ (crc-fast's 512-bit path)"
+    if "pclmulqdq" in flags:
+        return "PCLMULQDQ without AVX-512 (crc-fast's 128-bit path)"
+    return "no x86 carry-less multiply flags listed"
 
 
 def presigner(store: Store):

@@ -505,7 +505,9 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     add("## Setup")
     add("")
     add(f"- **Machine**: {m['cpu']}, {m['cores']} cores, {m['memory']} memory, {m['os']}, "
-        f"Linux {m['kernel']}. Load average before the run "
+        f"Linux {m['kernel']}"
+        + (f"; the CRC64NVME check runs on {m['crc']}" if m.get("crc") else "")
+        + ". Load average before the run "
         f"{meta['load_before'][0]:.2f}, after {meta['load_after'][0]:.2f}; the machine is "
         "shared with other work, see *Disturbance* below.")
     storage = ("tmpfs" if meta["tmpfs"] else "NOT a tmpfs: the disk is in these numbers")
