@@ -109,8 +109,10 @@ def versions(parabyte: Path) -> dict[str, str]:
 
 
 def machine() -> dict[str, str]:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), "unknown")
+    with open("/proc/cpuinfo") as cpuinfo:
+        fields = {key.strip(): value.strip() for key, value in
+                  (line.split(":", 1) for line in cpuinfo if ":" in line)}
+    cpu = fields.get("model name", "unknown")
     mem = next((line.split(":", 1)[1].strip() for line in open("/proc/meminfo")
                 if line.startswith("MemTotal")), "unknown")
     os_name = next((line.split("=", 1)[1].strip().strip('"') for line in open("/etc/os-release")
@@ -118,15 +120,12 @@ def machine() -> dict[str, str]:
     if mem.endswith(" kB"):
         mem = f"{int(mem.split()[0]) / (1 << 20):.0f} GiB"
     return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": mem, "kernel": platform.release(),
-            "os": os_name, "crc": crc_path()}
+            "os": os_name, "crc": crc_path(set(fields.get("flags", "").split()))}
 
 
-def crc_path() -> str:
-    """Which of crc-fast's x86 paths checks the content here: the CPU flags change what a
-    checked byte costs (docs/PROFILE.md, stop 41), and hosts differ from run to run."""
-    with open("/proc/cpuinfo") as cpuinfo:
-        flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo
-                          if line.startswith("flags")), []))
+def crc_path(flags: set[str]) -> str:
+    """Which of crc-fast's x86 paths checks the content here, from the CPU's flags: they
+    change what a checked byte costs (docs/PROFILE.md, stop 41), and hosts differ."""
     if {"avx512vl", "vpclmulqdq"} <= flags:
         return "AVX-512 with VPCLMULQDQ (crc-fast's 512-bit path)"
     if "pclmulqdq" in flags:
