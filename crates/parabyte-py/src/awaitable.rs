@@ -11,8 +11,9 @@ use std::sync::{PoisonError, RwLock};
 
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
-use tokio::task::AbortHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
+use crate::let_go::LetGo;
 use crate::runtime::runtime;
 
 /// False once Python is exiting: runtime threads then leave Python alone.
@@ -35,6 +36,65 @@ pub fn awaitable<'py, T>(
     py: Python<'py>,
     future: impl Future<Output = PyResult<T>> + Send + 'static,
 ) -> PyResult<Bound<'py, PyAny>>
+where
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    let (outcome, task) = settled_by(py, future)?;
+    let cancel = AbortOnDone {
+        task: task.abort_handle(),
+    };
+    outcome.call_method1("add_done_callback", (cancel,))?;
+    Ok(outcome)
+}
+
+/// `awaitable`, for a transfer: cancelled, it ends only once `let_go` says the transfer let
+/// go of its files too (a second cancel stops the waiting), so that the next call can take
+/// up what this one left. An asyncio future cannot wait out its own cancel: a task of
+/// `parabyte._stopping` awaits the outcome shielded, and on cancel stops the transfer and
+/// awaits the letting go.
+pub fn awaitable_until_let_go<'py, T>(
+    py: Python<'py>,
+    future: impl Future<Output = PyResult<T>> + Send + 'static,
+    let_go: LetGo,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    let (outcome, task) = settled_by(py, future)?;
+    let stop = || AbortOnDone {
+        task: task.abort_handle(),
+    };
+    let (cancel, abort) = (stop(), stop());
+    let event_loop = outcome.call_method0("get_loop")?;
+    let let_go_future = event_loop.call_method0("create_future")?;
+    let (event_loop, waiting) = (event_loop.unbind(), let_go_future.clone().unbind());
+    runtime().spawn(async move {
+        let _ended = task.await;
+        // An error only means the transfer ended without a cancel: nothing holds it either.
+        let _ = let_go.await;
+        attach_from_runtime(|py| {
+            let settle = Settle {
+                future: waiting,
+                succeeded: true,
+                value: py.None(),
+            };
+            let _ = event_loop.call_method1(py, "call_soon_threadsafe", (settle,));
+        });
+    });
+    let awaited = py
+        .import("parabyte._stopping")?
+        .call_method1("until_let_go", (outcome, abort, let_go_future))?;
+    // Cancelled before it first ran, the task never calls `abort`: its end does.
+    awaited.call_method1("add_done_callback", (cancel,))?;
+    Ok(awaited)
+}
+
+/// An asyncio future of the running loop, settled with `future`'s outcome by a task on the
+/// shared runtime; and that task.
+fn settled_by<'py, T>(
+    py: Python<'py>,
+    future: impl Future<Output = PyResult<T>> + Send + 'static,
+) -> PyResult<(Bound<'py, PyAny>, JoinHandle<()>)>
 where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
@@ -61,11 +121,7 @@ where
             let _ = event_loop.call_method1(py, "call_soon_threadsafe", (settle,));
         });
     });
-    let cancel = AbortOnDone {
-        task: task.abort_handle(),
-    };
-    py_future.call_method1("add_done_callback", (cancel,))?;
-    Ok(py_future)
+    Ok((py_future, task))
 }
 
 /// Runs on the event loop: give the future its outcome, unless it was cancelled meanwhile.
@@ -93,8 +149,8 @@ impl Settle {
     }
 }
 
-/// The asyncio future's done callback: a cancelled awaitable aborts its Rust task (a
-/// finished task ignores the abort).
+/// Aborts a Rust task when called: as the asyncio future's done callback, a cancelled
+/// awaitable aborts its task (a finished task ignores the abort).
 #[pyclass(frozen)]
 struct AbortOnDone {
     task: AbortHandle,
@@ -102,7 +158,8 @@ struct AbortOnDone {
 
 #[pymethods]
 impl AbortOnDone {
-    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+    #[pyo3(signature = (*_args))]
+    fn __call__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) {
         self.task.abort();
     }
 }

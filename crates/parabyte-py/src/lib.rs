@@ -23,6 +23,7 @@ mod download_keywords;
 mod errors;
 mod gathered;
 mod lent;
+mod let_go;
 mod listing;
 mod options;
 mod progress;

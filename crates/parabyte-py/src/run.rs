@@ -10,8 +10,9 @@ use futures::future::BoxFuture;
 use parabyte::Reporter;
 use pyo3::prelude::*;
 
-use crate::awaitable::{attach_from_runtime, awaitable};
+use crate::awaitable::{attach_from_runtime, awaitable_until_let_go};
 use crate::errors::task_failed;
+use crate::let_go::{watched, LetGo};
 use crate::progress::{Callback, Tally};
 use crate::runtime::runtime;
 
@@ -28,6 +29,21 @@ pub type Transfer<T> = Box<dyn FnOnce(Arc<dyn Reporter>) -> BoxFuture<'static, P
 pub fn wait<T, F>(
     py: Python<'_>,
     future: F,
+    on_tick: impl FnMut(Python<'_>) -> PyResult<()>,
+) -> PyResult<T>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    wait_until_let_go(py, future, None, on_tick)
+}
+
+/// `wait`, and when cancelled, return only once `let_go` says the transfer let go of its
+/// files too (or on a second Ctrl-C, which stops the waiting).
+fn wait_until_let_go<T, F>(
+    py: Python<'_>,
+    future: F,
+    let_go: Option<LetGo>,
     mut on_tick: impl FnMut(Python<'_>) -> PyResult<()>,
 ) -> PyResult<T>
 where
@@ -46,6 +62,14 @@ where
         if let Err(stop) = py.check_signals().and_then(|()| on_tick(py)) {
             task.abort();
             let _cancelled = py.detach(|| runtime.block_on(task));
+            if let Some(mut let_go) = let_go {
+                let waited = |let_go: &mut LetGo| {
+                    runtime.block_on(async { tokio::time::timeout(TICK, let_go).await.is_ok() })
+                };
+                while !py.detach(|| waited(&mut let_go)) {
+                    py.check_signals()?;
+                }
+            }
             return Err(stop);
         }
     }
@@ -59,9 +83,10 @@ pub fn transfer_sync<T: Send + 'static>(
 ) -> PyResult<T> {
     let tally = Arc::new(Tally::default());
     let callback = progress.map(|function| Callback::new(function, tally.clone()));
-    let running = transfer(tally);
+    let (reporter, let_go) = watched(tally);
+    let running = transfer(reporter);
     let notify = |py: Python<'_>| callback.as_ref().map_or(Ok(()), |c| c.notify(py));
-    let outcome = wait(py, running, notify)?;
+    let outcome = wait_until_let_go(py, running, Some(let_go), notify)?;
     // One last call, so a progress bar ends at the final figures.
     notify(py)?;
     Ok(outcome)
@@ -79,8 +104,9 @@ where
 {
     let tally = Arc::new(Tally::default());
     let callback = progress.map(|function| Callback::new(function, tally.clone()));
-    let running = transfer(tally);
-    awaitable(py, async move {
+    let (reporter, let_go) = watched(tally);
+    let running = transfer(reporter);
+    let stoppable = async move {
         let Some(callback) = callback else {
             return running.await;
         };
@@ -98,5 +124,6 @@ where
         };
         attach_from_runtime(|py| callback.notify(py)).transpose()?;
         Ok(outcome)
-    })
+    };
+    awaitable_until_let_go(py, stoppable, let_go)
 }

@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
+use crate::disk::blocking::blocking;
 use crate::disk::dir::remove_file_below;
 use crate::disk::local::{Copied, LocalCopier, LocalJob};
 use crate::disk::sink::Target;
@@ -33,6 +34,7 @@ use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
 use crate::transfer::upload::{CopyJob, Reader, UploadJob, Uploader};
+use crate::transfer_scope;
 use delete::{delete_batch, report_deleted, DELETE_BATCH};
 use web::put_web;
 
@@ -398,18 +400,23 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         let started = Instant::now();
         let before = self.counters.snapshot();
         let (queue, jobs) = mpsc::channel(QUEUE_DEPTH);
-        let planner = tokio::spawn(planner(queue));
+        // In a set, so that a stopped run aborts its planner too.
+        let mut planning = JoinSet::new();
+        planning.spawn(transfer_scope::enter(reporter.clone(), planner(queue)));
         let movers = Movers {
             engine: Arc::new(self.engine(reporter.clone())),
             local: self.local.clone(),
             uploader: self.uploader.clone(),
         };
         let workers = self.transfer.workers;
-        let driven = drive(movers, jobs, workers, dry_run, reporter.clone(), started).await;
+        let driving = drive(movers, jobs, workers, dry_run, reporter.clone(), started);
+        let driven = transfer_scope::enter(reporter.clone(), driving).await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
-        let listing = planner
-            .await
-            .unwrap_or_else(|join| Err(Error::InvalidInput(format!("planner crashed: {join}"))));
+        let listing = match planning.join_next().await {
+            Some(Ok(listing)) => listing,
+            Some(Err(join)) => Err(Error::InvalidInput(format!("planner crashed: {join}"))),
+            None => Ok(()), // never: the one planner was spawned above
+        };
         let mut outcome = driven?;
         if let Err(error) = listing {
             // A listing the store broke is a failure of the keys it did not list (exit 1),
@@ -595,15 +602,7 @@ async fn delete_file(
         reporter.previewed(Preview::Delete { source: &source });
         return (source, None, Ok(Finished::Deleted));
     }
-    let removed = tokio::task::spawn_blocking(move || remove_file_below(&root, &relative))
-        .await
-        .unwrap_or_else(|join| {
-            Err(Error::io(
-                "cannot delete",
-                &path,
-                std::io::Error::other(join),
-            ))
-        });
+    let removed = blocking(move || remove_file_below(&root, &relative)).await;
     if removed.is_ok() {
         report_deleted(reporter.as_ref(), &source);
     }
@@ -708,11 +707,11 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             .first_started
             .get_or_insert_with(|| started.elapsed());
         let job = movers.start(job, dry_run, reporter.clone());
-        running.spawn(async move {
+        running.spawn(transfer_scope::carry(async move {
             let ended = job.await;
             drop(slot);
             ended
-        });
+        }));
         while let Some(done) = running.try_join_next() {
             for ended in done.expect("download task panicked") {
                 record(&mut outcome, ended)?;

@@ -50,6 +50,7 @@ mod source;
 pub mod testing;
 mod timestamp;
 mod transfer;
+mod transfer_scope;
 mod validator;
 
 pub use client::Client;

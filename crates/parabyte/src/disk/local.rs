@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 
 use crate::config::TransferConfig;
 use crate::counters::Counters;
+use crate::disk::blocking::blocking;
 use crate::disk::copy::copy_range;
 use crate::disk::sink::{FilePath, FileSink, StreamTarget};
 use crate::error::{Error, Result};
@@ -138,7 +139,7 @@ impl LocalCopier {
     ) -> Result<Copied> {
         let (from_path, to_path) = (from.to_owned(), to.to_owned());
         let skip_unchanged = self.skip_unchanged;
-        let opened = tokio::task::spawn_blocking(move || -> Result<_> {
+        let opened = blocking(move || -> Result<_> {
             let source =
                 File::open(&from_path).map_err(|e| Error::io("cannot open", &from_path, e))?;
             let metadata = source
@@ -157,8 +158,7 @@ impl LocalCopier {
                 .map_err(|e| Error::io("cannot set permissions of", to_path.to_path_buf(), e))?;
             Ok(Some((Arc::new(source), sink, modified)))
         })
-        .await
-        .map_err(|e| Error::io("copy task failed", from, io::Error::other(e)))??;
+        .await?;
         let Some((source, sink, modified)) = opened else {
             reporter.bytes_skipped(size);
             return Ok(Copied::Unchanged(size));
@@ -176,22 +176,17 @@ impl LocalCopier {
                         .acquire()
                         .await
                         .expect("chunk slots are never closed");
-                    tokio::task::spawn_blocking(move || {
+                    blocking(move || {
                         copy_range(&source, &target, offset, length)
                             .map_err(|e| Error::io("cannot copy", &from, e))
                     })
-                    .await
-                    .map_err(|e| {
-                        Error::io("copy task failed", PathBuf::new(), io::Error::other(e))
-                    })??;
+                    .await?;
                     reporter.bytes_transferred(length);
                     Ok(())
                 }
             })
             .await?;
-        tokio::task::spawn_blocking(move || sink.rename_into_place(modified))
-            .await
-            .map_err(|e| Error::io("copy task failed", to.to_path_buf(), io::Error::other(e)))??;
+        blocking(move || sink.rename_into_place(modified)).await?;
         Ok(Copied::Bytes(size))
     }
 }
@@ -207,13 +202,12 @@ fn same_size_and_time(path: &Path, size: u64, modified: SystemTime) -> bool {
 /// Copy one file, in order, into a device or FIFO (which stays what it is).
 async fn stream_file(from: &Path, to: &StreamTarget, reporter: &dyn Reporter) -> Result<u64> {
     let (from, to) = (from.to_owned(), to.clone());
-    let copied = tokio::task::spawn_blocking(move || -> Result<u64> {
+    let copied = blocking(move || -> Result<u64> {
         let mut source = File::open(&from).map_err(|e| Error::io("cannot open", &from, e))?;
         let mut out = to.open()?;
         io::copy(&mut source, &mut out).map_err(|e| Error::io("cannot copy", &from, e))
     })
-    .await
-    .map_err(|e| Error::io("copy task failed", PathBuf::new(), io::Error::other(e)))??;
+    .await?;
     reporter.bytes_transferred(copied);
     Ok(copied)
 }

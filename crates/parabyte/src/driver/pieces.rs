@@ -15,6 +15,7 @@ use crate::plan::{item_target, Landing};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Summary};
 use crate::source::Store;
+use crate::transfer_scope;
 
 impl<S: Store<Object = ObjectUrl>> Driver<S> {
     /// One piece of a large object, its bytes `range` (`start..end`, end excluded), fetched
@@ -45,10 +46,9 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             }
         };
         reporter.size_discovered(span.end + 1 - span.start);
-        let bytes = self
-            .engine(reporter)
-            .fetch_piece(&item.source, &path, size, &etag, span)
-            .await?;
+        let engine = self.engine(reporter.clone());
+        let fetching = engine.fetch_piece(&item.source, &path, size, &etag, span);
+        let bytes = transfer_scope::enter(reporter, fetching).await?;
         Ok(Summary::new(
             0,
             0,
