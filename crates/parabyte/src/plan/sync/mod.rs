@@ -27,6 +27,7 @@ use crate::pattern::{excluded_by, Filter};
 use crate::report::{Failure, Reporter};
 use crate::source::Store;
 use crate::transfer::engine::Job;
+use crate::transfer_scope;
 pub use compare::SyncCompare;
 use compare::{compare, Side, Verdict};
 use contents::Contents;
@@ -86,7 +87,9 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
         reporter: Arc<dyn Reporter>,
     ) -> Result<()> {
         let (planned_tx, mut planned) = mpsc::channel(1024);
-        let source_task = tokio::spawn(source(planned_tx));
+        // In a set, so that a stopped sync aborts it too.
+        let mut source_task = JoinSet::new();
+        source_task.spawn(transfer_scope::carry(source(planned_tx)));
         let mut far = FarListing::open(&self.far, &self.store, &self.counters, &self.transfer);
         let mut merge = Merge::default();
         let contents = Arc::new(Contents::new(
@@ -126,7 +129,7 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                     Err(error) => {
                         // The destination's keys are not known from here on: stop, delete nothing.
                         drop(planned);
-                        let _ = source_task.await;
+                        let _ = source_task.join_next().await;
                         finish(&mut checks).await?;
                         return stop(&queue, &self.far.name(), error).await;
                     }
@@ -172,9 +175,11 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                 }
             }
         }
-        let source_listed = source_task.await.unwrap_or_else(|join| {
-            Err(Error::InvalidInput(format!("sync planner crashed: {join}")))
-        });
+        let source_listed = match source_task.join_next().await {
+            Some(Ok(listed)) => listed,
+            Some(Err(join)) => Err(Error::InvalidInput(format!("sync planner crashed: {join}"))),
+            None => Ok(()), // never: the one source planner was spawned above
+        };
         finish(&mut checks).await?;
         if let Err(error) = source_listed {
             return stop(&queue, &self.source_root, error).await;
