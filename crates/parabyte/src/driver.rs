@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::config::TransferConfig;
@@ -409,8 +409,11 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             uploader: self.uploader.clone(),
         };
         let workers = self.transfer.workers;
-        let driving = drive(movers, jobs, workers, dry_run, reporter.clone(), started);
-        let driven = transfer_scope::enter(reporter.clone(), driving).await;
+        let driven = transfer_scope::enter(
+            reporter.clone(),
+            drive(movers, jobs, workers, dry_run, reporter.clone(), started),
+        )
+        .await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
         let listing = match planning.join_next().await {
             Some(Ok(listing)) => listing,
@@ -499,16 +502,19 @@ enum Move {
 type Ended = (String, Option<PathBuf>, Result<Finished>);
 
 impl<S: Store<Object = ObjectUrl>> Movers<S> {
-    /// Run one job (or preview it, in a dry run) on its own task.
+    /// Run one job (or preview it, in a dry run) on its own task, which holds `slot` until
+    /// the job ends.
     fn start(
         &self,
         job: Move,
+        slot: OwnedSemaphorePermit,
         dry_run: bool,
         reporter: Arc<dyn Reporter>,
     ) -> impl Future<Output = Vec<Ended>> + Send + 'static {
         let (engine, local) = (self.engine.clone(), self.local.clone());
         let uploader = self.uploader.clone();
         async move {
+            let _slot = slot;
             if let Move::Delete(keys) = job {
                 let (store, transfer, counters) = uploader.parts();
                 let deleted =
@@ -706,12 +712,8 @@ async fn drive<S: Store<Object = ObjectUrl>>(
         outcome
             .first_started
             .get_or_insert_with(|| started.elapsed());
-        let job = movers.start(job, dry_run, reporter.clone());
-        running.spawn(transfer_scope::carry(async move {
-            let ended = job.await;
-            drop(slot);
-            ended
-        }));
+        let job = movers.start(job, slot, dry_run, reporter.clone());
+        running.spawn(transfer_scope::carry(job));
         while let Some(done) = running.try_join_next() {
             for ended in done.expect("download task panicked") {
                 record(&mut outcome, ended)?;

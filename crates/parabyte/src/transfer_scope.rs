@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::report::Reporter;
 
 tokio::task_local! {
-    static TRANSFER: Arc<dyn Reporter>;
+    static TRANSFER: Option<Arc<dyn Reporter>>;
 }
 
 /// Run `work` as part of the transfer that reports to `reporter`.
@@ -22,21 +22,15 @@ pub(crate) fn enter<F: Future>(
     reporter: Arc<dyn Reporter>,
     work: F,
 ) -> impl Future<Output = F::Output> {
-    TRANSFER.scope(reporter, work)
+    TRANSFER.scope(Some(reporter), work)
 }
 
 /// `work`, to be spawned as part of the transfer the current task belongs to (if any).
 pub(crate) fn carry<F: Future>(work: F) -> impl Future<Output = F::Output> {
-    let current = held();
-    async move {
-        match current {
-            Some(reporter) => TRANSFER.scope(reporter, work).await,
-            None => work.await,
-        }
-    }
+    TRANSFER.scope(held(), work)
 }
 
 /// The current task's transfer, for work handed off the task to hold.
 pub(crate) fn held() -> Option<Arc<dyn Reporter>> {
-    TRANSFER.try_with(Arc::clone).ok()
+    TRANSFER.try_with(Option::clone).ok().flatten()
 }

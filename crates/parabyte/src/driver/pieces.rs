@@ -47,8 +47,11 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         };
         reporter.size_discovered(span.end + 1 - span.start);
         let engine = self.engine(reporter.clone());
-        let fetching = engine.fetch_piece(&item.source, &path, size, &etag, span);
-        let bytes = transfer_scope::enter(reporter, fetching).await?;
+        let bytes = transfer_scope::enter(
+            reporter,
+            engine.fetch_piece(&item.source, &path, size, &etag, span),
+        )
+        .await?;
         Ok(Summary::new(
             0,
             0,
