@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use crate::let_go::LetGo;
+use crate::progress::LetGo;
 use crate::runtime::runtime;
 
 /// False once Python is exiting: runtime threads then leave Python alone.

@@ -23,7 +23,6 @@ mod download_keywords;
 mod errors;
 mod gathered;
 mod lent;
-mod let_go;
 mod listing;
 mod options;
 mod progress;

@@ -3,12 +3,16 @@
 //! so a busy transfer never waits on the GIL.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use parabyte::Reporter;
 use pyo3::prelude::*;
+use tokio::sync::oneshot;
 
-/// Counters the engine updates as it goes.
+/// Resolves once a transfer let go of its tally.
+pub type LetGo = oneshot::Receiver<()>;
+
+/// Counters the engine updates as it goes: the reporter of one transfer.
 #[derive(Debug, Default)]
 pub struct Tally {
     objects_total: AtomicU64,
@@ -16,6 +20,15 @@ pub struct Tally {
     objects_failed: AtomicU64,
     bytes_total: AtomicU64,
     bytes_done: AtomicU64,
+    let_go: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        let sender = self.let_go.get_mut().ok().and_then(Option::take);
+        // Nobody waiting is fine: the call was not cancelled.
+        let _ = sender.map(|let_go| let_go.send(()));
+    }
 }
 
 impl Reporter for Tally {
@@ -51,6 +64,18 @@ impl Reporter for Tally {
 }
 
 impl Tally {
+    /// A tally for one transfer, and word once its last reference is gone. The core holds
+    /// a transfer's reporter in every task and blocking hand-off of it (its
+    /// `transfer_scope`), so then nothing of the transfer runs or holds a file, and a
+    /// cancelled call may return; earlier, the next call would find the temporary file
+    /// still locked, as if another process wrote it.
+    pub fn watched() -> (Arc<Tally>, LetGo) {
+        let (sender, receiver) = oneshot::channel();
+        let tally = Tally::default();
+        *tally.let_go.lock().unwrap_or_else(PoisonError::into_inner) = Some(sender);
+        (Arc::new(tally), receiver)
+    }
+
     fn snapshot(&self) -> Progress {
         Progress {
             objects_done: self.objects_done.load(Relaxed),

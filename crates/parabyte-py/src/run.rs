@@ -12,8 +12,7 @@ use pyo3::prelude::*;
 
 use crate::awaitable::{attach_from_runtime, awaitable_until_let_go};
 use crate::errors::task_failed;
-use crate::let_go::{watched, LetGo};
-use crate::progress::{Callback, Tally};
+use crate::progress::{Callback, LetGo, Tally};
 use crate::runtime::runtime;
 
 /// How often a waiting sync call looks at Python's signals and calls the progress callback.
@@ -23,7 +22,8 @@ const TICK: Duration = Duration::from_millis(100);
 pub type Transfer<T> = Box<dyn FnOnce(Arc<dyn Reporter>) -> BoxFuture<'static, PyResult<T>> + Send>;
 
 /// Run `future` to completion from a sync call. The GIL is released while it runs; every
-/// `TICK` the thread takes the GIL back to run Python's signal handlers and `on_tick`. If
+/// `TICK`, and once more at the end, the thread takes the GIL back to run Python's signal
+/// handlers and `on_tick`. If
 /// either raises (Ctrl-C raises KeyboardInterrupt), the future is cancelled, and dropped
 /// before this returns, so no partial file stays behind.
 pub fn wait<T, F>(
@@ -38,8 +38,9 @@ where
     wait_until_let_go(py, future, None, on_tick)
 }
 
-/// `wait`, and when cancelled, return only once `let_go` says the transfer let go of its
-/// files too (or on a second Ctrl-C, which stops the waiting).
+/// `wait`, and when cancelled, drop `on_tick` (it may hold the tally) and return only once
+/// `let_go` says the transfer let go of its files too (or on a second Ctrl-C, which stops
+/// the waiting).
 fn wait_until_let_go<T, F>(
     py: Python<'_>,
     future: F,
@@ -57,11 +58,14 @@ where
             runtime.block_on(async { tokio::time::timeout(TICK, &mut task).await.ok() })
         });
         if let Some(joined) = finished {
-            return joined.map_err(task_failed)?;
+            let outcome = joined.map_err(task_failed)??;
+            on_tick(py)?;
+            return Ok(outcome);
         }
         if let Err(stop) = py.check_signals().and_then(|()| on_tick(py)) {
             task.abort();
             let _cancelled = py.detach(|| runtime.block_on(task));
+            drop(on_tick);
             if let Some(mut let_go) = let_go {
                 let waited = |let_go: &mut LetGo| {
                     runtime.block_on(async { tokio::time::timeout(TICK, let_go).await.is_ok() })
@@ -81,15 +85,12 @@ pub fn transfer_sync<T: Send + 'static>(
     transfer: Transfer<T>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<T> {
-    let tally = Arc::new(Tally::default());
+    let (tally, let_go) = Tally::watched();
     let callback = progress.map(|function| Callback::new(function, tally.clone()));
-    let (reporter, let_go) = watched(tally);
-    let running = transfer(reporter);
-    let notify = |py: Python<'_>| callback.as_ref().map_or(Ok(()), |c| c.notify(py));
-    let outcome = wait_until_let_go(py, running, Some(let_go), notify)?;
-    // One last call, so a progress bar ends at the final figures.
-    notify(py)?;
-    Ok(outcome)
+    let running = transfer(tally);
+    // Called once more at the end, so a progress bar ends at the final figures.
+    let notify = move |py: Python<'_>| callback.as_ref().map_or(Ok(()), |c| c.notify(py));
+    wait_until_let_go(py, running, Some(let_go), notify)
 }
 
 /// A transfer as an asyncio awaitable; cancelling the awaitable cancels the transfer. The
@@ -102,10 +103,9 @@ pub fn transfer_async<'py, T>(
 where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
-    let tally = Arc::new(Tally::default());
+    let (tally, let_go) = Tally::watched();
     let callback = progress.map(|function| Callback::new(function, tally.clone()));
-    let (reporter, let_go) = watched(tally);
-    let running = transfer(reporter);
+    let running = transfer(tally);
     let stoppable = async move {
         let Some(callback) = callback else {
             return running.await;
