@@ -342,13 +342,13 @@ fn an_uploaded_files_time_comes_back_with_it_minio() {
 }
 
 /// A stored time is taken only in the form parabyte and rclone write (whole seconds, or
-/// with a fraction); anything else another writer put there leaves the object's
+/// with a fraction, negative before 1970); anything else another writer put there leaves the object's
 /// Last-Modified, and the download goes on.
 fn a_stored_time_counts_only_when_it_reads_as_one(kind: ServerKind) {
     let bed = Bed::new(kind, "mtime-meta");
     let stored = [
         ("garbage", "yesterday"),
-        ("negative", "-1500000000"),
+        ("negative", "-1500000000.25"),
         ("absurd", "99999999999999"),
         ("rclone", "1500000000.5"),
         ("whole", "1500000000"),
@@ -373,7 +373,7 @@ fn a_stored_time_counts_only_when_it_reads_as_one(kind: ServerKind) {
     assert!(single.status.success(), "{}", stderr(&single));
     let listed: std::collections::HashMap<String, SystemTime> =
         listed_times(&bed, "m/").into_iter().collect();
-    for key in ["garbage", "negative", "absurd"] {
+    for key in ["garbage", "absurd"] {
         let time = modified(&bed.path("out").join(key));
         assert_eq!(time, listed[&format!("m/{key}")], "{key}");
     }
@@ -389,6 +389,10 @@ fn a_stored_time_counts_only_when_it_reads_as_one(kind: ServerKind) {
     assert_eq!(
         modified(&bed.path("out/whole")),
         epoch + Duration::from_secs(1_500_000_000)
+    );
+    assert_eq!(
+        modified(&bed.path("out/negative")),
+        epoch - Duration::new(1_500_000_000, 250_000_000)
     );
 }
 

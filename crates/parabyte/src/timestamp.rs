@@ -66,13 +66,20 @@ impl Timestamp {
 
 /// The last second of 9999: a stored file time past it is not a time anyone wrote.
 const LATEST_FILE_TIME: u64 = 253_402_300_799;
+/// The first second of year 1, as far before the epoch as a stored file time goes.
+const EARLIEST_FILE_TIME: u64 = 62_135_596_800;
 
 /// A file's modification time as parabyte and rclone store it in `x-amz-meta-mtime`:
 /// seconds since the epoch with an optional fraction of up to 9 digits (`1700000000` or
-/// `1700000000.123456789`). Anything else, a negative time or one past the year 9999 is
+/// `1700000000.123456789`), a time before 1970 negative as a whole (`-1.5` is a second
+/// and a half before the epoch). Anything else, or a time outside the years 1 to 9999, is
 /// `None`: a value another writer put there is never trusted beyond that form.
 pub(crate) fn parse_file_time(text: &str) -> Option<SystemTime> {
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    let (before_epoch, text) = match text.strip_prefix('-') {
+        Some(magnitude) => (true, magnitude),
+        None => (false, text),
+    };
     let (seconds, fraction) = text.split_once('.').unwrap_or((text, ""));
     if !digits(seconds) || seconds.len() > 12 || (text.contains('.') && !digits(fraction)) {
         return None;
@@ -80,12 +87,31 @@ pub(crate) fn parse_file_time(text: &str) -> Option<SystemTime> {
     if fraction.len() > 9 {
         return None;
     }
-    let seconds: u64 = seconds.parse().ok().filter(|s| *s <= LATEST_FILE_TIME)?;
+    let limit = match before_epoch {
+        true => EARLIEST_FILE_TIME,
+        false => LATEST_FILE_TIME,
+    };
+    let seconds: u64 = seconds.parse().ok().filter(|s| *s <= limit)?;
     let nanos = match fraction {
         "" => 0,
         _ => format!("{fraction:0<9}").parse::<u32>().ok()?,
     };
-    Some(UNIX_EPOCH + Duration::new(seconds, nanos))
+    let magnitude = Duration::new(seconds, nanos);
+    match before_epoch {
+        true => UNIX_EPOCH.checked_sub(magnitude),
+        false => Some(UNIX_EPOCH + magnitude),
+    }
+}
+
+/// `time` as [`parse_file_time`] reads it back, to the nanosecond, before 1970 too.
+pub(crate) fn format_file_time(time: SystemTime) -> String {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => format!("{}.{:09}", after.as_secs(), after.subsec_nanos()),
+        Err(before) => {
+            let before = before.duration();
+            format!("-{}.{:09}", before.as_secs(), before.subsec_nanos())
+        }
+    }
 }
 
 impl From<Timestamp> for SystemTime {
@@ -171,10 +197,20 @@ mod tests {
             parse_file_time("253402300799.999999999"),
             at(253_402_300_799, 999_999_999)
         );
+        assert_eq!(
+            parse_file_time("-1.5"),
+            UNIX_EPOCH.checked_sub(Duration::new(1, 500_000_000))
+        );
+        assert_eq!(
+            parse_file_time("-62135596800"),
+            UNIX_EPOCH.checked_sub(Duration::from_secs(62_135_596_800))
+        );
         for garbage in [
             "",
-            "-1",
-            "-1700000000.5",
+            "-",
+            "--1",
+            "-.5",
+            "-62135596801",
             "1700000000.",
             ".5",
             "1e9",
@@ -188,6 +224,25 @@ mod tests {
         ] {
             assert_eq!(parse_file_time(garbage), None, "{garbage:?}");
         }
+    }
+
+    #[test]
+    fn stored_file_times_round_trip_before_1970_and_far_ahead() {
+        let before = |s, n| UNIX_EPOCH - Duration::new(s, n);
+        let after = |s, n| UNIX_EPOCH + Duration::new(s, n);
+        for time in [
+            before(86_400, 250_000_000),
+            before(1, 0),
+            before(0, 1),
+            UNIX_EPOCH,
+            after(1_700_000_000, 123_456_789),
+            after(4_102_444_800, 0),
+            after(253_402_300_799, 999_999_999),
+        ] {
+            let stored = format_file_time(time);
+            assert_eq!(parse_file_time(&stored), Some(time), "{stored}");
+        }
+        assert_eq!(format_file_time(before(1, 500_000_000)), "-1.500000000");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub(crate) mod content_mark;
 pub(crate) mod copy;
 pub(crate) mod dir;
 pub(crate) mod local;
+pub(crate) mod mark;
 pub(crate) mod paths;
 pub(crate) mod resume;
 pub(crate) mod sink;

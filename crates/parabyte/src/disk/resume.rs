@@ -1,6 +1,8 @@
 //! Picking up where an earlier run stopped, with marks kept in extended attributes:
 //! - a finished file carries the ETag it was downloaded at (and its size and mtime then),
-//!   so running the same command again skips it while it is still that version;
+//!   so running the same command again skips it while it is still that version and its
+//!   ctime shows no change since (`disk/mark.rs`): an edit that keeps size and mtime
+//!   is seen;
 //! - a large object's temporary file carries a journal of the byte ranges already written,
 //!   recorded as each write lands, so an interrupted or failed download resumes from the
 //!   byte where each part stopped instead of from zero.
@@ -15,10 +17,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use xattr::FileExt as _;
 
+use super::mark;
 use crate::ranges::{ByteRange, Coverage};
 use crate::validator::Validator;
 
-/// On a finished file: `ETAG\nSIZE\nMTIME_NS`.
+/// On a finished file: `ETAG\nSIZE\nMTIME_NS`, then the ctime span of [`mark`].
 const VERSION_ATTR: &str = "user.parabyte.version";
 /// On a temporary file: `ETAG\nSIZE\n` then the written ranges as `START-END,...`.
 const JOURNAL_ATTR: &str = "user.parabyte.journal";
@@ -28,7 +31,8 @@ const JOURNAL_LIMIT: usize = 3500;
 /// How a file already at the destination is known to hold the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AlreadyThere {
-    /// An earlier run's mark names this version and size, and the file is unchanged since.
+    /// An earlier run's mark names this version and size, and the file is unchanged since
+    /// (its ctime included).
     Marked,
     /// No mark of parabyte's, but the size and modification time (to the second) match:
     /// how `aws s3 sync` judges a file another tool downloaded, so a file of the same size
@@ -38,7 +42,8 @@ pub(crate) enum AlreadyThere {
 
 /// Whether `path` already holds the object of `size` bytes at `version` (last modified at
 /// `modified`), looked up with one `lstat` and, for a regular file of that size, one read
-/// of the mark. A marked file is judged by its mark alone; an unmarked one by size and time.
+/// of the mark. A marked file is judged by its mark alone (one that no longer holds says
+/// nothing is there); an unmarked one by size and time.
 pub(crate) fn already_there(
     path: &Path,
     size: u64,
@@ -54,7 +59,7 @@ pub(crate) fn already_there(
         return same_time.then_some(AlreadyThere::SameSizeAndTime);
     };
     let mark = String::from_utf8_lossy(&mark);
-    let mut fields = mark.split('\n');
+    let mut fields = mark::holding(&mark, &metadata)?.split('\n');
     let (Some(marked_etag), Some(marked_size), Some(marked_mtime)) =
         (fields.next(), fields.next(), fields.next())
     else {
@@ -76,23 +81,11 @@ fn unix_seconds(time: SystemTime) -> i64 {
     }
 }
 
-/// Mark a complete temporary file with the version it holds, before it takes its name.
-/// `set_to` is the modification time just set on it, if one was: a whole second is what
-/// every file system with extended attributes keeps exactly, so it need not be read back.
-pub(crate) fn mark_complete(
-    file: &File,
-    etag: &str,
-    size: u64,
-    set_to: Option<SystemTime>,
-) -> io::Result<()> {
-    let whole_second = set_to
-        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-        .filter(|since| since.subsec_nanos() == 0);
-    let mtime = match whole_second {
-        Some(since) => i128::from(since.as_secs()) * 1_000_000_000,
-        None => mtime_ns(&file.metadata()?),
-    };
-    match file.set_xattr(VERSION_ATTR, format!("{etag}\n{size}\n{mtime}").as_bytes()) {
+/// Mark a complete file with the version it holds, last of all (its time set, its name
+/// taken): both move its ctime, which must stay within the mark's span.
+pub(crate) fn mark_complete(file: &File, etag: &str, size: u64) -> io::Result<()> {
+    let mtime = mtime_ns(&file.metadata()?);
+    match mark::set(file, VERSION_ATTR, &format!("{etag}\n{size}\n{mtime}")) {
         // Marks are an optimisation: a file system without them just skips nothing.
         Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(()),
         other => other,
@@ -261,7 +254,7 @@ mod tests {
         assert!(!same_size_and_time(5, later(750)), "next second");
         assert!(!same_size_and_time(6, modified), "other size");
         // A file parabyte marked is judged by its mark alone.
-        mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5, None).unwrap();
+        mark_complete(&File::open(&path).unwrap(), "\"abc\"", 5).unwrap();
         assert!(!same_size_and_time(5, modified));
         assert_eq!(
             unix_seconds(UNIX_EPOCH - std::time::Duration::from_millis(1500)),
@@ -275,7 +268,7 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, b"hello").unwrap();
         let file = File::open(&path).unwrap();
-        mark_complete(&file, "\"abc\"", 5, None).unwrap();
+        mark_complete(&file, "\"abc\"", 5).unwrap();
         let etag = |tag: &str| Validator::ETag(tag.to_owned());
         let complete = |tag: &str, size| {
             already_there(&path, size, Some(&etag(tag)), None) == Some(AlreadyThere::Marked)
@@ -289,22 +282,35 @@ mod tests {
     }
 
     #[test]
-    fn a_mark_made_with_the_time_just_set_matches_the_file_as_stored() {
+    fn an_edit_in_place_that_keeps_size_and_mtime_undoes_the_mark() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"hello").unwrap();
         let file = File::options().write(true).open(&path).unwrap();
+        file.set_modified(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000))
+            .unwrap();
+        mark_complete(&file, "\"abc\"", 5).unwrap();
         let etag = Validator::ETag("\"abc\"".to_owned());
-        let second = UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
-        // A whole second is recorded as given; a finer time is read back from the file.
-        for set in [second, second + std::time::Duration::from_millis(250)] {
-            file.set_modified(set).unwrap();
-            mark_complete(&file, "\"abc\"", 5, Some(set)).unwrap();
-            assert_eq!(
-                already_there(&path, 5, Some(&etag), None),
-                Some(AlreadyThere::Marked),
-                "{set:?}"
-            );
+        let there = || already_there(&path, 5, Some(&etag), None);
+        assert_eq!(there(), Some(AlreadyThere::Marked));
+        let mtime = file.metadata().unwrap().modified().unwrap();
+        mark::past_the_deadline();
+        std::fs::write(&path, b"HELLO").unwrap();
+        file.set_modified(mtime).unwrap();
+        assert_eq!(there(), None, "the ctime moved");
+    }
+
+    #[test]
+    fn a_version_mark_of_the_older_form_is_not_believed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello").unwrap();
+        let mtime = mtime_ns(&std::fs::metadata(&path).unwrap());
+        let older_form = format!("\"abc\"\n5\n{mtime}");
+        if xattr::set(&path, VERSION_ATTR, older_form.as_bytes()).is_err() {
+            return; // no user attributes here
         }
+        let etag = Validator::ETag("\"abc\"".to_owned());
+        assert_eq!(already_there(&path, 5, Some(&etag), None), None);
     }
 }

@@ -12,7 +12,6 @@ mod server_copy;
 mod stream_copy;
 
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
@@ -28,6 +27,7 @@ use crate::location::S3Url;
 use crate::report::{ObjectReport, Reporter, Status, Verification};
 use crate::retry::with_retries;
 use crate::source::{ListedPart, Store, UploadedPart, WriteOptions, Written};
+use crate::timestamp::format_file_time;
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
 use content::Content;
@@ -167,16 +167,10 @@ impl<S: Store> Uploader<S> {
             let guessed = mime_guess::from_path(&job.from).first_raw();
             options.content_type = guessed.map(str::to_owned);
         }
-        let modified = file
-            .opened
-            .modified
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
         // As rclone keeps it, so a download can give the file its time back.
-        options.metadata.push((
-            "mtime".into(),
-            format!("{}.{:09}", modified.as_secs(), modified.subsec_nanos()),
-        ));
+        options
+            .metadata
+            .push(("mtime".into(), format_file_time(file.opened.modified)));
         let source = job.from.display().to_string();
         self.store(Content::File(file), &source, &job.to, &options, reporter)
             .await

@@ -178,6 +178,8 @@ impl FileSink {
 
     /// `rename_into_place`; with `replace` false only where nothing is under the final
     /// name, even when another writer puts something there meanwhile ([`Error::Exists`]).
+    /// The version mark comes last: the time and the rename move the file's ctime, which
+    /// must lie within the mark's span for the mark to hold.
     pub(super) fn move_into_place(
         mut self,
         modified: Option<SystemTime>,
@@ -185,11 +187,18 @@ impl FileSink {
     ) -> Result<()> {
         // Best effort: the time tells other tools the file is current, but a file system
         // that refuses it still gets the right bytes (and the mark records the time it has).
-        let set_to = modified.filter(|modified| self.file.set_modified(*modified).is_ok());
-        if let Some((size, etag)) = &self.version {
-            mark_complete(&self.file, etag, *size, set_to)
-                .map_err(|e| Error::io("cannot mark", &self.temp, e))?;
+        if let Some(modified) = modified {
+            let _ = self.file.set_modified(modified);
         }
+        self.take_name(replace)?;
+        if let Some((size, etag)) = &self.version {
+            mark_complete(&self.file, etag, *size)
+                .map_err(|e| Error::io("cannot mark", &self.path.full, e))?;
+        }
+        Ok(())
+    }
+
+    fn take_name(&mut self, replace: bool) -> Result<()> {
         let name = self.path.name()?;
         let cannot_move = |e| Error::io("cannot move into place", &self.path.full, e);
         // Nothing is under the final name in the common case, and a rename that replaces
