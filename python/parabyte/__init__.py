@@ -444,9 +444,9 @@ async def upload_many_async(
 
 
 def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:
-    """Delete a key, or every key under a prefix (`recursive`, or a trailing "/"); the
-    keywords `exclude`, `include` and `raw` choose keys as for `download`, every other one is
-    a `Client` option."""
+    """Delete one key (a trailing "/" is part of it; a key that is not there raises), or with
+    `recursive` every key under a prefix; the keywords `exclude`, `include` and `raw` choose
+    keys as for `download`, every other one is a `Client` option."""
     keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
     return _client(client_options).remove(source, recursive=recursive, **keywords)
 

@@ -221,10 +221,12 @@ class Client:
         include: list[str] | None = None,
         raw: bool = False,
     ) -> Summary:
-        """Delete `s3://bucket/key`, or with `recursive` (or a trailing "/", or a wildcard
-        pattern) every key under it that `exclude`/`include` keep, 1,000 a request
-        (DeleteObjects). `summary.deleted` counts the keys deleted; a key the store refused
-        is in `summary.failures`."""
+        """Delete the one key `s3://bucket/key` names (a trailing "/" is part of the key),
+        or with `recursive` (or a wildcard pattern) every key under it that
+        `exclude`/`include` keep, 1,000 a request (DeleteObjects). One named key that is not
+        there raises `NotFoundError`, as does one with keys under it (those take
+        `recursive=True`; nothing is deleted). `summary.deleted` counts the keys deleted; a
+        key of a prefix or pattern the store refused is in `summary.failures`."""
 
     def remove_async(
         self,

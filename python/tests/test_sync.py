@@ -17,7 +17,7 @@ def _leave_the_bucket_as_found(client: parabyte.Client, store: Store):
     """The bucket is shared: other tests list its top level."""
     yield
     for prefix in ("py-sync/", "py-moved/", "py-del/"):
-        client.remove(store.url(prefix))
+        client.remove(store.url(prefix), recursive=True)
 
 
 def _tree(root: Path, files: dict[str, bytes]) -> None:

@@ -126,8 +126,14 @@ def test_remove_deletes_what_it_names_and_what_the_filters_keep(
 ):
     for name in ["a.txt", "b.bin", "sub/c.txt"]:
         client.put_bytes(store.url(f"py-rm/{name}"), b"x")
-    summary = client.remove(store.url("py-rm/"), exclude=["*.bin"])
+    summary = client.remove(store.url("py-rm/"), recursive=True, exclude=["*.bin"])
     assert (summary.deleted, summary.requests.delete, summary.failed) == (2, 1, 0)
+    assert store.keys("py-rm/") == ["py-rm/b.bin"]
+    # Without recursive=True, "py-rm/" is the one key of that name: a tree is never removed.
+    with pytest.raises(parabyte.NotFoundError, match="recursive=True"):
+        client.remove(store.url("py-rm/"))
+    with pytest.raises(parabyte.NotFoundError, match="py-rm/missing"):
+        parabyte.remove(store.url("py-rm/missing"), **store.client_options())
     assert store.keys("py-rm/") == ["py-rm/b.bin"]
     asyncio.run(client.remove_async(store.url("py-rm/b.bin")))
     assert store.keys("py-rm/") == []

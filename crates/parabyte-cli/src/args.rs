@@ -128,12 +128,15 @@ pub enum Command {
     /// checksum, metadata (one HEAD).
     #[command(override_usage = "parabyte stat [OPTIONS] <s3://bucket/key>")]
     Stat(StatArgs),
-    /// Delete a key, or every key under a prefix (or matching a pattern) that the filters
-    /// keep, up to 1,000 a request (DeleteObjects).
+    /// Delete one key, or with -r every key under a prefix (or every key matching a
+    /// pattern) that the filters keep, up to 1,000 a request (DeleteObjects). Without -r,
+    /// `s3://bucket/dir/` is the one key `dir/`: a key that is not there fails (exit 1), and
+    /// so does one with keys under it, which are left alone. Each deleted key is named on
+    /// stderr (`delete: s3://...`) unless --quiet.
     #[command(override_usage = "parabyte rm [OPTIONS] <s3://bucket/key or prefix/>")]
     #[command(after_help = "Examples:\n  \
         parabyte rm s3://bucket/old.bin\n  \
-        parabyte rm -r s3://bucket/tmp/\n  \
+        parabyte rm -r s3://bucket/tmp/   # every key under tmp/\n  \
         parabyte rm --dryrun 's3://bucket/logs/*.gz'   # what would be deleted; nothing is\n  \
         parabyte rm -r --exclude '*' --include '*.tmp' s3://bucket/data/")]
     Rm(RmArgs),
@@ -237,10 +240,11 @@ pub struct SyncRuleArgs {
 
 #[derive(Debug, Args)]
 pub struct RmArgs {
-    /// s3://bucket/key, s3://bucket/prefix/ (everything under it) or a wildcard pattern.
+    /// s3://bucket/key, s3://bucket/prefix/ (with -r: everything under it) or a wildcard
+    /// pattern.
     #[arg(value_name = "SOURCE")]
     pub source: String,
-    /// Take the source as a prefix, even without a trailing '/'.
+    /// Delete every key under the source as a prefix ('dir' means 'dir/').
     #[arg(short, long)]
     pub recursive: bool,
     #[command(flatten)]
@@ -587,11 +591,11 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Stream one JSON line per object on stdout as each finishes: source, destination,
-    /// bytes, status (copied, resumed, skipped, failed), verification, error. With --json
-    /// the summary follows as the last line.
+    /// bytes, status (copied, resumed, skipped, failed, deleted), verification, error. With
+    /// --json the summary follows as the last line.
     #[arg(long)]
     pub json_lines: bool,
-    /// Print nothing but errors.
+    /// Print nothing but errors (no `delete:` line either).
     #[arg(short, long, visible_alias = "only-show-errors")]
     pub quiet: bool,
     /// Show no progress bar (it shows on a terminal otherwise); the summary still prints.

@@ -1,5 +1,6 @@
 //! What the command shows while it runs: the progress bar and each failure as it happens
-//! (only when stderr is a terminal), and the `--json-lines` stream of objects on stdout.
+//! (only when stderr is a terminal), each delete, and the `--json-lines` stream of objects
+//! on stdout.
 //! The engine reports; this draws.
 
 use std::io::Write;
@@ -131,6 +132,26 @@ impl Reporter for ProgressBarReporter {
             self.bar
                 .suspend(|| crate::status::tell(format_args!("error: {line}")));
             self.failures_shown.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// `delete: s3://bucket/key` (or the local file's path) on stderr for each object or file
+/// deleted (`rm`, `sync --delete`, `mv`'s sources), as aws and s5cmd name them; above the
+/// bar when one is drawn.
+pub struct DeleteLines(pub Option<Arc<ProgressBarReporter>>);
+
+impl Reporter for DeleteLines {
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        if report.status != Status::Deleted {
+            return;
+        }
+        let line = format!("delete: {}", crate::escape::printable(report.source));
+        match &self.0 {
+            Some(progress) => progress
+                .bar
+                .suspend(|| crate::status::tell(format_args!("{line}"))),
+            None => crate::status::tell(format_args!("{line}")),
         }
     }
 }

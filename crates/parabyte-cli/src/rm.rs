@@ -1,6 +1,7 @@
-//! `parabyte rm`: delete a key, or every key under a prefix (or matching a pattern) that the
-//! filters keep, up to 1,000 a request. Each deleted key is printed as `aws s3 rm` prints
-//! it (`delete: s3://...`), each failure as an error; exit 0, 1 (some keys failed) or 2.
+//! `parabyte rm`: delete the one key named, or with -r (or a pattern) every key under a
+//! prefix that the filters keep, up to 1,000 a request. Each deleted key is named on stderr
+//! (`delete: s3://...`, as aws and s5cmd name it; `--quiet` leaves it out), each failure as
+//! an error; exit 0, 1 (some keys failed, or the key named is not there) or 2.
 
 use std::sync::Arc;
 
@@ -8,27 +9,21 @@ use parabyte::{Client, CopyOptions, Error, ObjectReport, RemoveRequest, Reporter
 
 use crate::args::RmArgs;
 use crate::dryrun;
-use crate::escape;
-use crate::progress::{JsonLines, Tee};
+use crate::progress::{DeleteLines, JsonLines, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 use crate::summary::{failure_line, print_json};
 
-/// `delete: s3://bucket/key` for each key deleted, errors for those that were not.
-struct Deletions {
-    quiet: bool,
-}
+/// Each failure as an error on stderr, as it happens.
+struct FailureLines;
 
-impl Reporter for Deletions {
+impl Reporter for FailureLines {
     fn object_reported(&self, report: &ObjectReport<'_>) {
-        let source = escape::printable(report.source);
-        match (report.status, report.error) {
-            (Status::Deleted, _) if !self.quiet => println!("delete: {source}"),
+        if let (Status::Failed, Some(error)) = (report.status, report.error) {
             // The key once, even where the error names only its batch.
-            (Status::Failed, Some(error)) => tell(format_args!(
+            tell(format_args!(
                 "error: {}",
                 failure_line(report.source, &error.to_string())
-            )),
-            _ => {}
+            ));
         }
     }
 }
@@ -50,9 +45,12 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
     match selection.dryrun {
         true => reporters.push(Arc::new(dryrun::Printer::new(args.output.json, false))),
         false if args.output.json_lines => reporters.push(Arc::new(JsonLines::default())),
-        false => reporters.push(Arc::new(Deletions {
-            quiet: args.output.quiet || args.output.json,
-        })),
+        false => {
+            reporters.push(Arc::new(FailureLines));
+            if !args.output.quiet {
+                reporters.push(Arc::new(DeleteLines(None)));
+            }
+        }
     }
     let transfer = args.transfer.to_config(&args.listing);
     let client = Client::connect(&args.store.to_config(), transfer).await?;

@@ -1,5 +1,7 @@
 //! `parabyte rm` against real servers: what it deletes (a key, a prefix, a pattern, what the
-//! filters keep), in batches of 1,000, what a dry run leaves, and a refused request.
+//! filters keep), in batches of 1,000, what a dry run leaves, and a refused request; that a
+//! key named without -r is that one key, never a tree; and that every delete (of `rm`,
+//! `sync --delete` and `mv`) is named.
 
 mod common;
 
@@ -39,7 +41,11 @@ fn rm_deletes_what_it_is_told(kind: ServerKind) {
         .parabyte()
         .args(["rm", "-r", "--exclude", "*.bin", &bed.url("d")]));
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("delete: s3://"));
+    assert!(
+        stderr(&output).contains("delete: s3://"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(keys(&bed, ""), ["d.txt", "d/b.bin", "other/e.txt"]);
     // One key; a pattern.
     let one = run(bed.parabyte().args(["rm", &bed.url("d.txt")]));
@@ -67,6 +73,180 @@ fn rm_deletes_what_it_is_told_seaweedfs() {
 #[test]
 fn rm_deletes_what_it_is_told_moto() {
     rm_deletes_what_it_is_told(ServerKind::Moto);
+}
+
+/// Without -r, `s3://b/d/` is the key `d/`, as `aws s3 rm` takes it: a tree under it stays,
+/// and a key that is not there is a failure that names it, never "deleted".
+fn rm_without_r_deletes_only_the_key_named(kind: ServerKind) {
+    let bed = Bed::new(kind, "rm-one");
+    bed.admin
+        .fill(&bed.bucket, ["d/a", "d/sub/b", "k"].map(|name| (name, "x")))
+        .unwrap();
+    for source in ["d/", "d"] {
+        let output = run(bed.parabyte().args(["rm", &bed.url(source)]));
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let said = stderr(&output);
+        assert!(
+            said.contains(&bed.url("d/")) && said.contains("--recursive"),
+            "{said}"
+        );
+        assert!(!said.contains("delete:"), "{said}");
+    }
+    assert_eq!(keys(&bed, ""), ["d/a", "d/sub/b", "k"]);
+    let missing = run(bed.parabyte().args(["rm", &bed.url("missing")]));
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    let said = stderr(&missing);
+    assert!(
+        said.contains(&format!("{}: not found", bed.url("missing"))),
+        "{said}"
+    );
+    assert!(said.contains("deleted 0 object(s)"), "{said}");
+    let one = run(bed.parabyte().args(["rm", &bed.url("k")]));
+    assert!(one.status.success(), "{}", stderr(&one));
+    assert!(
+        stderr(&one).contains(&format!("delete: {}", bed.url("k"))),
+        "{}",
+        stderr(&one)
+    );
+    assert_eq!(keys(&bed, ""), ["d/a", "d/sub/b"]);
+}
+
+#[test]
+fn rm_without_r_deletes_only_the_key_named_versitygw() {
+    rm_without_r_deletes_only_the_key_named(ServerKind::Versitygw);
+}
+
+#[test]
+fn rm_without_r_deletes_only_the_key_named_minio() {
+    rm_without_r_deletes_only_the_key_named(ServerKind::Minio);
+}
+
+#[test]
+fn rm_without_r_deletes_only_the_key_named_seaweedfs() {
+    rm_without_r_deletes_only_the_key_named(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn rm_without_r_deletes_only_the_key_named_moto() {
+    rm_without_r_deletes_only_the_key_named(ServerKind::Moto);
+}
+
+/// A "folder" key `d/` is what `rm s3://b/d/` deletes, and all it deletes.
+fn rm_of_a_folder_key_leaves_the_keys_under_it(kind: ServerKind) {
+    let bed = Bed::new(kind, "rm-folder");
+    bed.admin
+        .fill(&bed.bucket, [("d/", ""), ("d/a", "x")])
+        .unwrap();
+    assert_eq!(keys(&bed, ""), ["d/", "d/a"]);
+    let output = run(bed.parabyte().args(["rm", &bed.url("d/")]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("delete: {}", bed.url("d/"))),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(keys(&bed, ""), ["d/a"]);
+}
+
+#[test]
+fn rm_of_a_folder_key_leaves_the_keys_under_it_minio() {
+    rm_of_a_folder_key_leaves_the_keys_under_it(ServerKind::Minio);
+}
+
+#[test]
+fn rm_of_a_folder_key_leaves_the_keys_under_it_moto() {
+    rm_of_a_folder_key_leaves_the_keys_under_it(ServerKind::Moto);
+}
+
+#[test]
+fn rm_of_a_folder_key_leaves_the_keys_under_it_versitygw() {
+    rm_of_a_folder_key_leaves_the_keys_under_it(ServerKind::Versitygw);
+}
+
+#[test]
+fn rm_of_a_folder_key_leaves_the_keys_under_it_seaweedfs() {
+    rm_of_a_folder_key_leaves_the_keys_under_it(ServerKind::SeaweedFs);
+}
+
+/// Every delete is named on stderr, as aws and s5cmd name them (stdout stays the data's:
+/// a --json summary, --json-lines); --quiet is the one way to silence it, and --json-lines
+/// names each with status "deleted" instead.
+#[test]
+fn every_delete_is_named_unless_quiet() {
+    let bed = Bed::new(ServerKind::Minio, "rm-named");
+    let fill = || {
+        bed.admin
+            .fill(
+                &bed.bucket,
+                ["r/a", "r/b", "src/s", "dst/s", "dst/gone", "mv/m"].map(|name| (name, "x")),
+            )
+            .unwrap()
+    };
+    fill();
+    let rm = run(bed.parabyte().args(["rm", "-r", "--json", &bed.url("r/")]));
+    assert!(rm.status.success(), "{}", stderr(&rm));
+    assert_eq!(summary(&rm)["deleted"], 2, "stdout holds only the summary");
+    for key in ["r/a", "r/b"] {
+        let line = format!("delete: {}\n", bed.url(key));
+        assert!(stderr(&rm).contains(&line), "{}", stderr(&rm));
+    }
+    let sync = run(bed.parabyte().args([
+        "sync",
+        "--delete",
+        "--no-progress",
+        &bed.url("src/"),
+        &bed.url("dst/"),
+    ]));
+    assert!(sync.status.success(), "{}", stderr(&sync));
+    let line = format!("delete: {}", bed.url("dst/gone"));
+    assert!(stderr(&sync).contains(&line), "{}", stderr(&sync));
+    let moved = run(bed
+        .parabyte()
+        .args(["mv", &bed.url("mv/m"), &bed.url("moved/m")]));
+    assert!(moved.status.success(), "{}", stderr(&moved));
+    let line = format!("delete: {}", bed.url("mv/m"));
+    assert!(stderr(&moved).contains(&line), "{}", stderr(&moved));
+    // A local file a sync deletes is named by its path.
+    let local = bed.path("local");
+    std::fs::create_dir(&local).unwrap();
+    std::fs::write(local.join("stale"), "x").unwrap();
+    let down = run(bed
+        .parabyte()
+        .args(["sync", "--delete", &bed.url("src/")])
+        .arg(&local));
+    assert!(down.status.success(), "{}", stderr(&down));
+    let line = format!("delete: {}", local.join("stale").display());
+    assert!(stderr(&down).contains(&line), "{}", stderr(&down));
+    // --quiet: nothing but errors.
+    fill();
+    let quiet = run(bed.parabyte().args(["rm", "-r", "--quiet", &bed.url("r/")]));
+    assert!(quiet.status.success(), "{}", stderr(&quiet));
+    assert_eq!(stderr(&quiet), "");
+    assert!(keys(&bed, "r/").is_empty());
+    // --json-lines: each delete is a line of its own on stdout, and no text line on stderr.
+    fill();
+    for args in [
+        ["rm", "-r", "--json-lines", &bed.url("r/")].as_slice(),
+        &[
+            "sync",
+            "--delete",
+            "--json-lines",
+            &bed.url("src/"),
+            &bed.url("r/"),
+        ],
+    ] {
+        let output = run(bed.parabyte().args(args));
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(!stderr(&output).contains("delete:"), "{}", stderr(&output));
+        let deleted: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .filter(|line| line["status"] == "deleted")
+            .map(|line| line["source"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(deleted, [bed.url("r/a"), bed.url("r/b")], "{args:?}");
+        fill();
+    }
 }
 
 #[test]

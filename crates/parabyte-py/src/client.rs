@@ -416,8 +416,9 @@ impl Client {
         transfer_async(py, self.run(py, request)?, keywords.progress.take())
     }
 
-    /// Delete `s3://bucket/key`, or with `recursive` (or a trailing "/", or a wildcard
-    /// pattern) every key under it that `exclude`/`include` keep, 1,000 a request.
+    /// Delete the one key `s3://bucket/key` names (a trailing "/" is part of the key; a key
+    /// that is not there, or that has keys under it, is raised), or with `recursive` (or a
+    /// wildcard pattern) every key under it that `exclude`/`include` keep, 1,000 a request.
     #[pyo3(signature = (source, *, recursive = false, exclude = None, include = None, raw = false))]
     fn remove(
         &self,
@@ -844,7 +845,7 @@ impl Client {
         Ok(Box::new(move |reporter| {
             async move {
                 let summary = client.remove(&request, reporter).await.map_err(to_py)?;
-                Ok(Summary::from(summary))
+                settle(summary, request.names_one_key())
             }
             .boxed()
         }))

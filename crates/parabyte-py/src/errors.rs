@@ -35,7 +35,8 @@ pub fn to_py(error: impl Borrow<parabyte::Error>) -> PyErr {
         Core::NotFound { .. }
         | Core::NoSuchBucket { .. }
         | Core::NothingMatched { .. }
-        | Core::IsPrefix { .. } => NotFoundError::new_err(message),
+        | Core::IsPrefix { .. }
+        | Core::PrefixNotKey { .. } => NotFoundError::new_err(message),
         Core::PermissionDenied { .. } => PermissionDeniedError::new_err(message),
         Core::BadCredentials { .. } | Core::NoCredentials(_) => CredentialsError::new_err(message),
         Core::Changed { .. } => ObjectChangedError::new_err(message),

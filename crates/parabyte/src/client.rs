@@ -117,9 +117,11 @@ impl Client {
         self.driver.sync(request, options, reporter).await
     }
 
-    /// Delete a key, or with `recursive` (or a trailing `/`, or a wildcard pattern) every
-    /// key under it the filters keep, up to 1,000 a request (DeleteObjects). A dry run lists
-    /// and deletes nothing. Per-key failures are in the summary.
+    /// Delete the one key named (`dir/` is the key `dir/`, not the tree under it), or with
+    /// `recursive` (or a wildcard pattern) every key under it the filters keep, up to 1,000
+    /// a request (DeleteObjects). One named key is first looked for (a LIST of one key): a
+    /// key that is not there fails, as does one with keys under it (that takes `recursive`).
+    /// A dry run lists and deletes nothing. Per-key failures are in the summary.
     pub async fn remove(
         &self,
         request: &RemoveRequest,

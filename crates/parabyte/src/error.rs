@@ -46,6 +46,16 @@ pub enum Error {
         url: String,
     },
 
+    /// `rm` named a key that is not there, but keys lie under it as a prefix: deleting more
+    /// than the one key named takes --recursive.
+    #[error("{url}: no such key, so nothing was deleted; keys lie under the prefix {prefix}: add --recursive to delete them all")]
+    PrefixNotKey {
+        /// The key as the user wrote it.
+        url: String,
+        /// The prefix the keys lie under, e.g. `s3://bucket/dir/`.
+        prefix: String,
+    },
+
     /// The bucket itself does not exist: nothing can be fetched from it.
     #[error(
         "bucket '{bucket}' does not exist ({detail}); check the name and --endpoint-url/--region"
@@ -298,7 +308,8 @@ impl Error {
             Error::NotFound { .. }
             | Error::NoSuchBucket { .. }
             | Error::NothingMatched { .. }
-            | Error::IsPrefix { .. } => true,
+            | Error::IsPrefix { .. }
+            | Error::PrefixNotKey { .. } => true,
             Error::GaveUp { last, .. } => last.is_not_found(),
             _ => false,
         }

@@ -891,7 +891,7 @@ async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusa
     let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
     let request = RemoveRequest {
         source: S3Url::parse("s3://b/many/").unwrap(),
-        recursive: false,
+        recursive: true,
         options: CopyOptions::default(),
     };
     let recorded = Arc::new(Recorded::default());
@@ -913,6 +913,58 @@ async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusa
             .count(),
         1499
     );
+}
+
+/// `rm` of one named key, as `aws s3 rm` takes it: `dir/` is the key `dir/`, never the
+/// tree under it, and a key that is not there is a failure, not "deleted", whatever
+/// DeleteObjects answers. One LIST of one key finds out.
+#[tokio::test]
+async fn rm_without_recursive_deletes_only_the_key_named_and_only_when_it_is_there() {
+    let store = store_with(&["dir/", "dir/a", "dir/sub/b", "tree/c", "key"]);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let remove = |source: &str| {
+        let request = RemoveRequest {
+            source: S3Url::parse(source).unwrap(),
+            recursive: false,
+            options: CopyOptions::default(),
+        };
+        let driver = &driver;
+        async move {
+            driver
+                .remove(&request, Arc::new(Recorded::default()))
+                .await
+                .unwrap()
+        }
+    };
+    // The "folder" key alone goes; what lies under it stays.
+    let summary = remove("s3://b/dir/").await;
+    assert_eq!((summary.deleted, summary.failed), (1, 0));
+    assert!(store.data_of("s3://b/dir/").is_none());
+    assert!(store.data_of("s3://b/dir/a").is_some());
+    assert!(store.data_of("s3://b/dir/sub/b").is_some());
+    assert_eq!(store.lists().len(), 1, "one LIST");
+    assert_eq!(store.lists()[0].max_keys, 1, "of one key");
+    // No key `tree/` or `tree`, but keys under them: refused, nothing sent to delete.
+    for source in ["s3://b/tree/", "s3://b/tree", "s3://b/dir"] {
+        let summary = remove(source).await;
+        assert_eq!((summary.deleted, summary.failed), (0, 1), "{source}");
+        let error = &summary.failures[0].error;
+        assert!(matches!(error, Error::PrefixNotKey { .. }), "{error}");
+        assert!(error.to_string().contains("--recursive"), "{error}");
+    }
+    assert!(store.data_of("s3://b/tree/c").is_some());
+    // A key that is not there, under which nothing lies either.
+    let summary = remove("s3://b/missing").await;
+    assert_eq!((summary.deleted, summary.failed), (0, 1));
+    assert!(matches!(summary.failures[0].error, Error::NotFound { .. }));
+    assert_eq!(
+        store.delete_requests(),
+        [1],
+        "only `dir/` was sent to delete"
+    );
+    let summary = remove("s3://b/key").await;
+    assert_eq!((summary.deleted, summary.failed), (1, 0));
+    assert!(store.data_of("s3://b/key").is_none());
 }
 
 #[tokio::test]

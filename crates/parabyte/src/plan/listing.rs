@@ -22,7 +22,8 @@ use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::pattern::excluded_by;
 use crate::report::{Failure, Preview, Reporter};
-use crate::source::listing::{list, ListSpec, Listed};
+use crate::retry::RetryPolicy;
+use crate::source::listing::{first_key, list, ListSpec, Listed};
 use crate::source::Store;
 use crate::source::WriteOptions;
 use crate::transfer::engine::{Job, Known};
@@ -99,8 +100,19 @@ async fn plan_request<S: Store>(
         return Ok(());
     }
     if request.destination == Landing::Delete {
-        reporter.object_queued(None);
-        let _ = queue.send(Planned::Delete(request.source.clone())).await;
+        let source = request.source;
+        let planned = match named_key_is_there(store, counters, transfer.retry, &source).await {
+            Ok(()) => {
+                reporter.object_queued(None);
+                Planned::Delete(source)
+            }
+            Err(error) if error.is_fatal() => return Err(error),
+            Err(error) => Planned::Refused(Failure {
+                source: source.to_string(),
+                error,
+            }),
+        };
+        let _ = queue.send(planned).await;
         return Ok(());
     }
     if let Landing::Store { url, options } = &request.destination {
@@ -154,6 +166,49 @@ async fn plan_request<S: Store>(
     // A closed queue means the downloads stopped (fatal error); nothing to add.
     let _ = queue.send(planned).await;
     Ok(())
+}
+
+/// Whether the one key `rm` names is there, since DeleteObjects answers success for a key
+/// that is not: one LIST of one key. A key that is not there but names a prefix with keys
+/// under it (`dir/`, or `dir` with `dir/...`) is refused: a tree goes only with --recursive.
+async fn named_key_is_there<S: Store>(
+    store: Arc<S>,
+    counters: Arc<Counters>,
+    retry: RetryPolicy,
+    url: &S3Url,
+) -> Result<()> {
+    let first_under = |prefix: String| {
+        first_key(
+            store.clone(),
+            counters.clone(),
+            retry.clone(),
+            &url.bucket,
+            prefix,
+        )
+    };
+    // The key itself is the first of the keys it is a prefix of.
+    let first = first_under(url.key.clone()).await?;
+    if first.as_deref() == Some(url.key.as_str()) {
+        return Ok(());
+    }
+    let (prefix, under) = match url.is_prefix() {
+        true => (url.key.clone(), first.is_some()),
+        false => {
+            let prefix = format!("{}/", url.key);
+            let under = first_under(prefix.clone()).await?.is_some();
+            (prefix, under)
+        }
+    };
+    Err(match under {
+        true => Error::PrefixNotKey {
+            url: url.to_string(),
+            prefix: format!("s3://{}/{prefix}", url.bucket),
+        },
+        false => Error::NotFound {
+            what: url.to_string(),
+            detail: "no such key, so nothing was deleted".to_owned(),
+        },
+    })
 }
 
 /// Where the paths of listed keys start: after the last '/' of a pattern's literal prefix

@@ -204,19 +204,26 @@ fn header_safe(value: &str) -> bool {
     value.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
 }
 
-/// What `rm` deletes: a key, or with `recursive` (or a trailing `/`, or a wildcard pattern)
-/// every key the listing gives that the filters keep.
+/// What `rm` deletes: the one key named (a trailing `/` is part of the key, as `aws s3 rm`
+/// takes it), or with `recursive` (or a wildcard pattern) every key the listing gives that
+/// the filters keep.
 #[derive(Debug, Clone)]
 pub struct RemoveRequest {
     /// `s3://bucket/key`, `s3://bucket/prefix/` or a pattern.
     pub source: S3Url,
-    /// Take the source as a prefix, even without a trailing `/`.
+    /// Take the source as a prefix (`dir` means `dir/`) and delete every key under it.
     pub recursive: bool,
     /// Filters, `raw` and `dry_run` (which lists and deletes nothing).
     pub options: CopyOptions,
 }
 
 impl RemoveRequest {
+    /// True when the request names exactly one key (not a prefix with `recursive`, not a
+    /// pattern): its failure is the whole request's, which Python raises.
+    pub fn names_one_key(&self) -> bool {
+        !(self.recursive || (!self.options.raw && has_wildcard(&self.source.key)))
+    }
+
     /// The listing-and-planning half of it, as a copy to nowhere.
     pub(crate) fn plan(&self) -> Result<StoreCopy> {
         let pattern = (!self.options.raw && has_wildcard(&self.source.key))
@@ -290,8 +297,11 @@ pub(crate) struct StoreCopy {
 }
 
 impl StoreCopy {
-    /// True when the request lists (a prefix or a pattern) rather than fetches one key.
+    /// True when the request lists (a prefix or a pattern) rather than fetches one key. A
+    /// delete takes a trailing `/` as part of the one key named: a tree goes only with
+    /// `recursive` or a pattern.
     pub(crate) fn lists(&self) -> bool {
-        self.recursive || self.source.is_prefix() || self.pattern.is_some()
+        let prefix = self.source.is_prefix() && self.destination != Landing::Delete;
+        self.recursive || prefix || self.pattern.is_some()
     }
 }

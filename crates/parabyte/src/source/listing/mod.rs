@@ -44,6 +44,28 @@ pub use spec::{KeyBounds, Listed};
 pub(crate) use split::split_key_space;
 use worker::{run_worker, Part};
 
+/// The first key under `prefix` in `bucket`, if any: one request of one key (with its
+/// retries), never a page more.
+pub(crate) async fn first_key<S: Store>(
+    store: Arc<S>,
+    counters: Arc<Counters>,
+    retry: RetryPolicy,
+    bucket: &str,
+    prefix: String,
+) -> Result<Option<String>> {
+    let spec = ListSpec {
+        bucket: bucket.to_owned(),
+        prefix,
+        delimiter: None,
+        parallelism: 1,
+        page_size: 1,
+        bounds: KeyBounds::default(),
+    };
+    let listing = Listing::new(store, counters, retry, spec, 1);
+    let (keys, _) = first_keys(&listing, Cursor::Start, 1).await?;
+    Ok(keys.into_iter().next())
+}
+
 /// Every entry under the prefix (within `spec.bounds`), page by page, in key order.
 pub(crate) fn list<S: Store>(
     store: Arc<S>,
