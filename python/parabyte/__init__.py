@@ -252,6 +252,7 @@ class Client(_native.Client):
         *,
         delete: bool = False,
         max_delete: int | None = None,
+        delete_if_source_empty: bool = False,
         compare: SyncCompare = "size_and_time",
         dry_run: bool = False,
         **options: Unpack[UploadOptions],
@@ -262,6 +263,7 @@ class Client(_native.Client):
             destination,
             delete=delete,
             max_delete=max_delete,
+            delete_if_source_empty=delete_if_source_empty,
             compare=compare,
             dry_run=dry_run,
             **options,
@@ -451,7 +453,13 @@ def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:
     return _client(client_options).remove(source, recursive=recursive, **keywords)
 
 
-_SYNC_KEYWORDS = UPLOAD_KEYWORDS | {"delete", "max_delete", "compare", "dry_run"}
+_SYNC_KEYWORDS = UPLOAD_KEYWORDS | {
+    "delete",
+    "max_delete",
+    "delete_if_source_empty",
+    "compare",
+    "dry_run",
+}
 
 
 def sync(
@@ -459,9 +467,10 @@ def sync(
 ) -> Summary:
     """Make `destination` hold what `source` holds (an S3 prefix and a local directory either
     way, or two S3 prefixes): what is missing or changed is sent, and with `delete=True` what
-    the source lacks is removed once both sides were listed whole. Keywords: `delete`,
-    `max_delete`, `compare`, `dry_run` and `UploadOptions`; every other one is a `Client`
-    option."""
+    the source lacks is removed once both sides were listed whole and the source was read
+    without a failure or refusal. Keywords: `delete`, `max_delete`, `delete_if_source_empty`
+    (an empty source deletes nothing without it), `compare`, `dry_run` and `UploadOptions`;
+    every other one is a `Client` option."""
     keywords, client_options = _split(options, _SYNC_KEYWORDS)
     return _client(client_options).sync(source, destination, **keywords)
 

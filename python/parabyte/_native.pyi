@@ -246,6 +246,7 @@ class Client:
         *,
         delete: bool = False,
         max_delete: int | None = None,
+        delete_if_source_empty: bool = False,
         compare: Literal[
             "size_and_time", "size_only", "exact_timestamps", "checksum"
         ] = "size_and_time",
@@ -257,7 +258,9 @@ class Client:
         (`compare`: "size_and_time" as aws s3 sync, "size_only", "exact_timestamps" for
         downloads, "checksum" for CRC64NVME contents); `summary.skipped` counts the
         unchanged. With `delete`, what the source lacks is removed (`summary.deleted`), but
-        only once both sides were listed whole; with `max_delete`, none when more would go.
+        only once both sides were listed whole and the source was read without a failure or
+        refusal; with `max_delete`, none when more would go; a source that holds nothing
+        deletes nothing unless `delete_if_source_empty`.
         `dry_run` sends and deletes nothing. Failures are in the summary."""
 
     def sync_async(
@@ -267,6 +270,7 @@ class Client:
         *,
         delete: bool = False,
         max_delete: int | None = None,
+        delete_if_source_empty: bool = False,
         compare: Literal[
             "size_and_time", "size_only", "exact_timestamps", "checksum"
         ] = "size_and_time",

@@ -76,6 +76,41 @@ def test_move_deletes_each_source_that_arrived(
     assert store.keys("py-moved/") == ["py-moved/sub/two"]
 
 
+def test_sync_deletes_nothing_from_an_empty_or_unread_source(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    up = tmp_path / "up"
+    _tree(up, {"a": b"1", "b": b"2"})
+    client.sync(up, store.url("py-sync/"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    kept = client.sync(empty, store.url("py-sync/"), delete=True)
+    assert (kept.deleted, kept.failed) == (0, 1)
+    assert "nothing was deleted" in str(kept.failures[0].error)
+    (up / "b").unlink()
+    (up / "link").symlink_to(tmp_path)
+    refused = client.sync(up, store.url("py-sync/"), delete=True)
+    assert refused.deleted == 0 and refused.failed == 2, refused.failures
+    assert store.keys("py-sync/") == ["py-sync/a", "py-sync/b"]
+    emptied = client.sync(empty, store.url("py-sync/"), delete=True, delete_if_source_empty=True)
+    assert (emptied.deleted, emptied.failed) == (2, 0)
+    assert store.keys("py-sync/") == []
+    with pytest.raises(ValueError, match="delete=True"):
+        client.sync(empty, store.url("py-sync/"), delete_if_source_empty=True)
+
+
+def test_a_move_onto_itself_is_refused(client: parabyte.Client, store: Store, tmp_path: Path):
+    client.put_bytes(store.url("py-moved/k"), b"only copy")
+    for destination in (store.url("py-moved/k"), store.url("py-moved/")):
+        with pytest.raises(parabyte.InvalidInputError, match="onto itself"):
+            client.move(store.url("py-moved/k"), destination)
+    (tmp_path / "f").write_bytes(b"only copy")
+    with pytest.raises(parabyte.InvalidInputError, match="onto itself"):
+        client.move(tmp_path / "f", tmp_path)
+    assert store.stored("py-moved/k") == b"only copy"
+    assert (tmp_path / "f").read_bytes() == b"only copy"
+
+
 def test_delete_and_delete_many(client: parabyte.Client, store: Store, tmp_path: Path):
     for name in ("a", "b", "c"):
         client.put_bytes(store.url(f"py-del/{name}"), name.encode())

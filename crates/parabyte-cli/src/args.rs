@@ -221,12 +221,18 @@ pub struct SyncArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "What counts as changed, and deleting")]
 pub struct SyncRuleArgs {
-    /// Delete from the destination what the source lacks (not what the filters leave out).
+    /// Delete from the destination what the source lacks (not what the filters leave out):
+    /// nothing at all when a listing broke off, anything in the source was refused or could
+    /// not be read, or the source holds nothing.
     #[arg(long)]
     pub delete: bool,
     /// With --delete: when more than N objects would be deleted, delete none and fail.
     #[arg(long, value_name = "N", requires = "delete")]
     pub max_delete: Option<u64>,
+    /// With --delete: a source that holds nothing empties the destination (without it, an
+    /// empty or mistyped source deletes nothing and the run fails).
+    #[arg(long, requires = "delete")]
+    pub delete_if_source_empty: bool,
     /// Send an object only when its size differs.
     #[arg(long, conflicts_with_all = ["exact_timestamps", "checksum"])]
     pub size_only: bool,

@@ -146,6 +146,7 @@ pub(crate) fn sync_as_copy(args: SyncArgs) -> (CpArgs, Mode) {
         compare,
         delete: rules.delete,
         max_delete: rules.max_delete,
+        delete_if_source_empty: rules.delete_if_source_empty,
     };
     let copy = CpArgs {
         source: Some(args.source),

@@ -60,10 +60,18 @@ fn errors_for_some_keys_inside_a_200_fail_those_keys_only() {
     assert!(said.contains("delete: s3://bucket/p/a"), "{said}");
     assert!(!said.contains("delete: s3://bucket/p/b"), "{said}");
     assert!(said.contains("s3://bucket/p/b") && said.contains("AccessDenied"));
-    // An empty directory synced with --delete: both keys go, one is refused.
+    // An empty directory synced with --delete, asked to empty the prefix: both keys go,
+    // one is refused.
     let (sync, _dir) = parabyte(
         &store,
-        &["sync", "--json", "--delete", "empty", "s3://bucket/p/"],
+        &[
+            "sync",
+            "--json",
+            "--delete",
+            "--delete-if-source-empty",
+            "empty",
+            "s3://bucket/p/",
+        ],
     );
     assert_eq!(sync.status.code(), Some(1), "{}", stderr(&sync));
     let summary: serde_json::Value = serde_json::from_slice(&sync.stdout).unwrap();

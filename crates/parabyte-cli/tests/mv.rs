@@ -71,3 +71,55 @@ fn a_source_whose_copy_failed_or_was_kept_out_stays() {
         b"another object"
     );
 }
+
+/// A move whose destination is its source, however spelled, is refused before anything is
+/// copied, and the only copy stays (aws: "Cannot mv a file onto itself").
+#[test]
+fn a_move_onto_itself_is_refused_and_deletes_nothing() {
+    let bed = Bed::new(ServerKind::Versitygw, "mv-itself");
+    std::fs::create_dir_all(bed.path("d")).unwrap();
+    std::fs::write(bed.path("d/f"), b"only copy").unwrap();
+    bed.admin
+        .put_object(&bed.bucket, "d/k", "only copy")
+        .unwrap();
+    let file = bed.path("d/f");
+    let respelled = bed.path("d/../d/f");
+    let folder = bed.path("d");
+    let local: [[&str; 2]; 3] = [
+        [file.to_str().unwrap(), file.to_str().unwrap()],
+        [file.to_str().unwrap(), respelled.to_str().unwrap()],
+        [file.to_str().unwrap(), folder.to_str().unwrap()],
+    ];
+    for [from, to] in local {
+        let output = run(bed.parabyte().args(["mv", from, to]));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{from} {to}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("onto itself"),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"only copy");
+    }
+    let key = bed.url("d/k");
+    for to in [key.clone(), bed.url("d/")] {
+        let output = run(bed.parabyte().args(["mv", &key, &to]));
+        assert_eq!(output.status.code(), Some(2), "{to}: {}", stderr(&output));
+        assert_eq!(
+            &bed.admin.get_object(&bed.bucket, "d/k").unwrap()[..],
+            b"only copy"
+        );
+    }
+    let tree = run(bed
+        .parabyte()
+        .args(["mv", "-r", &bed.url("d"), &bed.url("d/")]));
+    assert_eq!(tree.status.code(), Some(2), "{}", stderr(&tree));
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "d/k").unwrap()[..],
+        b"only copy"
+    );
+}

@@ -206,6 +206,16 @@ fn every_delete_is_named_unless_quiet() {
     assert!(moved.status.success(), "{}", stderr(&moved));
     let line = format!("delete: {}", bed.url("mv/m"));
     assert!(stderr(&moved).contains(&line), "{}", stderr(&moved));
+    // So is a local file a move deletes, by its path.
+    let file = bed.path("to-move");
+    std::fs::write(&file, "x").unwrap();
+    let file_text = file.to_str().unwrap();
+    let up = run(bed
+        .parabyte()
+        .args(["mv", file_text, &bed.url("up/to-move")]));
+    assert!(up.status.success(), "{}", stderr(&up));
+    let line = format!("delete: {file_text}");
+    assert!(stderr(&up).contains(&line), "{}", stderr(&up));
     // A local file a sync deletes is named by its path.
     let local = bed.path("local");
     std::fs::create_dir(&local).unwrap();

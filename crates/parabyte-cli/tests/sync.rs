@@ -268,3 +268,56 @@ fn dryrun_and_max_delete_delete_nothing() {
     assert_eq!(typo.status.code(), Some(1), "{}", stderr(&typo));
     assert_eq!(keys(&bed, "d/").len(), 3, "nothing deleted");
 }
+
+/// The review's cases: a source root that is a link, a link inside the source, an empty
+/// source. Whatever the source could not give, nothing at the destination is deleted.
+#[test]
+fn a_source_not_read_whole_or_empty_deletes_nothing() {
+    let bed = Bed::new(ServerKind::Versitygw, "sync-whole");
+    bed.admin
+        .fill(
+            &bed.bucket,
+            [("t/a", "a"), ("t/sub/x", "x"), ("t/linked/y", "y")],
+        )
+        .unwrap();
+    let real = bed.path("real");
+    write(&real, "a", "a");
+    write(&bed.path("outside"), "y", "y");
+    std::os::unix::fs::symlink(bed.path("outside"), real.join("linked")).unwrap();
+    let root = bed.path("root-link");
+    std::os::unix::fs::symlink(&real, &root).unwrap();
+    let (root_text, tree) = (root.to_str().unwrap(), bed.url("t/"));
+    let all = || keys(&bed, "t/");
+    // The root is the directory it names; the link inside it is refused, so nothing goes.
+    let refused = run(bed.parabyte().args(["sync", "--delete", root_text, &tree]));
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("nothing was deleted"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(all(), ["t/a", "t/linked/y", "t/sub/x"]);
+    // Read whole, the source positively lacks both.
+    std::fs::remove_file(real.join("linked")).unwrap();
+    let whole = sync(&bed, &["--delete", root_text, &tree]);
+    assert_eq!(whole["deleted"], 2);
+    assert_eq!(all(), ["t/a"]);
+    // An empty directory deletes nothing unless the user says it should.
+    let empty = bed.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let empty_text = empty.to_str().unwrap();
+    let kept = run(bed.parabyte().args(["sync", "--delete", empty_text, &tree]));
+    assert_eq!(kept.status.code(), Some(1), "{}", stderr(&kept));
+    assert!(
+        stderr(&kept).contains("--delete-if-source-empty"),
+        "{}",
+        stderr(&kept)
+    );
+    assert_eq!(all(), ["t/a"]);
+    let asked = sync(
+        &bed,
+        &["--delete", "--delete-if-source-empty", empty_text, &tree],
+    );
+    assert_eq!(asked["deleted"], 1);
+    assert!(all().is_empty());
+}

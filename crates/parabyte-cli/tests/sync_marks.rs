@@ -133,3 +133,44 @@ fn a_file_dated_in_the_future_or_before_1970_is_sent_once_and_keeps_its_time() {
         "nothing fetched again"
     );
 }
+
+/// `--checksum` compares contents down too: a file no parabyte run marked, of the object's
+/// size and time but other bytes, is fetched; and a dry run reads what it must but leaves
+/// no mark on the files it read.
+#[test]
+fn checksum_down_fetches_other_bytes_of_equal_size_and_time_and_a_dry_run_marks_nothing() {
+    let bed = Bed::new(ServerKind::Versitygw, "sync-contents");
+    let (up, down) = (bed.path("up"), bed.path("down"));
+    std::fs::create_dir_all(&up).unwrap();
+    std::fs::write(up.join("f"), "the object").unwrap();
+    let tree = bed.url("t/");
+    sync(&bed, &[up.to_str().unwrap(), &tree]);
+    sync(&bed, &[&tree, down.to_str().unwrap()]);
+    let file = down.join("f");
+    let time = std::fs::metadata(&file).unwrap().modified().unwrap();
+    // Another tool's file: no mark, the object's size and time, other bytes.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, "other byte").unwrap();
+    set_modified(&file, time);
+    let fetched = sync(&bed, &["--checksum", &tree, down.to_str().unwrap()]);
+    assert_eq!(fetched["objects"], 1, "{fetched}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "the object");
+
+    // Up, a file of the key's size: its CRC is read, and a dry run keeps no mark of it.
+    std::fs::write(up.join("f"), "other byte").unwrap();
+    let dry = run(bed.parabyte().args([
+        "sync",
+        "--checksum",
+        "--dryrun",
+        up.to_str().unwrap(),
+        &tree,
+    ]));
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(
+        stderr(&dry).contains("1 object(s) would be copied"),
+        "{}",
+        stderr(&dry)
+    );
+    let marks: Vec<_> = xattr::list(up.join("f")).unwrap().collect();
+    assert!(marks.is_empty(), "{marks:?}");
+}

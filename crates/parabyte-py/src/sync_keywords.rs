@@ -10,7 +10,13 @@ use crate::download_keywords::unexpected;
 use crate::upload_keywords::UPLOAD_KEYWORDS;
 
 /// `sync`'s own keywords.
-pub const SYNC_KEYWORDS: [&str; 4] = ["delete", "max_delete", "compare", "dry_run"];
+pub const SYNC_KEYWORDS: [&str; 5] = [
+    "delete",
+    "max_delete",
+    "delete_if_source_empty",
+    "compare",
+    "dry_run",
+];
 
 /// What `sync`'s own keywords ask for.
 #[derive(Default)]
@@ -38,6 +44,9 @@ impl SyncKeywords {
             match name {
                 "delete" => parsed.options.delete = value.extract()?,
                 "max_delete" => parsed.options.max_delete = value.extract()?,
+                "delete_if_source_empty" => {
+                    parsed.options.delete_if_source_empty = value.extract()?
+                }
                 "compare" => parsed.options.compare = compare(&value.extract::<String>()?)?,
                 _ => parsed.dry_run = value.extract()?,
             }
@@ -57,6 +66,11 @@ impl SyncKeywords {
         if parsed.options.max_delete.is_some() && !parsed.options.delete {
             return Err(PyValueError::new_err(
                 "max_delete= limits deleting: pass it with delete=True",
+            ));
+        }
+        if parsed.options.delete_if_source_empty && !parsed.options.delete {
+            return Err(PyValueError::new_err(
+                "delete_if_source_empty= is about deleting: pass it with delete=True",
             ));
         }
         Ok((parsed, Some(rest)))

@@ -209,7 +209,13 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                     .into(),
             ));
         }
-        let arrived = Arc::new(moves::Arrived::new(reporter.clone()));
+        if let Some(itself) = moves::onto_itself(request) {
+            return Err(Error::InvalidInput(format!(
+                "cannot move {itself} onto itself: its destination is the source, and a move \
+                 deletes its source; name another destination"
+            )));
+        }
+        let arrived = Arc::new(moves::Arrived::new(reporter.clone(), request));
         let mut summary = self.copy(request, arrived.clone()).await?;
         if !request.options.dry_run {
             moves::delete_sources(

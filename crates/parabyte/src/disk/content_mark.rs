@@ -19,8 +19,9 @@ const CRC_ATTR: &str = "user.parabyte.crc64nvme";
 const READ_CHUNK: usize = 1 << 20;
 
 /// The CRC64NVME of the regular file at `path`, never through a link: from its mark when
-/// the file is as it was then, else read whole (and marked).
-pub(crate) fn crc64nvme_of(path: &Path) -> io::Result<u64> {
+/// the file is as it was then, else read whole (and marked when `keep`; a dry run writes
+/// nothing, marks included).
+pub(crate) fn crc64nvme_of(path: &Path, keep: bool) -> io::Result<u64> {
     let before = std::fs::symlink_metadata(path)?;
     if !before.is_file() {
         return Err(io::Error::other("it is not a regular file"));
@@ -48,6 +49,9 @@ pub(crate) fn crc64nvme_of(path: &Path) -> io::Result<u64> {
     let crc = digest.finalize();
     if self::stamp(&file.metadata()?) != stamp {
         return Err(io::Error::other("it changed while it was read"));
+    }
+    if !keep {
+        return Ok(crc);
     }
     // A mark is a saving, not a promise: a file that cannot carry one is read next time.
     let _ = mark::set(&file, CRC_ATTR, &format!("{crc:016x}\n{stamp}"));
@@ -84,7 +88,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"first bytes").unwrap();
-        assert_eq!(crc64nvme_of(&path).unwrap(), crc64nvme(b"first bytes"));
+        assert_eq!(
+            crc64nvme_of(&path, true).unwrap(),
+            crc64nvme(b"first bytes")
+        );
         let Ok(Some(_)) = xattr::get(&path, CRC_ATTR) else {
             // tmpfs without user attributes: nothing to keep.
             return;
@@ -93,12 +100,15 @@ mod tests {
         let file = std::fs::File::open(&path).unwrap();
         let stamp = stamp(&file.metadata().unwrap());
         mark::set(&file, CRC_ATTR, &format!("{:016x}\n{stamp}", 7)).unwrap();
-        assert_eq!(crc64nvme_of(&path).unwrap(), 7);
+        assert_eq!(crc64nvme_of(&path, true).unwrap(), 7);
         // Written to: the stamp moves, the file is read again.
         let mut append = OpenOptions::new().append(true).open(&path).unwrap();
         append.write_all(b"!").unwrap();
         drop(append);
-        assert_eq!(crc64nvme_of(&path).unwrap(), crc64nvme(b"first bytes!"));
+        assert_eq!(
+            crc64nvme_of(&path, true).unwrap(),
+            crc64nvme(b"first bytes!")
+        );
     }
 
     #[test]
@@ -106,14 +116,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"first bytes").unwrap();
-        assert_eq!(crc64nvme_of(&path).unwrap(), crc64nvme(b"first bytes"));
+        assert_eq!(
+            crc64nvme_of(&path, true).unwrap(),
+            crc64nvme(b"first bytes")
+        );
         let file = OpenOptions::new().write(true).open(&path).unwrap();
         let before = file.metadata().unwrap();
         mark::past_the_deadline();
         std::fs::write(&path, b"other bytes").unwrap();
         file.set_modified(before.modified().unwrap()).unwrap();
         assert_eq!(stamp(&file.metadata().unwrap()), stamp(&before));
-        assert_eq!(crc64nvme_of(&path).unwrap(), crc64nvme(b"other bytes"));
+        assert_eq!(
+            crc64nvme_of(&path, true).unwrap(),
+            crc64nvme(b"other bytes")
+        );
     }
 
     #[test]
@@ -126,7 +142,7 @@ mod tests {
         if xattr::set(&path, CRC_ATTR, older_form.as_bytes()).is_err() {
             return; // no user attributes here
         }
-        assert_eq!(crc64nvme_of(&path).unwrap(), crc64nvme(b"bytes"));
+        assert_eq!(crc64nvme_of(&path, true).unwrap(), crc64nvme(b"bytes"));
     }
 
     #[test]
@@ -134,6 +150,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("target"), b"x").unwrap();
         std::os::unix::fs::symlink("target", dir.path().join("link")).unwrap();
-        assert!(crc64nvme_of(&dir.path().join("link")).is_err());
+        assert!(crc64nvme_of(&dir.path().join("link"), true).is_err());
     }
 }

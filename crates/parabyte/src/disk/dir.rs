@@ -26,6 +26,12 @@ impl Dir {
     /// The directory `below` under `root`: `root` is created if missing and may be a link;
     /// each directory under it is created if missing and must be a real directory.
     pub(crate) fn open_tree(root: &Path, below: &Path) -> Result<Dir> {
+        Dir::open_below(root, below, true)
+    }
+
+    /// `below` under `root`, one name at a time and never through a link; missing
+    /// directories are created when `create`, else they are `NotFound`.
+    fn open_below(root: &Path, below: &Path, create: bool) -> Result<Dir> {
         let root = if root.as_os_str().is_empty() {
             Path::new(".")
         } else {
@@ -33,7 +39,7 @@ impl Dir {
         };
         let open_root = || rustix::fs::open(root, directory_flags(), Mode::empty());
         let fd = match open_root() {
-            Err(Errno::NOENT) => {
+            Err(Errno::NOENT) if create => {
                 std::fs::create_dir_all(root)
                     .map_err(|e| Error::io("cannot create directory", root, e))?;
                 open_root()
@@ -53,18 +59,18 @@ impl Dir {
                     io::Error::other("only plain names may follow the destination directory"),
                 ));
             };
-            dir = dir.child(name)?;
+            dir = dir.child(name, create)?;
         }
         Ok(dir)
     }
 
-    /// Enter the directory `name`, creating it if missing, refusing a link.
-    fn child(&self, name: &OsStr) -> Result<Dir> {
+    /// Enter the directory `name`, creating it if missing and `create`, refusing a link.
+    fn child(&self, name: &OsStr, create: bool) -> Result<Dir> {
         let path = self.path.join(name);
         let flags = directory_flags() | OFlags::NOFOLLOW;
         let open = || rustix::fs::openat(&self.fd, name, flags, Mode::empty());
         let opened = match open() {
-            Err(Errno::NOENT) => {
+            Err(Errno::NOENT) if create => {
                 match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
                     // Another download may have made it meanwhile.
                     Ok(()) | Err(Errno::EXIST) => open(),
@@ -172,9 +178,10 @@ pub(crate) fn kind_name(stat: &Stat) -> Option<&'static str> {
     }
 }
 
-/// Delete the regular file `relative` below `root` (`sync --delete`): its directories are
-/// entered one name at a time, never through a link, and anything but a regular file stays.
-/// A file already gone is no failure.
+/// Delete the regular file `relative` below `root`: the one way a local file is deleted
+/// (`sync --delete`, `mv`'s sources). Its directories are entered one name at a time,
+/// never through a link and never created, and anything but a regular file stays. A file
+/// already gone is no failure.
 pub(crate) fn remove_file_below(root: &Path, relative: &Path) -> Result<()> {
     let path = root.join(relative);
     let name = relative.file_name().ok_or_else(|| {
@@ -184,7 +191,11 @@ pub(crate) fn remove_file_below(root: &Path, relative: &Path) -> Result<()> {
             io::Error::other("it names no file"),
         )
     })?;
-    let dir = Dir::open_tree(root, relative.parent().unwrap_or(Path::new("")))?;
+    let dir = match Dir::open_below(root, relative.parent().unwrap_or(Path::new("")), false) {
+        Ok(dir) => dir,
+        Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error),
+    };
     match dir.stat(name) {
         Ok(None) => Ok(()),
         Ok(Some(stat)) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => dir

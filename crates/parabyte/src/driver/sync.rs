@@ -60,6 +60,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             far,
             options: options.clone(),
             filters: request.options.filters.clone(),
+            dry_run: request.options.dry_run,
         };
         let planner_reporter = reporter.clone();
         let planner = move |queue| plan.run(source, queue, planner_reporter);

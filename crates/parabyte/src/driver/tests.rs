@@ -870,6 +870,7 @@ mod properties {
 }
 
 mod local;
+mod moves;
 mod schedules;
 mod sync;
 

@@ -239,7 +239,7 @@ impl Queue {
 fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
     let walked = copy.walked();
     let source = walked.as_path();
-    let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
+    let metadata = named_metadata(source)?;
     if metadata.is_dir() {
         if let LocalDestination::Path(destination) = &copy.destination {
             refuse_copy_into_itself(source, destination)?;
@@ -292,6 +292,19 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
     };
     queue.send(planned);
     Ok(())
+}
+
+/// What the user named, as every peer reads it: a link to a directory is that directory
+/// (links met inside the tree are never followed). A link to anything else stays a link,
+/// which an upload refuses, since files are opened without following links.
+fn named_metadata(source: &Path) -> Result<fs::Metadata> {
+    let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
+    if metadata.file_type().is_symlink() {
+        if let Some(target) = fs::metadata(source).ok().filter(fs::Metadata::is_dir) {
+            return Ok(target);
+        }
+    }
+    Ok(metadata)
 }
 
 /// Where one named file goes: a device or FIFO the user named is streamed into; into a

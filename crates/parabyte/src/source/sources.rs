@@ -117,10 +117,11 @@ impl Store for Sources {
     async fn copy_object(
         &self,
         from: &S3Url,
+        pinned: Option<&Validator>,
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.s3.copy_object(from, to, options).await
+        self.s3.copy_object(from, pinned, to, options).await
     }
 
     async fn upload_part_copy(
@@ -143,6 +144,10 @@ impl Store for Sources {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.s3.abort_upload(object, upload_id).await
+    }
+
+    async fn look(&self, object: &S3Url) -> Result<Option<Described>> {
+        self.s3.look(object).await
     }
 
     async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {

@@ -268,11 +268,13 @@ pub(crate) trait Store: Send + Sync + 'static {
         std::future::ready(Err(self.unsupported(Operation::Write)))
     }
 
-    /// Copy `from` (a whole object of up to 5 GiB) to `to` inside the store, with a new
-    /// FULL_OBJECT CRC64NVME the store computes: no byte passes through parabyte.
+    /// Copy `from` (a whole object of up to 5 GiB, the version `pinned` names) to `to`
+    /// inside the store, with a new FULL_OBJECT CRC64NVME the store computes: no byte
+    /// passes through parabyte.
     fn copy_object(
         &self,
         _from: &S3Url,
+        _pinned: Option<&Validator>,
         _to: &S3Url,
         _options: &WriteOptions,
     ) -> impl Future<Output = Result<Written>> + Send {
@@ -301,6 +303,16 @@ pub(crate) trait Store: Send + Sync + 'static {
         _upload_id: &str,
     ) -> impl Future<Output = Result<Option<Vec<ListedPart>>>> + Send {
         std::future::ready(Err(self.unsupported(Operation::Write)))
+    }
+
+    /// What is stored under a key the store writes (one HEAD), `None` when nothing is:
+    /// what `--no-clobber` looks at before writing (stores that ignore `If-None-Match`
+    /// replace what is there), and what a commit whose answer was lost looks at. A store
+    /// whose writes refuse to replace by themselves and commit without an answer to lose
+    /// (a directory: a rename that never replaces) need not look, and answers
+    /// `Unsupported` as stores that cannot write do.
+    fn look(&self, _object: &S3Url) -> impl Future<Output = Result<Option<Described>>> + Send {
+        std::future::ready(Err(self.unsupported(Operation::Describe)))
     }
 
     /// Delete `keys` of `bucket` (at most 1,000) in one request; the keys the store could

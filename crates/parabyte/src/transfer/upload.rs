@@ -17,7 +17,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::checksum::{crc64nvme, crc64nvme_after, Method};
+use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, Method, StoreChecksum};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::source_file::SourceFile;
@@ -207,7 +207,11 @@ impl<S: Store> Uploader<S> {
                 .store(Content::Memory(first), &source, to, options, reporter)
                 .await;
         }
-        let upload_id = match self.send(|| self.store.create_upload(to, options)).await {
+        let created = match self.claim(to, options).await {
+            Ok(()) => self.send(|| self.store.create_upload(to, options)).await,
+            Err(error) => Err(error),
+        };
+        let upload_id = match created {
             Ok(upload_id) => upload_id,
             // A store that can tell at once (a directory) that --no-clobber keeps the key.
             Err(error) => return self.ended(Err(error), 0, &source, to, options, reporter),
@@ -269,12 +273,7 @@ impl<S: Store> Uploader<S> {
         let completed = match sent {
             Ok(()) => {
                 let whole = whole_crc(&parts, &lengths);
-                self.send(|| {
-                    self.store
-                        .complete_upload(to, &upload.id, &parts, whole, options)
-                })
-                .await
-                .and_then(|written| self.check_stored(to, &written, whole))
+                self.commit(to, &upload.id, &parts, whole, options).await
             }
             Err(error) => Err(error),
         };
@@ -284,6 +283,61 @@ impl<S: Store> Uploader<S> {
             Err(_) => upload.abort().await,
         }
         self.ended(completed, size, &source, to, options, reporter)
+    }
+
+    /// With `no_clobber`, a look before the write: a store that ignores `If-None-Match`
+    /// would replace what is there. The condition still goes with the write, so a store
+    /// that honours it closes the race between the look and the write.
+    pub(super) async fn claim(&self, to: &S3Url, options: &WriteOptions) -> Result<()> {
+        if !options.no_clobber {
+            return Ok(());
+        }
+        match self.send(|| self.store.look(to)).await {
+            Ok(Some(_)) => Err(Error::Exists {
+                what: self.store.destination_name(to),
+            }),
+            Ok(None) | Err(Error::Unsupported { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Complete an upload whose parts are all in, and check what the store stored: the
+    /// commit of every multipart writer that sends a whole CRC64NVME (a file, a stream, a
+    /// copy streamed between stores). When the complete fails, the store may still have
+    /// committed it (an answer lost on the way back, whose retry then finds no such
+    /// upload): before a failure is reported, the key is looked at, and an object whose
+    /// full-object CRC64NVME is the one sent is this upload, committed.
+    pub(super) async fn commit(
+        &self,
+        to: &S3Url,
+        upload_id: &str,
+        parts: &[UploadedPart],
+        whole: u64,
+        options: &WriteOptions,
+    ) -> Result<Option<Method>> {
+        let completed = self
+            .send(|| {
+                self.store
+                    .complete_upload(to, upload_id, parts, whole, options)
+            })
+            .await;
+        let error = match completed {
+            Ok(written) => return self.check_stored(to, &written, whole),
+            Err(error @ Error::Exists { .. }) => return Err(error),
+            Err(error) => error,
+        };
+        let looked = self.send(|| self.store.look(to)).await;
+        let stored = looked
+            .ok()
+            .flatten()
+            .and_then(|described| described.checksum);
+        match stored {
+            Some(StoreChecksum::Full(FullChecksum {
+                algorithm: Crc::Crc64Nvme,
+                value,
+            })) if value == whole => Ok(Some(Method::Crc)),
+            _ => Err(error),
+        }
     }
 
     /// Store `content` under `to` and report how it ended.
@@ -301,9 +355,12 @@ impl<S: Store> Uploader<S> {
                 "{source}: {size} bytes is more than the 5 TiB an S3 object can hold"
             )));
         }
-        let stored = match cut(size, self.transfer.part_size) {
-            None => self.put_whole(&content, to, options, reporter).await,
-            Some(cut) => self.put_parts(&content, to, cut, options, reporter).await,
+        let stored = match self.claim(to, options).await {
+            Err(error) => Err(error),
+            Ok(()) => match cut(size, self.transfer.part_size) {
+                None => self.put_whole(&content, to, options, reporter).await,
+                Some(cut) => self.put_parts(&content, to, cut, options, reporter).await,
+            },
         };
         self.ended(stored, size, source, to, options, reporter)
     }
@@ -485,13 +542,7 @@ impl<S: Store> Uploader<S> {
             .await?;
         let whole = whole_crc(&parts, &cut.lengths(size));
         content.unchanged().await?;
-        let written = self
-            .send(|| {
-                self.store
-                    .complete_upload(to, upload_id, &parts, whole, options)
-            })
-            .await?;
-        self.check_stored(to, &written, whole)
+        self.commit(to, upload_id, &parts, whole, options).await
     }
 
     /// One request with its retries, each attempt under the client's request limit.

@@ -59,7 +59,7 @@ proptest! {
         let options = SyncOptions {
             compare: SyncCompare::SizeOnly,
             delete: true,
-            max_delete: None,
+            ..SyncOptions::default()
         };
         let summary = runtime.block_on(sync(&store, &options)).unwrap();
         let broke = summary
@@ -186,4 +186,247 @@ async fn a_source_ending_in_a_star_is_its_prefix_as_s5cmd_users_write_it() {
         .sync(&pattern, &options, Arc::new(Recorded::default()))
         .await;
     assert!(matches!(refused, Err(Error::InvalidInput(message)) if message.contains("--exclude")));
+}
+
+/// What a source tree may hold besides its files: entries the walk refuses.
+#[derive(Debug, Clone, Copy)]
+enum Hazard {
+    /// A link to a directory holding a file.
+    DirectoryLink,
+    /// A link to a file.
+    FileLink,
+    /// A named pipe.
+    Fifo,
+}
+
+/// Files `d?/f?` and hazards `d?/h?`: a file name never doubles as a folder's.
+const FILE: &str = "(d[ab]/)?f[ab]";
+const HAZARD_AT: &str = "(d[ab]/)?h[ab]";
+
+fn hazard() -> impl Strategy<Value = Hazard> {
+    prop_oneof![
+        Just(Hazard::DirectoryLink),
+        Just(Hazard::FileLink),
+        Just(Hazard::Fifo)
+    ]
+}
+
+/// Plant `hazard` at `root/relative`, its target outside `root`.
+fn plant(root: &Path, outside: &Path, relative: &str, hazard: Hazard) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    match hazard {
+        Hazard::DirectoryLink => {
+            std::fs::create_dir_all(outside.join("dir")).unwrap();
+            std::fs::write(outside.join("dir/fa"), b"outside").unwrap();
+            std::os::unix::fs::symlink(outside.join("dir"), &path).unwrap();
+        }
+        Hazard::FileLink => {
+            std::fs::write(outside.join("file"), b"outside").unwrap();
+            std::os::unix::fs::symlink(outside.join("file"), &path).unwrap();
+        }
+        Hazard::Fifo => rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap(),
+    }
+}
+
+/// What the delete rule allows: with any refusal nothing, with an empty source nothing,
+/// else exactly what only the destination holds.
+fn expected_deletes(
+    source: &BTreeMap<String, usize>,
+    dest: &BTreeMap<String, usize>,
+    refused: bool,
+) -> Vec<String> {
+    if refused || source.is_empty() {
+        return Vec::new();
+    }
+    dest.keys()
+        .filter(|key| !source.contains_key(*key))
+        .cloned()
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Local to S3: a link or FIFO anywhere in the source (its namesakes and what lies below
+    /// them at the destination included) or an empty source deletes nothing at all.
+    #[test]
+    fn a_sync_up_deletes_only_what_a_source_read_whole_lacks(
+        source in prop::collection::btree_map(FILE, 0usize..3, 0..5),
+        hazards in prop::collection::btree_map(HAZARD_AT, hazard(), 0..2),
+        dest in prop::collection::btree_map(FILE, 0usize..3, 0..5),
+    ) {
+        let runtime = two_thread_runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("src");
+        std::fs::create_dir_all(&root).unwrap();
+        for (relative, size) in &source {
+            let path = root.join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content(relative, *size)).unwrap();
+        }
+        for (relative, hazard) in &hazards {
+            plant(&root, dir.path(), relative, *hazard);
+        }
+        let store = Arc::new(MemoryStore::new());
+        let mut dest = dest;
+        for relative in hazards.keys() {
+            // What a refused entry would hold at the destination: its key and keys below it.
+            dest.insert(relative.clone(), 1);
+            dest.insert(format!("{relative}/fa"), 1);
+        }
+        for (key, size) in &dest {
+            store.put(&format!("s3://b/dst/{key}"), &content("old", *size), None);
+        }
+        let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+        let to = Destination::Store(S3Url::parse("s3://b/dst/").unwrap());
+        let request = CopyRequest::parse(root.to_str().unwrap(), to, false).unwrap();
+        let options = SyncOptions { delete: true, ..SyncOptions::default() };
+        let summary = runtime
+            .block_on(driver.sync(&request, &options, Arc::new(Recorded::default())))
+            .unwrap();
+        let expected = expected_deletes(&source, &dest, !hazards.is_empty());
+        prop_assert_eq!(summary.deleted, expected.len() as u64, "{:?}", summary.failures);
+        for key in dest.keys() {
+            let held = store.data_of(&format!("s3://b/dst/{key}")).is_some();
+            prop_assert_eq!(held, !expected.contains(key) || source.contains_key(key), "{}", key);
+        }
+        if !hazards.is_empty() || source.is_empty() {
+            prop_assert!(store.delete_requests().is_empty());
+            let said = summary
+                .failures
+                .iter()
+                .any(|failure| failure.error.to_string().contains("nothing was deleted"));
+            prop_assert!(said, "{:?}", summary.failures);
+        }
+    }
+
+    /// S3 to a directory: a key the destination refuses (one that climbs, one shaped like a
+    /// temporary file, a key beside a "folder" of its name) or a listing that breaks off
+    /// deletes no file at all.
+    #[test]
+    fn a_sync_down_deletes_only_what_a_source_read_whole_lacks(
+        source in prop::collection::btree_map(FILE, 0usize..3, 0..5),
+        unsafe_key in prop::option::of(prop_oneof![
+            Just("da/../fb"), Just("da/.parabyte-x"), Just("fa/fa"), Just("db//fa")
+        ]),
+        broken_page in prop::option::of(1usize..=2),
+        dest in prop::collection::btree_map(FILE, 0usize..3, 0..5),
+    ) {
+        let runtime = two_thread_runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("dst");
+        std::fs::create_dir_all(&root).unwrap();
+        for (relative, size) in &dest {
+            let path = root.join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content("old", *size)).unwrap();
+        }
+        let store = Arc::new(MemoryStore::new());
+        for (key, size) in &source {
+            store.put(&format!("s3://b/src/{key}"), &content(key, *size), None);
+        }
+        // "fa/fa" refuses only beside a key "fa": it collides with it.
+        let refused = match unsafe_key {
+            Some("fa/fa") => source.contains_key("fa"),
+            Some(_) => true,
+            None => false,
+        };
+        if let Some(key) = unsafe_key {
+            store.put(&format!("s3://b/src/{key}"), b"unsafe", None);
+        }
+        if let Some(nth) = broken_page {
+            store.script(When::list_nth(nth), Answer::default().no_token());
+        }
+        let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+        let request =
+            CopyRequest::parse("s3://b/src/", Destination::Path(root.clone()), false).unwrap();
+        let options = SyncOptions { delete: true, ..SyncOptions::default() };
+        let summary = runtime
+            .block_on(driver.sync(&request, &options, Arc::new(Recorded::default())))
+            .unwrap();
+        let broke = summary
+            .failures
+            .iter()
+            .any(|failure| failure.source.contains("listing broke off"));
+        let mut listed = source.clone();
+        if unsafe_key == Some("fa/fa") && !refused {
+            listed.insert("fa/fa".into(), 6);
+        }
+        let expected = expected_deletes(&listed, &dest, refused || broke);
+        prop_assert_eq!(summary.deleted, expected.len() as u64, "{:?}", summary.failures);
+        for key in dest.keys() {
+            let gone = !root.join(key).exists();
+            prop_assert_eq!(gone, expected.contains(key), "{}", key);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_empty_source_deletes_only_when_asked_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(&["dst/a", "dst/b"]);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let to = || Destination::Store(S3Url::parse("s3://b/dst/").unwrap());
+    let request = CopyRequest::parse(dir.path().to_str().unwrap(), to(), false).unwrap();
+    let mut options = SyncOptions {
+        delete: true,
+        ..SyncOptions::default()
+    };
+    let summary = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert!(store.delete_requests().is_empty());
+    assert!(summary.failures[0]
+        .error
+        .to_string()
+        .contains("--delete-if-source-empty"));
+    options.delete_if_source_empty = true;
+    let summary = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((summary.deleted, summary.failed), (2, 0));
+    // An S3 prefix that lists nothing, asked for, is no failure either.
+    let store = store_with(&["dst/a"]);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let request = CopyRequest::parse("s3://b/src/", to(), false).unwrap();
+    let summary = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!((summary.deleted, summary.failed), (1, 0));
+}
+
+#[tokio::test]
+async fn a_source_root_that_is_a_link_to_a_directory_is_synced_as_that_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    std::fs::write(dir.path().join("real/a"), b"a").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path().join("real"), &link).unwrap();
+    let store = store_with(&["dst/a", "dst/b"]);
+    let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
+    let to = Destination::Store(S3Url::parse("s3://b/dst/").unwrap());
+    let request = CopyRequest::parse(link.to_str().unwrap(), to, false).unwrap();
+    let options = SyncOptions {
+        delete: true,
+        ..SyncOptions::default()
+    };
+    let summary = driver
+        .sync(&request, &options, Arc::new(Recorded::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (summary.objects, summary.deleted, summary.failed),
+        (1, 1, 0)
+    );
+    assert_eq!(store.data_of("s3://b/dst/a").as_deref(), Some(&b"a"[..]));
+    assert!(store.data_of("s3://b/dst/b").is_none());
 }

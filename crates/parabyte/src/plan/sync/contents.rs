@@ -22,14 +22,22 @@ pub(super) struct Contents<S> {
     store: Arc<S>,
     counters: Arc<Counters>,
     retry: RetryPolicy,
+    /// A dry run reads but marks nothing.
+    dry_run: bool,
 }
 
 impl<S: Store<Object = ObjectUrl>> Contents<S> {
-    pub(super) fn new(store: Arc<S>, counters: Arc<Counters>, retry: RetryPolicy) -> Self {
+    pub(super) fn new(
+        store: Arc<S>,
+        counters: Arc<Counters>,
+        retry: RetryPolicy,
+        dry_run: bool,
+    ) -> Self {
         Contents {
             store,
             counters,
             retry,
+            dry_run,
         }
     }
 
@@ -83,7 +91,8 @@ impl<S: Store<Object = ObjectUrl>> Contents<S> {
             return false;
         }
         let path = PathBuf::from(path);
-        let crc = tokio::task::spawn_blocking(move || crc64nvme_of(&path)).await;
+        let keep = !self.dry_run;
+        let crc = tokio::task::spawn_blocking(move || crc64nvme_of(&path, keep)).await;
         matches!(crc, Ok(Ok(crc)) if crc == stored.value)
     }
 

@@ -3,8 +3,11 @@
 //! as streams, so memory stays flat however many keys there are and the first difference
 //! is sent as soon as it is seen: a key only the source has is sent; one both have is sent
 //! when [`compare`] (or its contents) says it changed; one only the destination has is
-//! deleted with `--delete`, but only after both sides were listed to the end, nothing was
-//! refused under its name, and no more than `--max-delete` would go.
+//! deleted with `--delete`, by the one rule of [`Merge::doomed`]: only after both sides
+//! were listed to the end, the source was read without one failure or refusal (rclone's
+//! rule: a source that was not read whole cannot say what it lacks), the source held
+//! something (or the user said an empty one empties the destination), and no more than
+//! `--max-delete` would go.
 
 mod compare;
 mod contents;
@@ -52,6 +55,9 @@ pub struct SyncOptions {
     pub delete: bool,
     /// With `delete`: when more than this many would go, none is deleted and the run fails.
     pub max_delete: Option<u64>,
+    /// With `delete`: a source that holds nothing empties the destination. Without it such
+    /// a source (a mistyped path, an empty directory) deletes nothing.
+    pub delete_if_source_empty: bool,
 }
 
 /// One sync: the source's planner, the destination, and the rules.
@@ -66,6 +72,8 @@ pub(crate) struct SyncPlan<S> {
     pub options: SyncOptions,
     /// Keys these leave out of the source are left alone at the destination too.
     pub filters: Vec<Filter>,
+    /// Nothing is written: not even the marks a `--checksum` comparison keeps.
+    pub dry_run: bool,
 }
 
 /// A planner that fills a queue, as the driver runs it.
@@ -96,19 +104,27 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
             self.store.clone(),
             self.counters.clone(),
             self.transfer.retry.clone(),
+            self.dry_run,
         ));
         let mut checks: JoinSet<()> = JoinSet::new();
         let download = matches!(self.far, Far::Files { .. });
         while let Some(item) = planned.recv().await {
             let Some(keyed) = self.keyed(&item) else {
                 if let Planned::Refused(failure) = &item {
-                    merge.refused(&self.source_root, failure);
+                    if self.options.delete_if_source_empty
+                        && matches!(failure.error, Error::NothingMatched { .. })
+                    {
+                        // Asked for: the empty source is the point, not a mistake.
+                        continue;
+                    }
+                    merge.refused(failure);
                 }
                 if queue.send(item).await.is_err() {
                     return Ok(());
                 }
                 continue;
             };
+            merge.keyed += 1;
             // Out of order (a key held back and let go later): sent, and never deleted.
             if merge
                 .last
@@ -168,7 +184,7 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
                         let same = contents.same(&item, &target).await;
                         let planned = match same {
                             true => unchanged(&item, entry.side.size),
-                            false => item,
+                            false => differing(item),
                         };
                         let _ = queue.send(planned).await;
                     });
@@ -200,57 +216,22 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
         Ok(())
     }
 
-    /// Queue the deletes, or say why there are none.
+    /// Queue the deletes [`Merge::doomed`] allows, or say why there are none.
     async fn delete(&self, merge: Merge, queue: &mpsc::Sender<Planned>, reporter: &dyn Reporter) {
-        if merge.nothing_listed {
-            // A mistyped source lists nothing: that must never empty the destination.
-            let failure = Failure {
-                source: self.far.name(),
-                error: Error::InvalidInput(format!(
-                    "nothing was deleted: the source {} listed nothing, so --delete would remove \
-                     everything; check its spelling, or use rm",
-                    self.source_root
-                )),
-            };
-            let _ = queue.send(Planned::Refused(failure)).await;
-            return;
-        }
-        if merge.far_disordered && merge.sent_overflow {
-            let failure = Failure {
-                source: self.far.name(),
-                error: Error::InvalidInput(format!(
-                    "nothing was deleted: the store listed {} out of key order, and more than \
-                     {SENT_REMEMBERED} keys were sent, too many to tell which of its keys the \
-                     source lacks; sync a smaller prefix at a time to delete",
-                    self.far.name()
-                )),
-            };
-            let _ = queue.send(Planned::Refused(failure)).await;
-            return;
-        }
-        let doomed: Vec<String> = merge
-            .doomed
-            .into_iter()
-            .filter(|relative| {
-                !(merge.refused.contains(relative)
-                    || merge.late.contains(relative)
-                    || merge.sent.contains(relative))
-            })
-            .collect();
-        if let Some(max) = self.options.max_delete {
-            if doomed.len() as u64 > max {
+        let doomed = match merge.doomed(&self.options) {
+            Ok(doomed) => doomed,
+            Err(kept) => {
                 let failure = Failure {
                     source: self.far.name(),
                     error: Error::InvalidInput(format!(
-                        "nothing was deleted: {} object(s) are missing from the source, more than \
-                         --max-delete {max}; check the source, or raise the limit",
-                        doomed.len()
+                        "nothing was deleted: {}",
+                        kept.reason(&self.source_root, &self.far.name())
                     )),
                 };
                 let _ = queue.send(Planned::Refused(failure)).await;
                 return;
             }
-        }
+        };
         for relative in doomed {
             reporter.object_queued(None);
             if queue.send(self.far.delete(relative)).await.is_err() {
@@ -286,14 +267,18 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
     }
 }
 
-/// What the merge has seen: the last key, and the destination keys to delete.
+/// What the merge has seen: the last key, what the source could not give, and the
+/// destination keys only the destination holds.
 #[derive(Default)]
 struct Merge {
     last: Option<String>,
+    /// Source items merged: none means the source holds nothing.
+    keyed: u64,
+    /// The first source entry that was refused or could not be read: after one, the source
+    /// was not read whole, so nothing it seems to lack is deleted.
+    incomplete: Option<String>,
     /// Keys only the destination holds, in key order.
     doomed: Vec<String>,
-    /// Source keys refused (unsafe, colliding, unreadable): their namesakes stay.
-    refused: HashSet<String>,
     /// Source keys that came out of order: sent, so never deleted.
     late: HashSet<String>,
     /// Source keys sent because the destination had not listed them (up to
@@ -302,17 +287,51 @@ struct Merge {
     sent_overflow: bool,
     /// The destination was listed out of key order.
     far_disordered: bool,
-    /// The source's listing matched nothing.
-    nothing_listed: bool,
+}
+
+/// Why a sync deleted nothing.
+#[derive(Debug, PartialEq, Eq)]
+enum Kept {
+    /// The source was not read whole: the first entry refused or unreadable.
+    SourceIncomplete(String),
+    /// The source held nothing, and the user did not say that empties the destination.
+    SourceEmpty,
+    /// The store listed out of key order and too many keys were sent to tell.
+    Disordered,
+    /// More would go than `--max-delete` allows.
+    TooMany { doomed: usize, max: u64 },
+}
+
+impl Kept {
+    fn reason(&self, source_root: &str, far: &str) -> String {
+        match self {
+            Kept::SourceIncomplete(what) => format!(
+                "the source was not read completely ({what} was refused or could not be read, \
+                 see above), so what it lacks is not known; fix or --exclude it to delete"
+            ),
+            Kept::SourceEmpty => format!(
+                "the source {source_root} holds nothing, so --delete would remove everything; \
+                 check its spelling, or add --delete-if-source-empty to empty the destination"
+            ),
+            Kept::Disordered => format!(
+                "the store listed {far} out of key order, and more than {SENT_REMEMBERED} keys \
+                 were sent, too many to tell which of its keys the source lacks; sync a smaller \
+                 prefix at a time to delete"
+            ),
+            Kept::TooMany { doomed, max } => format!(
+                "{doomed} object(s) are missing from the source, more than --max-delete {max}; \
+                 check the source, or raise the limit"
+            ),
+        }
+    }
 }
 
 impl Merge {
-    fn refused(&mut self, source_root: &str, failure: &Failure) {
-        if matches!(failure.error, Error::NothingMatched { .. }) {
-            self.nothing_listed = true;
-        }
-        if let Some(relative) = failure.source.strip_prefix(source_root) {
-            self.refused.insert(relative.to_owned());
+    /// A source entry refused or unreadable (a link, a FIFO, an unsafe or colliding key, a
+    /// directory that cannot be read): the source is not known whole any more.
+    fn refused(&mut self, failure: &Failure) {
+        if self.incomplete.is_none() {
+            self.incomplete = Some(failure.source.clone());
         }
     }
 
@@ -331,6 +350,33 @@ impl Merge {
             self.doomed.push(entry.relative);
         }
     }
+
+    /// The delete rule, the one gate every direction's deletes pass, called once both
+    /// sides were listed to the end: a destination key goes only when the whole source was
+    /// read and positively lacks it.
+    fn doomed(self, options: &SyncOptions) -> std::result::Result<Vec<String>, Kept> {
+        if let Some(what) = self.incomplete {
+            return Err(Kept::SourceIncomplete(what));
+        }
+        if self.keyed == 0 && !options.delete_if_source_empty {
+            return Err(Kept::SourceEmpty);
+        }
+        if self.far_disordered && self.sent_overflow {
+            return Err(Kept::Disordered);
+        }
+        let doomed: Vec<String> = self
+            .doomed
+            .into_iter()
+            .filter(|relative| !(self.late.contains(relative) || self.sent.contains(relative)))
+            .collect();
+        match options.max_delete {
+            Some(max) if doomed.len() as u64 > max => Err(Kept::TooMany {
+                doomed: doomed.len(),
+                max,
+            }),
+            _ => Ok(doomed),
+        }
+    }
 }
 
 /// An item the destination already holds as it is.
@@ -342,6 +388,20 @@ fn unchanged(item: &Planned, size: u64) -> Planned {
         _ => String::new(),
     };
     Planned::Unchanged { source, size }
+}
+
+/// An item whose contents were compared and differ: sent, whatever its size and time say
+/// (a download's file of the object's size and time would be skipped by them).
+fn differing(item: Planned) -> Planned {
+    match item {
+        Planned::Job(mut job) => {
+            if let Some(known) = &mut job.known {
+                known.modified = None;
+            }
+            Planned::Job(job)
+        }
+        other => other,
+    }
 }
 
 /// Wait for the content checks still running; each sends its item itself.

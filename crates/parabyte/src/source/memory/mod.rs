@@ -575,10 +575,11 @@ impl Store for MemoryStore {
     async fn copy_object(
         &self,
         from: &S3Url,
+        pinned: Option<&Validator>,
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.answer_copy(from, to, options)
+        self.answer_copy(from, pinned, to, options)
     }
 
     async fn upload_part_copy(
@@ -599,6 +600,13 @@ impl Store for MemoryStore {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.answer_abort(object, upload_id)
+    }
+
+    async fn look(&self, object: &S3Url) -> Result<Option<Described>> {
+        match self.answer_head(&object.to_string(), None, None) {
+            Err(Error::NotFound { .. }) => Ok(None),
+            looked => looked,
+        }
     }
 
     async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {

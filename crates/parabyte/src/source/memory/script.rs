@@ -52,7 +52,7 @@ pub(crate) struct Answer {
     /// Answer with this shape instead of the honest one (the body stays the honest one).
     pub(super) shape: Option<Shape>,
     /// End the body (or a listing page) with a network error after this many bytes (or
-    /// objects).
+    /// objects). A CompleteMultipartUpload is done, and its answer lost that way.
     pub(super) break_after: Option<usize>,
     /// The body arrives in chunks of these sizes, in turn, as from an uneven socket.
     pub(super) chunk_sizes: Option<Vec<usize>>,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use bytes::{Bytes, BytesMut};
 use md5::{Digest as _, Md5};
 
-use super::script::{answer_for, Request};
+use super::script::{answer_for, Answer, Request};
 use super::{MemoryStore, Stored};
 use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecksum};
 use crate::error::{Error, Result};
@@ -60,12 +60,17 @@ impl MemoryStore {
 
     /// The scripted answer to a write, after recording it; its failure, if scripted.
     fn receive(&self, request: Request, url: &str, number: Option<u32>) -> Result<()> {
+        self.received(request, url, number).map(drop)
+    }
+
+    /// The write recorded and its scripted answer, or the failure it scripts.
+    fn received(&self, request: Request, url: &str, number: Option<u32>) -> Result<Answer> {
         let mut state = self.lock();
         state.writes.push(request);
         let answer = answer_for(&mut state.script, request, url, number.map(u64::from));
         match answer.fail {
             Some(error) => Err(error()),
-            None => Ok(()),
+            None => Ok(answer),
         }
     }
 
@@ -134,7 +139,7 @@ impl MemoryStore {
     ) -> Result<Written> {
         let url = object.to_string();
         let what = format!("CompleteMultipartUpload {url}");
-        self.receive(Request::Complete, &url, None)?;
+        let answer = self.received(Request::Complete, &url, None)?;
         let mut data = BytesMut::new();
         let mut whole = 0;
         {
@@ -169,23 +174,46 @@ impl MemoryStore {
         };
         let written = self.store_object(&url, data.freeze(), etag, crc, options)?;
         self.lock().uploads.remove(upload_id);
+        if answer.break_after.is_some() {
+            return Err(Error::Network {
+                what,
+                detail: "the connection closed before the answer".into(),
+            });
+        }
         Ok(written)
     }
 
     pub(super) fn answer_copy(
         &self,
         from: &S3Url,
+        pinned: Option<&Validator>,
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
         let url = to.to_string();
-        self.receive(Request::Copy, &url, None)?;
-        let data = self
-            .data_of(&from.to_string())
-            .ok_or_else(|| Error::NotFound {
-                what: format!("CopyObject {from}"),
-                detail: "404 NoSuchKey".into(),
-            })?;
+        let what = format!("CopyObject {from}");
+        let answer = self.received(Request::Copy, &url, None)?;
+        let (mut data, now) = {
+            let state = self.lock();
+            let source = state
+                .objects
+                .get(&from.to_string())
+                .ok_or_else(|| Error::NotFound {
+                    what: what.clone(),
+                    detail: "404 NoSuchKey".into(),
+                })?;
+            (source.data.clone(), source.validator.clone())
+        };
+        if pinned.is_some_and(|pinned| !now.as_ref().is_some_and(|now| pinned.matches(now))) {
+            return Err(Error::Changed {
+                what,
+                detail: "412 PreconditionFailed".into(),
+            });
+        }
+        if let Some((copied, _)) = answer.replace {
+            // A store that copies other bytes than the source's, and says so in its answer.
+            data = copied;
+        }
         let etag = format!("\"{}\"", hex::encode(Md5::digest(&data)));
         let crc = crc64nvme(&data);
         self.store_object(&url, data, etag, crc, options)

@@ -18,6 +18,7 @@ impl S3Store {
     pub(super) async fn copy_object_to(
         &self,
         from: &S3Url,
+        pinned: Option<&Validator>,
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
@@ -26,6 +27,10 @@ impl S3Store {
         let metadata = metadata_headers(options);
         let mut headers = object_headers(options, &metadata);
         headers.push(("x-amz-copy-source", &source));
+        if let Some(Validator::ETag(etag)) = pinned {
+            // The version that was listed: a source replaced meanwhile fails (412).
+            headers.push(("x-amz-copy-source-if-match", etag));
+        }
         if !self.md5_instead() {
             headers.push(("x-amz-checksum-algorithm", "CRC64NVME"));
         }

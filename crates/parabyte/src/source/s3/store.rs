@@ -86,10 +86,11 @@ impl Store for S3Store {
     async fn copy_object(
         &self,
         from: &S3Url,
+        pinned: Option<&Validator>,
         to: &S3Url,
         options: &WriteOptions,
     ) -> Result<Written> {
-        self.falling_back(|| self.copy_object_to(from, to, options))
+        self.falling_back(|| self.copy_object_to(from, pinned, to, options))
             .await
     }
 
@@ -112,6 +113,14 @@ impl Store for S3Store {
 
     async fn abort_upload(&self, object: &S3Url, upload_id: &str) -> Result<()> {
         self.abort_multipart_upload(object, upload_id).await
+    }
+
+    async fn look(&self, object: &S3Url) -> Result<Option<Described>> {
+        match self.head_object(object, None, None).await {
+            Ok(described) => Ok(Some(described.unwrap_or_default())),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
     }
 
     async fn delete_objects(&self, bucket: &str, keys: &[String]) -> Result<Vec<(String, Error)>> {

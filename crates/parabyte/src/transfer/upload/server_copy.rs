@@ -9,12 +9,12 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::open::OpenUpload;
 use super::{cut, Uploader, MAX_PART};
-use crate::checksum::Method;
+use crate::checksum::{Crc, FullChecksum, Method, StoreChecksum};
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::report::Reporter;
-use crate::source::{Shape, Store, UploadedPart, WriteOptions};
+use crate::source::{Shape, Store, UploadedPart, WriteOptions, Written};
 use crate::transfer::engine::Finished;
 use crate::validator::Validator;
 
@@ -45,12 +45,21 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             None => self.size_of(&job.from).await?,
         };
         let options = &job.options;
+        let pinned = pinned.as_ref();
+        let claimed = self.claim(&job.to, options).await;
         let written = match size <= self.copy_threshold {
-            true => self
-                .send(|| self.store.copy_object(&job.from, &job.to, options))
+            _ if claimed.is_err() => claimed.map(|()| None),
+            true => match self
+                .send(|| self.store.copy_object(&job.from, pinned, &job.to, options))
                 .await
-                .map(|written| written.crc64nvme.map(|_| Method::Crc)),
-            false => self.copy_parts(job, size, pinned.as_ref(), reporter).await,
+            {
+                Ok(written) => Ok(self.copy_verified(&job.from, pinned, &written).await),
+                Err(error) => Err(error),
+            },
+            false => match self.copy_parts(job, size, pinned, reporter).await {
+                Ok(()) => Ok(self.same_stored(&job.from, pinned, &job.to).await),
+                Err(error) => Err(error),
+            },
         };
         if written.is_ok() && size <= self.copy_threshold {
             reporter.bytes_transferred(size);
@@ -65,6 +74,61 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
     pub(crate) fn copy_in_parts_over(&mut self, threshold: u64, part: u64) {
         self.copy_threshold = threshold;
         self.copy_part = part;
+    }
+
+    /// How a CopyObject's result is known to hold the source's bytes: its ETag is the MD5
+    /// the source's pinned ETag is, or its CRC64NVME is the one the source keeps (one HEAD
+    /// of the source). `None`: nothing compared them, so the copy is not verified and `mv`
+    /// keeps its source.
+    async fn copy_verified(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        written: &Written,
+    ) -> Option<Method> {
+        let copied_etag = written.etag.as_deref().map(Validator::from_stored);
+        if let (Some(pinned), Some(copied)) = (pinned, &copied_etag) {
+            if pinned.md5().is_some() && pinned.matches(copied) {
+                return Some(Method::Md5);
+            }
+        }
+        let copied = written.crc64nvme?;
+        match self.stored_checksum(from, pinned).await {
+            Some(StoreChecksum::Full(FullChecksum {
+                algorithm: Crc::Crc64Nvme,
+                value,
+            })) if value == copied => Some(Method::Crc),
+            _ => None,
+        }
+    }
+
+    /// Whether a copy in parts holds the source's bytes: the two objects keep the same
+    /// checksum (a HEAD of each). Stores give a copy in parts a checksum of their own
+    /// making, so this often cannot say yes; then the copy is not verified.
+    async fn same_stored(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        to: &S3Url,
+    ) -> Option<Method> {
+        let source = self.stored_checksum(from, pinned).await?;
+        let copy = self.stored_checksum(to, None).await?;
+        let comparable = !matches!(source, StoreChecksum::Malformed(_));
+        (comparable && source == copy).then_some(Method::Crc)
+    }
+
+    /// The checksum the store keeps for `object` (of the version `pinned` names), by HEAD.
+    async fn stored_checksum(
+        &self,
+        object: &S3Url,
+        pinned: Option<&Validator>,
+    ) -> Option<StoreChecksum> {
+        let object = ObjectUrl::S3(object.clone());
+        let described = self
+            .send(|| self.store.describe(&object, pinned, None))
+            .await
+            .ok()??;
+        described.checksum
     }
 
     /// A single key's size and version, from the first byte's GET (a listed key has them).
@@ -97,7 +161,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         size: u64,
         pinned: Option<&Validator>,
         reporter: &dyn Reporter,
-    ) -> Result<Option<Method>> {
+    ) -> Result<()> {
         let Some(cut) = cut(
             size,
             self.transfer.part_size.max(self.copy_part).min(MAX_PART),
@@ -147,7 +211,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
                         .complete_upload(to, upload_id, &parts, 0, &options)
                 })
                 .await
-                .map(|_| None),
+                .map(drop),
             Err(error) => Err(error),
         };
         match &completed {

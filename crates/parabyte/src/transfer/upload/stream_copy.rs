@@ -47,9 +47,12 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         };
         reporter.size_discovered(first.size);
         let size = first.size;
-        let stored = match cut(size, part_size) {
-            None => self.copy_whole(job, &object, first, reporter).await,
-            Some(cut) => self.copy_in_parts(job, &object, cut, first, reporter).await,
+        let stored = match self.claim(&job.to, &job.options).await {
+            Err(error) => Err(error),
+            Ok(()) => match cut(size, part_size) {
+                None => self.copy_whole(job, &object, first, reporter).await,
+                Some(cut) => self.copy_in_parts(job, &object, cut, first, reporter).await,
+            },
         };
         let source = job.from.to_string();
         self.ended(stored, size, &source, &job.to, &job.options, reporter)
@@ -143,12 +146,8 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         let completed = match sent {
             Ok(parts) => {
                 let whole = whole_crc(&parts, &cut.lengths(size));
-                self.send(|| {
-                    self.store
-                        .complete_upload(to, upload_id, &parts, whole, &job.options)
-                })
-                .await
-                .and_then(|written| self.check_stored(to, &written, whole))
+                self.commit(to, upload_id, &parts, whole, &job.options)
+                    .await
             }
             Err(error) => Err(error),
         };

@@ -199,6 +199,32 @@ async fn a_failed_part_or_complete_is_sent_again() {
     assert_eq!(store.open_uploads(), 0);
 }
 
+/// The store commits, the answer is lost, and the retry finds no such upload: the key is
+/// looked at, and the object under it is this file's.
+#[tokio::test]
+async fn a_complete_whose_answer_is_lost_is_found_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = data(6, 11 * MIB);
+    let store = Arc::new(MemoryStore::new());
+    store.script(
+        When::write_nth(Request::Complete, 1),
+        Answer::default().break_after(0),
+    );
+    let job = file_of(dir.path(), &bytes);
+    let finished = upload(&store, &job).await.unwrap();
+    assert_eq!(finished, Finished::Downloaded(bytes.len() as u64));
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert_eq!(store.open_uploads(), 0);
+    // Another object under the key (another writer's) is not taken for this upload's.
+    let store = Arc::new(MemoryStore::new());
+    store.script(
+        When::write(Request::Complete),
+        Answer::default().fail(server_error),
+    );
+    store.put(URL, b"theirs", None);
+    assert!(upload(&store, &job).await.is_err());
+}
+
 #[tokio::test]
 async fn an_upload_that_fails_is_aborted_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -233,6 +259,8 @@ async fn no_clobber_keeps_an_object_that_is_there() {
         assert_eq!(finished, Finished::AlreadyThere(size), "{size}");
         assert_eq!(store.data_of(URL).unwrap(), &b"theirs"[..], "{size}");
         assert_eq!(store.open_uploads(), 0, "{size}");
+        // Looked at first: a store that ignores If-None-Match would have replaced it.
+        assert!(store.writes().is_empty(), "{size}: {:?}", store.writes());
     }
 }
 
