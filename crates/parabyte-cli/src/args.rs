@@ -101,8 +101,9 @@ pub enum Command {
         parabyte sync --delete --dryrun ./site s3://bucket/www/   # what would be sent and deleted\n\n\
         Both sides are listed in key order and compared as the listings arrive: memory stays flat\n\
         and the first difference is sent at once. --delete deletes nothing when either listing\n\
-        failed or broke off, or when the source listed nothing; --max-delete N deletes nothing\n\
-        when more than N would go. Filters leave keys out on both sides: an excluded key is\n\
+        failed or broke off, when anything in the source was refused or could not be read, or\n\
+        when the source holds nothing (--delete-if-source-empty empties the destination then);\n\
+        --max-delete N deletes nothing when more than N would go. Filters leave keys out on both sides: an excluded key is\n\
         neither sent nor deleted. --checksum compares CRC64NVME: a file parabyte downloaded by\n\
         its mark, any other file read once (the CRC is kept with it for the next run), an object\n\
         by the checksum the store keeps (one HEAD, only for keys of equal size).")]
@@ -157,6 +158,60 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The multipart uploads begun under a prefix and never completed or aborted: list
+    /// them, or abort them. An interrupted upload is kept for the same command to resume;
+    /// until it is completed or aborted its parts are stored (and, on AWS, billed).
+    #[command(after_help = "Examples:\n  \
+        parabyte uploads ls s3://bucket/   # every unfinished upload of the bucket\n  \
+        parabyte uploads abort s3://bucket/big.bin   # those of keys starting with big.bin\n  \
+        parabyte uploads abort --dryrun s3://bucket/tmp/   # what would be aborted")]
+    Uploads(UploadsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UploadsArgs {
+    #[command(subcommand)]
+    pub action: UploadsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UploadsAction {
+    /// List the unfinished uploads of keys starting with the prefix: the time each was
+    /// begun, its key and its upload ID.
+    #[command(override_usage = "parabyte uploads ls [OPTIONS] <s3://bucket/prefix>")]
+    Ls(UploadsListArgs),
+    /// Abort the unfinished uploads of keys starting with the prefix (or the one named by
+    /// --upload-id): the store throws their parts away. Each is named on stderr.
+    #[command(override_usage = "parabyte uploads abort [OPTIONS] <s3://bucket/prefix>")]
+    Abort(UploadsAbortArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UploadsListArgs {
+    /// s3://bucket/ or s3://bucket/prefix (keys that start with it).
+    pub url: String,
+    /// One JSON object per upload on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UploadsAbortArgs {
+    /// s3://bucket/ or s3://bucket/prefix (keys that start with it).
+    pub url: String,
+    /// Only the upload with this ID.
+    #[arg(long, value_name = "ID")]
+    pub upload_id: Option<String>,
+    /// Name what would be aborted; abort nothing.
+    #[arg(long)]
+    pub dryrun: bool,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]

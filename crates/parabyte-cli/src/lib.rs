@@ -19,6 +19,7 @@ mod runtime;
 mod stat;
 mod status;
 mod summary;
+mod uploads;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -100,11 +101,13 @@ where
     // Dropping the runtime drops unfinished downloads: each records what reached its
     // temporary file and keeps it to resume from, or removes it when nothing did.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    let kept = parabyte::uploads_kept();
-    if kept > 0 {
+    let kept_uploads = parabyte::uploads_kept();
+    if kept_uploads > 0 {
         tell(format_args!(
-            "{kept} unfinished upload(s) are kept in the store: run the same command again and \
-             only their missing parts are sent"
+            "{kept_uploads} unfinished upload(s) are kept in the store: run the same command \
+             again and only their missing parts are sent; `parabyte uploads ls s3://BUCKET/` \
+             lists them and `parabyte uploads abort` drops them (their parts are stored, and \
+             billed, until then)"
         ));
     }
     if unaborted > 0 {
@@ -115,15 +118,16 @@ where
         ));
     }
     if interrupted {
-        let kept = parabyte::kept_for_resume();
-        match kept {
-            0 => tell(format_args!(
+        // Downloads and uploads both: "nothing was kept" only when neither kept anything.
+        match parabyte::kept_for_resume() {
+            0 if kept_uploads == 0 => tell(format_args!(
                 "interrupted: finished objects are in place; nothing unfinished was kept"
             )),
-            _ => tell(format_args!(
-                "interrupted: finished objects are in place; {kept} unfinished object(s) keep \
-                 what they fetched, hidden (.parabyte-*.tmp), and resume from there when the \
-                 same command runs again"
+            0 => tell(format_args!("interrupted: finished objects are in place")),
+            kept => tell(format_args!(
+                "interrupted: finished objects are in place; {kept} unfinished download(s) \
+                 keep what they fetched, hidden (.parabyte-*.tmp), and resume from there when \
+                 the same command runs again"
             )),
         }
     }
@@ -144,6 +148,7 @@ async fn run(command: Command, verbose: bool) -> u8 {
         Command::Rm(args) => remove(args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
+        Command::Uploads(args) => uploads::uploads(args).await,
     };
     result.unwrap_or_else(|error| {
         tell(format_args!("error: {error}"));

@@ -481,6 +481,12 @@ fn resume(bed: &Bed) {
         2,
         "list parts, complete"
     );
+    // Reported as a resumed download is: resumed, and only the bytes sent now counted.
+    let summary = summary(&output);
+    let kept = summary["resumed_bytes"].as_u64().unwrap();
+    assert_eq!(summary["resumed"], 1, "{summary}");
+    assert!(kept >= 5 * MIB as u64, "{summary}");
+    assert_eq!(summary["bytes"].as_u64(), Some(11 * MIB as u64 - kept));
     let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
     assert!(stored == payload(7, 11 * MIB));
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
@@ -492,6 +498,7 @@ fn ctrl_c_keeps_an_upload_that_the_same_command_resumes() {
     let (status, said) = stop_mid_upload(&bed, libc::SIGINT);
     assert_eq!(status, Some(130), "{said}");
     assert!(said.contains("1 unfinished upload(s) are kept"), "{said}");
+    assert!(!said.contains("nothing unfinished was kept"), "{said}");
     assert_eq!(
         bed.admin.open_uploads(&bed.bucket).unwrap(),
         1,
@@ -499,6 +506,50 @@ fn ctrl_c_keeps_an_upload_that_the_same_command_resumes() {
     );
     assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
     resume(&bed);
+}
+
+/// What an interrupted upload kept can be seen and dropped: `uploads ls` lists it, `uploads
+/// abort --dryrun` names it and keeps it, `uploads abort` drops it, and the same command
+/// then starts afresh.
+#[test]
+fn a_kept_upload_is_listed_and_aborted_by_name() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-kept");
+    let (status, said) = stop_mid_upload(&bed, libc::SIGINT);
+    assert_eq!(status, Some(130), "{said}");
+    assert!(said.contains("parabyte uploads abort"), "{said}");
+    let listed = run(bed
+        .parabyte()
+        .args(["uploads", "ls", "--json", &bed.url("")]));
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["url"], bed.url("big.bin"));
+    let id = lines[0]["upload_id"].as_str().unwrap().to_owned();
+    let dry = run(bed
+        .parabyte()
+        .args(["uploads", "abort", "--dryrun", &bed.url("big")]));
+    assert!(String::from_utf8_lossy(&dry.stdout).contains(&id));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 1);
+    let other = run(bed.parabyte().args([
+        "uploads",
+        "abort",
+        "--upload-id",
+        "no-such-id",
+        &bed.url(""),
+    ]));
+    assert_eq!(other.status.code(), Some(1), "{}", stderr(&other));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 1);
+    let aborted = run(bed.parabyte().args(["uploads", "abort", &bed.url("big")]));
+    assert!(aborted.status.success(), "{}", stderr(&aborted));
+    assert!(stderr(&aborted).contains(&format!("abort: {}", bed.url("big.bin"))));
+    assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+    let again = run(bed.parabyte().args(["cp", "big.bin", &bed.url("big.bin")]));
+    assert!(again.status.success(), "{}", stderr(&again));
+    let stored = bed.admin.get_object(&bed.bucket, "big.bin").unwrap();
+    assert!(stored == payload(7, 11 * MIB));
 }
 
 #[test]

@@ -19,7 +19,7 @@ use crate::plan::{CopyRequest, RemoveRequest, SyncOptions, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
-use crate::source::s3::{BucketEntry, ObjectInfo, S3Store};
+use crate::source::s3::{BucketEntry, ObjectInfo, S3Store, UnfinishedUpload};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::Engine;
@@ -259,6 +259,27 @@ impl Client {
     /// checksum and metadata (one HEAD).
     pub async fn stat(&self, url: &S3Url) -> Result<ObjectInfo> {
         self.driver.store.s3.stat_object(url).await
+    }
+
+    /// The multipart uploads begun under `url` (a prefix, or one key and what starts with
+    /// it) and neither completed nor aborted: an interrupted upload kept for its next run,
+    /// or one another tool left. Their parts stay stored, and on AWS billed, until aborted.
+    pub async fn unfinished_uploads(&self, url: &S3Url) -> Result<Vec<UnfinishedUpload>> {
+        self.driver
+            .store
+            .s3
+            .list_uploads(&url.bucket, &url.key)
+            .await
+    }
+
+    /// Abort one unfinished upload: the store throws its parts away.
+    pub async fn abort_upload(&self, upload: &UnfinishedUpload) -> Result<()> {
+        use crate::source::Store as _;
+        self.driver
+            .store
+            .s3
+            .abort_upload(&upload.url, &upload.upload_id)
+            .await
     }
 
     /// Every bucket the credentials can see, with its creation date (ListBuckets).

@@ -291,6 +291,15 @@ impl Error {
         }
     }
 
+    /// The one rule of what a failed transfer keeps for the next run of the same command,
+    /// both ways (a download's temporary file and journal, an upload's recorded parts):
+    /// after a failure the network or the store may get past (one a retry could fix, or
+    /// retries that ran out), what was moved stays; after any other (a changed source, a
+    /// refusal, a wrong answer) it goes.
+    pub(crate) fn keeps_progress(&self) -> bool {
+        self.is_retryable() || matches!(self, Error::GaveUp { .. })
+    }
+
     /// Failures that a later attempt of the same request may not meet.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {

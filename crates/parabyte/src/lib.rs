@@ -73,7 +73,7 @@ pub use report::{
 pub use retry::RetryPolicy;
 pub use source::http_client::REQUEST_EVENTS;
 pub use source::listing::{KeyBounds, Listed, ObjectEntry};
-pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum};
+pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum, UnfinishedUpload};
 pub use source::Encryption;
 pub use timestamp::Timestamp;
 pub use transfer::upload::{uploads_aborted, uploads_kept};

@@ -581,14 +581,11 @@ pub(crate) enum Finished {
     Deleted,
 }
 
-/// After a failure that a later run may get past (the network, the store), the parts
-/// written so far stay for it; after any other, the temporary file goes.
+/// What was written stays for a later run when [`Error::keeps_progress`] says so; else
+/// the temporary file goes.
 fn keep_if_resumable<T>(sink: &mut Sink, fetched: Result<T>) -> Result<T> {
-    if let Err(error) = &fetched {
-        let transient = error.is_retryable() || matches!(error, Error::GaveUp { .. });
-        if !transient {
-            sink.abandon();
-        }
+    if fetched.as_ref().is_err_and(|error| !error.keeps_progress()) {
+        sink.abandon();
     }
     fetched
 }

@@ -11,6 +11,7 @@ mod pieces;
 mod server_copy;
 mod stream_copy;
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -91,6 +92,24 @@ struct Parts<'a> {
     upload_id: &'a str,
     cut: Cut,
     stored: &'a [ListedPart],
+    /// Bytes of the parts an earlier run sent and this one kept.
+    resumed: &'a AtomicU64,
+}
+
+/// How the store took an object: how it confirmed the bytes, and how many of them an
+/// earlier run had sent (a resumed upload, reported as a resumed download is).
+pub(super) struct Stored {
+    pub confirmed: Option<Method>,
+    pub resumed: u64,
+}
+
+impl From<Option<Method>> for Stored {
+    fn from(confirmed: Option<Method>) -> Stored {
+        Stored {
+            confirmed,
+            resumed: 0,
+        }
+    }
 }
 
 /// How a file is cut: its size and each part's (the last may be shorter).
@@ -282,6 +301,7 @@ impl<S: Store> Uploader<S> {
             Ok(_) => upload.completed(),
             Err(_) => upload.abort().await,
         }
+        let completed = completed.map(Stored::from);
         self.ended(completed, size, &source, to, options, reporter)
     }
 
@@ -355,13 +375,21 @@ impl<S: Store> Uploader<S> {
                 "{source}: {size} bytes is more than the 5 TiB an S3 object can hold"
             )));
         }
+        let resumed = AtomicU64::new(0);
         let stored = match self.claim(to, options).await {
             Err(error) => Err(error),
             Ok(()) => match cut(size, self.transfer.part_size) {
                 None => self.put_whole(&content, to, options, reporter).await,
-                Some(cut) => self.put_parts(&content, to, cut, options, reporter).await,
+                Some(cut) => {
+                    self.put_parts(&content, to, cut, options, reporter, &resumed)
+                        .await
+                }
             },
         };
+        let stored = stored.map(|confirmed| Stored {
+            confirmed,
+            resumed: resumed.into_inner(),
+        });
         self.ended(stored, size, source, to, options, reporter)
     }
 
@@ -370,7 +398,7 @@ impl<S: Store> Uploader<S> {
     /// up. A key that `--no-clobber` found taken is skipped.
     pub(super) fn ended(
         &self,
-        stored: Result<Option<Method>>,
+        stored: Result<Stored>,
         size: u64,
         source: &str,
         to: &S3Url,
@@ -378,7 +406,7 @@ impl<S: Store> Uploader<S> {
         reporter: &dyn Reporter,
     ) -> Result<Finished> {
         let (finished, status, verification) = match stored {
-            Ok(confirmed) => {
+            Ok(Stored { confirmed, resumed }) => {
                 // The store checks each body by the CRC64NVME (or the MD5) it came with; one
                 // that names the object's CRC back has said it stored exactly what was read.
                 let verification = match confirmed {
@@ -387,7 +415,15 @@ impl<S: Store> Uploader<S> {
                     None => Verification::SizeOnly,
                 };
                 self.counters.count_verified(confirmed);
-                (Finished::Downloaded(size), Status::Copied, verification)
+                let status = match resumed {
+                    0 => Status::Copied,
+                    resumed => {
+                        self.counters.count_resumed(resumed);
+                        Status::Resumed
+                    }
+                };
+                let sent = size.saturating_sub(resumed);
+                (Finished::Downloaded(sent), status, verification)
             }
             Err(Error::Exists { .. }) if options.no_clobber => {
                 let kept = (Finished::AlreadyThere(size), Status::Skipped);
@@ -399,7 +435,10 @@ impl<S: Store> Uploader<S> {
         reporter.object_reported(&ObjectReport {
             source,
             destination: Some(std::path::Path::new(&key)),
-            bytes: if status == Status::Copied { size } else { 0 },
+            bytes: match finished {
+                Finished::Downloaded(sent) => sent,
+                _ => 0,
+            },
             status,
             verification: Some(verification),
             error: None,
@@ -435,6 +474,7 @@ impl<S: Store> Uploader<S> {
         cut: Cut,
         options: &WriteOptions,
         reporter: &dyn Reporter,
+        resumed_bytes: &AtomicU64,
     ) -> Result<Option<Method>> {
         // A file's upload is recorded, so that the next run of the same command finds it.
         let record = content.record(to, cut.part_size);
@@ -478,17 +518,18 @@ impl<S: Store> Uploader<S> {
                     upload_id: &upload.id,
                     cut,
                     stored: &stored,
+                    resumed: resumed_bytes,
                 },
                 options,
                 reporter,
             )
             .await;
         match &sent {
-            Err(error) if recorded.is_some() && worth_resuming(error) => upload.keep(),
+            Err(error) if recorded.is_some() && error.keeps_progress() => upload.keep(),
             Ok(_) => upload.completed(),
             Err(_) => upload.abort().await,
         }
-        if !matches!(&sent, Err(error) if worth_resuming(error)) {
+        if !matches!(&sent, Err(error) if error.keeps_progress()) {
             recorded.iter().for_each(UploadRecord::remove);
         }
         sent
@@ -506,6 +547,7 @@ impl<S: Store> Uploader<S> {
             upload_id,
             cut,
             stored,
+            resumed,
         } = *parts;
         let size = content.size();
         let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
@@ -521,6 +563,7 @@ impl<S: Store> Uploader<S> {
                         && part.crc64nvme == Some(crc)
                 });
                 if let Some(kept) = kept {
+                    resumed.fetch_add(length, Relaxed);
                     reporter.bytes_resumed(length);
                     return Ok(UploadedPart {
                         number: kept.number,
@@ -586,14 +629,6 @@ impl<S: Store> Uploader<S> {
         let kib = bytes.div_ceil(KIB).clamp(1, MEMORY_BUDGET / KIB);
         let permit = self.memory.acquire_many(kib as u32).await;
         permit.expect("the memory budget is never closed")
-    }
-}
-
-/// A failure a later run may get past (the network, the store): its upload is kept for it.
-fn worth_resuming(error: &Error) -> bool {
-    match error {
-        Error::GaveUp { last, .. } => last.is_retryable(),
-        other => other.is_retryable(),
     }
 }
 

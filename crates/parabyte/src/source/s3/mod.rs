@@ -20,6 +20,7 @@ mod get_object;
 mod head_object;
 mod list_buckets;
 mod list_objects;
+mod list_uploads;
 mod multipart;
 mod profile;
 mod put_object;
@@ -47,6 +48,7 @@ use endpoint::Endpoint;
 use errors::{region_check, RegionCheck};
 use sign::{Payload, SignedCall, Signer};
 
+pub use list_uploads::UnfinishedUpload;
 pub use stat_object::{ObjectInfo, StoredChecksum};
 pub use xml::BucketEntry;
 

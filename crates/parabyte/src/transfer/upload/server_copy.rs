@@ -65,6 +65,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             reporter.bytes_transferred(size);
         }
         let source = job.from.to_string();
+        let written = written.map(Into::into);
         self.ended(written, size, &source, &job.to, options, reporter)
     }
 

@@ -55,6 +55,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             },
         };
         let source = job.from.to_string();
+        let stored = stored.map(Into::into);
         self.ended(stored, size, &source, &job.to, &job.options, reporter)
     }
 
