@@ -764,9 +764,19 @@ fn a_copy_between_keys_moves_no_byte_through_parabyte() {
 fn a_copy_above_the_cutoff_goes_in_part_copies(kind: ServerKind) {
     let bed = Bed::new(kind, "copy-parts");
     let bytes = payload(31, 11 * MIB + 7);
-    bed.admin
-        .put_object(&bed.bucket, "a/big.bin", bytes.clone())
-        .unwrap();
+    std::fs::write(bed.path("big.bin"), &bytes).unwrap();
+    // Stored with a type and metadata, which the copy in parts must keep.
+    let up = run(bed.parabyte().args([
+        "cp",
+        "--content-type",
+        "application/x-test",
+        "--metadata",
+        "origin=render-7",
+        "big.bin",
+        &bed.url("a/big.bin"),
+    ]));
+    assert!(up.status.success(), "{}", stderr(&up));
+    let puts_before = bed.proxy.counts().put;
     let output = run(bed.parabyte().args([
         "cp",
         "--json",
@@ -781,8 +791,14 @@ fn a_copy_above_the_cutoff_goes_in_part_copies(kind: ServerKind) {
     let json = summary(&output);
     // A GET of one byte for the size and version, three part copies, no byte carried.
     assert_eq!(json["requests"]["copy"], 3);
-    assert_eq!(bed.proxy.counts().put, 3);
+    assert_eq!(bed.proxy.counts().put - puts_before, 3);
     assert!(bed.admin.get_object(&bed.bucket, "b/big.bin").unwrap() == bytes);
+    let stat = run(bed
+        .parabyte()
+        .args(["stat", "--json", &bed.url("b/big.bin")]));
+    let info: serde_json::Value = serde_json::from_slice(&stat.stdout).unwrap();
+    assert_eq!(info["content_type"], "application/x-test", "{info}");
+    assert_eq!(info["metadata"]["origin"], "render-7", "{info}");
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
     let back = run(bed
         .parabyte()

@@ -194,7 +194,8 @@ impl UploadOptions {
                 .iter()
                 .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
                 .collect(),
-            without_checksum: false,
+            // Content-Disposition and Content-Language only a copy carries over.
+            ..WriteOptions::default()
         })
     }
 }

@@ -23,6 +23,7 @@ pub(crate) use memory::{Answer, MemoryStore, Request, Seen, When};
 pub(crate) use sources::Sources;
 pub use store::Encryption;
 pub(crate) use store::{
-    Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
+    Body, Described, Fetched, ListedPart, Shape, Store, StoredHeaders, UploadedPart, WriteOptions,
+    Written,
 };
 pub(crate) use write_body::WriteBody;

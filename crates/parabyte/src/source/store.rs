@@ -89,6 +89,21 @@ pub(crate) struct Described {
     pub content_md5: Option<[u8; 16]>,
     /// For a HEAD of one upload part: where that part lies in the object.
     pub part: Option<ByteRange>,
+    /// What the object is stored and served with besides its bytes.
+    pub headers: StoredHeaders,
+}
+
+/// The headers an object is stored and served with: what a copy in parts must give its
+/// copy, since only a one-request copy keeps them by itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StoredHeaders {
+    pub content_type: Option<String>,
+    pub cache_control: Option<String>,
+    pub content_disposition: Option<String>,
+    pub content_encoding: Option<String>,
+    pub content_language: Option<String>,
+    /// `x-amz-meta-NAME`, names in lower case.
+    pub metadata: Vec<(String, String)>,
 }
 
 /// What an object is stored with, beyond its bytes.
@@ -101,9 +116,12 @@ pub(crate) struct WriteOptions {
     pub content_type: Option<String>,
     /// Without a `content_type`, the uploader names one from each file's extension.
     pub guess_content_type: bool,
-    /// `Cache-Control`, `Content-Encoding`: kept and served back with the object.
+    /// `Cache-Control`, `Content-Encoding`, `Content-Disposition`, `Content-Language`:
+    /// kept and served back with the object.
     pub cache_control: Option<String>,
     pub content_encoding: Option<String>,
+    pub content_disposition: Option<String>,
+    pub content_language: Option<String>,
     /// `x-amz-storage-class` (STANDARD, STANDARD_IA, GLACIER_IR, ...).
     pub storage_class: Option<String>,
     /// Server-side encryption, when asked for.
@@ -114,6 +132,26 @@ pub(crate) struct WriteOptions {
     /// cannot all checksum (MinIO refuses such a part, moto names no CRC for it, versitygw
     /// wrong ones), so the store's own checksum, if any, stands for the object.
     pub without_checksum: bool,
+}
+
+impl WriteOptions {
+    /// These options, with what `kept` stores for each header they leave unset: a copy
+    /// keeps its source's headers unless told otherwise.
+    pub(crate) fn keeping(&self, kept: &StoredHeaders) -> WriteOptions {
+        let or = |mine: &Option<String>, theirs: &Option<String>| mine.clone().or(theirs.clone());
+        WriteOptions {
+            content_type: or(&self.content_type, &kept.content_type),
+            cache_control: or(&self.cache_control, &kept.cache_control),
+            content_disposition: or(&self.content_disposition, &kept.content_disposition),
+            content_encoding: or(&self.content_encoding, &kept.content_encoding),
+            content_language: or(&self.content_language, &kept.content_language),
+            metadata: match self.metadata.is_empty() {
+                true => kept.metadata.clone(),
+                false => self.metadata.clone(),
+            },
+            ..self.clone()
+        }
+    }
 }
 
 /// Server-side encryption of a stored object.

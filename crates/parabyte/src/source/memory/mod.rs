@@ -22,7 +22,8 @@ use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::source::listing::{Cursor, ListPage, ListQuery, ObjectEntry, PageSink};
 use crate::source::store::{
-    Body, Described, Fetched, ListedPart, Shape, Store, UploadedPart, WriteOptions, Written,
+    Body, Described, Fetched, ListedPart, Shape, Store, StoredHeaders, UploadedPart, WriteOptions,
+    Written,
 };
 use crate::source::write_body::WriteBody;
 use crate::timestamp::Timestamp;
@@ -67,6 +68,8 @@ struct Stored {
     /// Each upload part has an ETag of its own, so a part HEAD pinned to the object's
     /// answers 412 (moto).
     own_part_etags: bool,
+    /// The content headers and metadata it was stored with.
+    headers: StoredHeaders,
 }
 
 #[derive(Debug, Default)]
@@ -114,8 +117,14 @@ impl MemoryStore {
                 file_time: None,
                 keeps: None,
                 own_part_etags: false,
+                headers: StoredHeaders::default(),
             },
         );
+    }
+
+    /// The content headers and metadata the object at `url` was stored with.
+    pub(crate) fn headers_of(&self, url: &str) -> Option<StoredHeaders> {
+        Some(self.lock().objects.get(url)?.headers.clone())
     }
 
     /// The object at `url` carries the file time `when` in its metadata.
@@ -230,6 +239,7 @@ impl MemoryStore {
                 file_time: None,
                 keeps: None,
                 own_part_etags: false,
+                headers: StoredHeaders::default(),
             });
             object.data = data;
             object.validator = validator;
@@ -352,6 +362,7 @@ impl MemoryStore {
             checksum,
             content_md5: object.validator.as_ref().and_then(Validator::md5),
             part,
+            headers: object.headers.clone(),
         }))
     }
 

@@ -14,7 +14,7 @@ use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, StoreChecks
 use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
-use crate::source::{ListedPart, UploadedPart, WriteBody, WriteOptions, Written};
+use crate::source::{ListedPart, StoredHeaders, UploadedPart, WriteBody, WriteOptions, Written};
 use crate::validator::Validator;
 
 /// A multipart upload begun and not yet completed or aborted.
@@ -193,7 +193,7 @@ impl MemoryStore {
         let url = to.to_string();
         let what = format!("CopyObject {from}");
         let answer = self.received(Request::Copy, &url, None)?;
-        let (mut data, now) = {
+        let (mut data, now, headers) = {
             let state = self.lock();
             let source = state
                 .objects
@@ -202,7 +202,8 @@ impl MemoryStore {
                     what: what.clone(),
                     detail: "404 NoSuchKey".into(),
                 })?;
-            (source.data.clone(), source.validator.clone())
+            let kept = (source.data.clone(), source.validator.clone());
+            (kept.0, kept.1, source.headers.clone())
         };
         if pinned.is_some_and(|pinned| !now.as_ref().is_some_and(|now| pinned.matches(now))) {
             return Err(Error::Changed {
@@ -216,7 +217,12 @@ impl MemoryStore {
         }
         let etag = format!("\"{}\"", hex::encode(Md5::digest(&data)));
         let crc = crc64nvme(&data);
-        self.store_object(&url, data, etag, crc, options)
+        // As S3's `x-amz-metadata-directive: COPY`: the source's headers are kept.
+        let options = WriteOptions {
+            metadata: headers.metadata.clone(),
+            ..options.keeping(&headers)
+        };
+        self.store_object(&url, data, etag, crc, &options)
     }
 
     pub(super) fn answer_part_copy(
@@ -354,6 +360,7 @@ impl MemoryStore {
                     .and_then(|(_, value)| crate::timestamp::parse_file_time(value)),
                 keeps: Some((StoreChecksum::Full(checksum), size)),
                 own_part_etags: false,
+                headers: stored_headers(options),
             },
         );
         Ok(Written {
@@ -372,6 +379,18 @@ fn check_body(what: &str, body: &[u8], crc: u64) -> Result<()> {
             what: what.to_owned(),
             detail: "400 BadDigest: the body is not the CRC64NVME sent".into(),
         }),
+    }
+}
+
+/// The headers `options` store an object with.
+fn stored_headers(options: &WriteOptions) -> StoredHeaders {
+    StoredHeaders {
+        content_type: options.content_type.clone(),
+        cache_control: options.cache_control.clone(),
+        content_disposition: options.content_disposition.clone(),
+        content_encoding: options.content_encoding.clone(),
+        content_language: options.content_language.clone(),
+        metadata: options.metadata.clone(),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::ranges::ByteRange;
 use crate::source::http_client::Response;
-use crate::source::{shape_of, Described, Shape};
+use crate::source::{shape_of, Described, Shape, StoredHeaders};
 use crate::validator::Validator;
 
 impl S3Store {
@@ -103,6 +103,32 @@ impl S3Store {
             checksum: store_checksum(response.headers()),
             content_md5: content_md5(validator.as_ref(), response.headers()),
             part,
+            headers: stored_headers(response.headers()),
         }))
+    }
+}
+
+/// The content headers and user metadata an answer says the object is stored with.
+fn stored_headers(headers: &reqwest::header::HeaderMap) -> StoredHeaders {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let metadata = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let name = name.as_str().strip_prefix("x-amz-meta-")?;
+            Some((name.to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect();
+    StoredHeaders {
+        content_type: text("content-type"),
+        cache_control: text("cache-control"),
+        content_disposition: text("content-disposition"),
+        content_encoding: text("content-encoding"),
+        content_language: text("content-language"),
+        metadata,
     }
 }

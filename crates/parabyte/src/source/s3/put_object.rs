@@ -107,6 +107,8 @@ pub(super) fn object_headers<'a>(
         ("content-type", &options.content_type),
         ("cache-control", &options.cache_control),
         ("content-encoding", &options.content_encoding),
+        ("content-disposition", &options.content_disposition),
+        ("content-language", &options.content_language),
         ("x-amz-storage-class", &options.storage_class),
     ];
     for (name, value) in named {

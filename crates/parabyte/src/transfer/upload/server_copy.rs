@@ -56,10 +56,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
                 Ok(written) => Ok(self.copy_verified(&job.from, pinned, &written).await),
                 Err(error) => Err(error),
             },
-            false => match self.copy_parts(job, size, pinned, reporter).await {
-                Ok(()) => Ok(self.same_stored(&job.from, pinned, &job.to).await),
-                Err(error) => Err(error),
-            },
+            false => self.copy_parts(job, size, pinned, reporter).await,
         };
         if written.is_ok() && size <= self.copy_threshold {
             reporter.bytes_transferred(size);
@@ -103,21 +100,6 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         }
     }
 
-    /// Whether a copy in parts holds the source's bytes: the two objects keep the same
-    /// checksum (a HEAD of each). Stores give a copy in parts a checksum of their own
-    /// making, so this often cannot say yes; then the copy is not verified.
-    async fn same_stored(
-        &self,
-        from: &S3Url,
-        pinned: Option<&Validator>,
-        to: &S3Url,
-    ) -> Option<Method> {
-        let source = self.stored_checksum(from, pinned).await?;
-        let copy = self.stored_checksum(to, None).await?;
-        let comparable = !matches!(source, StoreChecksum::Malformed(_));
-        (comparable && source == copy).then_some(Method::Crc)
-    }
-
     /// The checksum the store keeps for `object` (of the version `pinned` names), by HEAD.
     async fn stored_checksum(
         &self,
@@ -156,13 +138,22 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
     }
 
     /// A copy in parts, each an UploadPartCopy of the source's version; aborted on failure.
+    /// One HEAD of the source first: its headers and metadata go with the new upload (only
+    /// a one-request copy keeps them by itself), and its checksum is compared with the
+    /// copy's once complete. Stores give a copy in parts a checksum of their own making,
+    /// so that often cannot say the copy is verified (`None`); `mv` then keeps the source.
     async fn copy_parts(
         &self,
         job: &CopyJob,
         size: u64,
         pinned: Option<&Validator>,
         reporter: &dyn Reporter,
-    ) -> Result<()> {
+    ) -> Result<Option<Method>> {
+        let object = ObjectUrl::S3(job.from.clone());
+        let source = self
+            .send(|| self.store.describe(&object, pinned, None))
+            .await?
+            .unwrap_or_default();
         let Some(cut) = cut(
             size,
             self.transfer.part_size.max(self.copy_part).min(MAX_PART),
@@ -175,7 +166,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         let to = &job.to;
         let options = WriteOptions {
             without_checksum: true,
-            ..WriteOptions::clone(&job.options)
+            ..job.options.keeping(&source.headers)
         };
         let upload_id = self.send(|| self.store.create_upload(to, &options)).await?;
         let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
@@ -219,6 +210,13 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             Ok(_) => upload.completed(),
             Err(_) => upload.abort().await,
         }
-        completed
+        completed?;
+        let copy = self.stored_checksum(to, None).await;
+        let same = match (source.checksum, copy) {
+            (Some(StoreChecksum::Malformed(_)), _) => false,
+            (Some(source), Some(copy)) => source == copy,
+            _ => false,
+        };
+        Ok(same.then_some(Method::Crc))
     }
 }

@@ -386,6 +386,45 @@ proptest! {
     }
 }
 
+/// A copy in parts gives its copy what the source is stored with, as a one-request copy
+/// does (`mv` of a large object used to lose them for good).
+#[tokio::test]
+async fn a_copy_in_parts_keeps_the_sources_headers_and_metadata() {
+    let from = S3Url::parse("s3://bucket/big.bin").unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let stored_with = WriteOptions {
+        content_type: Some("application/x-tar".into()),
+        cache_control: Some("no-cache".into()),
+        content_disposition: Some("attachment".into()),
+        content_language: Some("de".into()),
+        metadata: vec![("origin".into(), "render-7".into())],
+        ..WriteOptions::default()
+    };
+    let bytes = Bytes::from(data(12, 11 * MIB));
+    let mut copier = uploader(&store);
+    copier
+        .put_bytes(bytes.clone(), &from, &stored_with, &Silent)
+        .await
+        .unwrap();
+    copier.copy_in_parts_over(MIB, 5 * MIB);
+    let job = copy_job(&from.to_string(), None);
+    copier.copy(&job, &Silent).await.unwrap();
+    assert_eq!(store.data_of(URL).unwrap(), bytes);
+    assert!(store.writes().contains(&Request::PartCopy));
+    assert_eq!(
+        store.headers_of(URL).unwrap(),
+        store.headers_of(&from.to_string()).unwrap()
+    );
+    assert_eq!(
+        store
+            .headers_of(URL)
+            .unwrap()
+            .content_disposition
+            .as_deref(),
+        Some("attachment")
+    );
+}
+
 #[tokio::test]
 async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
     let from = "s3://bucket/big.bin";
