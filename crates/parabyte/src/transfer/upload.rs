@@ -18,7 +18,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::checksum::{crc64nvme, crc64nvme_after, Crc, FullChecksum, Method, StoreChecksum};
+use crate::checksum::{crc64nvme, crc64nvme_after, Crc, Method, StoreChecksum};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::source_file::SourceFile;
@@ -325,8 +325,9 @@ impl<S: Store> Uploader<S> {
     /// commit of every multipart writer that sends a whole CRC64NVME (a file, a stream, a
     /// copy streamed between stores). When the complete fails, the store may still have
     /// committed it (an answer lost on the way back, whose retry then finds no such
-    /// upload): before a failure is reported, the key is looked at, and an object whose
-    /// full-object CRC64NVME is the one sent is this upload, committed.
+    /// upload, or completes it again and names no CRC): then, and when its answer names no
+    /// CRC, the key is looked at, and an object whose full-object CRC64NVME is the one sent
+    /// is this upload, committed and checked.
     pub(super) async fn commit(
         &self,
         to: &S3Url,
@@ -341,22 +342,39 @@ impl<S: Store> Uploader<S> {
                     .complete_upload(to, upload_id, parts, whole, options)
             })
             .await;
-        let error = match completed {
-            Ok(written) => return self.check_stored(to, &written, whole),
+        let failed = match completed {
+            Ok(written) => match self.check_stored(to, &written, whole)? {
+                Some(confirmed) => return Ok(Some(confirmed)),
+                None => None,
+            },
             Err(error @ Error::Exists { .. }) => return Err(error),
-            Err(error) => error,
+            Err(error) => Some(error),
         };
         let looked = self.send(|| self.store.look(to)).await;
-        let stored = looked
+        // moto names the checksum without its type: one equal to the whole CRC is it.
+        let kept = match looked
             .ok()
             .flatten()
-            .and_then(|described| described.checksum);
-        match stored {
-            Some(StoreChecksum::Full(FullChecksum {
-                algorithm: Crc::Crc64Nvme,
-                value,
-            })) if value == whole => Ok(Some(Method::Crc)),
-            _ => Err(error),
+            .and_then(|described| described.checksum)
+        {
+            Some(StoreChecksum::Full(crc) | StoreChecksum::Unlabeled { crc, .. })
+                if crc.algorithm == Crc::Crc64Nvme =>
+            {
+                Some(crc.value)
+            }
+            _ => None,
+        };
+        match (kept, failed) {
+            (Some(kept), _) if kept == whole => Ok(Some(Method::Crc)),
+            (_, Some(error)) => Err(error),
+            (Some(kept), None) => Err(Error::Corrupt {
+                what: format!("CompleteMultipartUpload {to}"),
+                detail: format!(
+                    "the store keeps CRC64NVME {kept:016x} for the object, not the {whole:016x} \
+                     its parts were sent with"
+                ),
+            }),
+            (None, None) => Ok(None),
         }
     }
 

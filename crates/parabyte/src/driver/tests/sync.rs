@@ -361,7 +361,8 @@ proptest! {
         let expected = expected_deletes(&listed, &dest, refused || broke);
         prop_assert_eq!(summary.deleted, expected.len() as u64, "{:?}", summary.failures);
         for key in dest.keys() {
-            let gone = !root.join(key).exists();
+            // A file that went may leave a folder of its name, made by a key below it.
+            let gone = !root.join(key).is_file();
             prop_assert_eq!(gone, expected.contains(key), "{}", key);
         }
     }
