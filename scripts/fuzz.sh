@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make fuzz: each fuzz property (the `fuzz` test modules of crates/parabyte: listing pages in
 # chunks, bucket lists and error documents, checksum headers, Content-Range answers, manifest
-# lines, arguments and URLs, wildcard patterns) run alone with endless cases for
+# lines, arguments and URLs, wildcard patterns) and each write-side property (sync's and
+# mv's deletes, the multipart writers' commits) run alone with endless cases for
 # FUZZ_SECONDS (default 60) each, in a release build. A property that runs out its time has
 # found nothing; one that fails prints its smallest failing input and the script exits 1.
 # proptest keeps each failure in crates/parabyte/proptest-regressions/: make it a test.
@@ -16,6 +17,12 @@ PROPERTIES=(
   manifest::download::tests::fuzz::every_line_is_an_item_or_a_named_error
   location::tests::fuzz::any_argument_is_classified
   pattern::tests::fuzz::any_pattern_against_any_name_answers
+  # The write side's gates: what a sync deletes, what a move deletes, what a writer commits.
+  driver::tests::sync::sync_sends_and_deletes_exactly_the_difference_and_nothing_after_a_broken_listing
+  driver::tests::sync::a_sync_up_deletes_only_what_a_source_read_whole_lacks
+  driver::tests::sync::a_sync_down_deletes_only_what_a_source_read_whole_lacks
+  driver::tests::moves::a_move_deletes_exactly_the_sources_whose_copies_were_compared_equal
+  transfer::upload::tests::every_writer_stores_the_whole_source_or_nothing_and_leaves_no_upload_open
 )
 cargo test --release --locked -p parabyte --lib --no-run
 # A property renamed or moved would otherwise match no test and "pass" in no time.

@@ -97,6 +97,15 @@ async fn copy_with(
     Copy { summary, recorded }
 }
 
+/// Cases for a write-side property: `make test` runs `default` (with the fixed seed the
+/// Makefile sets), `make fuzz` as many as `PROPTEST_CASES` asks, for as long as it runs.
+fn property_cases(default: u32) -> u32 {
+    let asked = std::env::var("PROPTEST_CASES").ok();
+    asked
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A runtime for a property test, which runs each case to its end itself: two threads, as
 /// the machines this runs on have.
 fn two_thread_runtime() -> tokio::runtime::Runtime {

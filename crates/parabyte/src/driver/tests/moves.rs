@@ -35,7 +35,7 @@ async fn move_tree(store: &Arc<MemoryStore>) -> Summary {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(ProptestConfig::with_cases(property_cases(32)))]
 
     /// Whatever a store's copies hold, a source goes only when its copy holds its bytes
     /// and that was compared; an honest copy always moves.

@@ -25,7 +25,7 @@ async fn sync(store: &Arc<MemoryStore>, options: &SyncOptions) -> Result<Summary
 const NEIGHBOURS: [&str; 3] = ["s3://b/dst-x/a", "s3://b/dsta", "s3://b/other/a"];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(property_cases(48)))]
 
     #[test]
     fn sync_sends_and_deletes_exactly_the_difference_and_nothing_after_a_broken_listing(
@@ -251,7 +251,7 @@ fn expected_deletes(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(ProptestConfig::with_cases(property_cases(32)))]
 
     /// Local to S3: a link or FIFO anywhere in the source (its namesakes and what lies below
     /// them at the destination included) or an empty source deletes nothing at all.

@@ -339,6 +339,15 @@ proptest! {
     }
 }
 
+/// Cases for the writers' property: `make test` runs `default` (with the fixed seed the
+/// Makefile sets), `make fuzz` as many as `PROPTEST_CASES` asks, for as long as it runs.
+fn property_cases(default: u32) -> u32 {
+    let asked = std::env::var("PROPTEST_CASES").ok();
+    asked
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
 /// How a fault answers: retryably, for good, or (a complete) done with its answer lost.
 #[derive(Debug, Clone, Copy)]
 enum Fails {
@@ -408,7 +417,7 @@ async fn write_by(writer: Writer, store: &Arc<MemoryStore>, bytes: &[u8]) -> Res
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(property_cases(24)))]
 
     /// Whatever fails when (a request refused, one that fails and is retried, a complete
     /// done whose answer is lost), every multipart writer ends one of two ways: the key
