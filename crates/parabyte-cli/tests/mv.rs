@@ -123,3 +123,55 @@ fn a_move_onto_itself_is_refused_and_deletes_nothing() {
         b"only copy"
     );
 }
+
+/// A move inside the store deletes its source only once the copy was compared with it
+/// (the copy's ETag is the source's MD5, or its CRC64NVME is the one the source keeps):
+/// on every server, an object parabyte uploaded moves whole.
+fn a_move_inside_the_store_is_verified_then_deletes(kind: ServerKind) {
+    let bed = Bed::new(kind, "mv-verified");
+    std::fs::write(bed.path("f"), b"moved across").unwrap();
+    let up = run(bed.parabyte().args(["cp", "f", &bed.url("a/f")]));
+    assert!(up.status.success(), "{}", stderr(&up));
+    let across = run(bed
+        .parabyte()
+        .args(["mv", "--json", &bed.url("a/f"), &bed.url("b/f")]));
+    assert!(across.status.success(), "{}", stderr(&across));
+    let summary: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&across.stdout)
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    let verified = &summary["verified"];
+    assert_eq!(
+        verified["checksum"].as_u64().unwrap() + verified["md5"].as_u64().unwrap(),
+        1,
+        "{summary}"
+    );
+    assert!(bed.admin.get_object(&bed.bucket, "a/f").is_err());
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "b/f").unwrap()[..],
+        b"moved across"
+    );
+}
+
+#[test]
+fn a_move_inside_the_store_is_verified_then_deletes_versitygw() {
+    a_move_inside_the_store_is_verified_then_deletes(ServerKind::Versitygw);
+}
+
+#[test]
+fn a_move_inside_the_store_is_verified_then_deletes_minio() {
+    a_move_inside_the_store_is_verified_then_deletes(ServerKind::Minio);
+}
+
+#[test]
+fn a_move_inside_the_store_is_verified_then_deletes_seaweedfs() {
+    a_move_inside_the_store_is_verified_then_deletes(ServerKind::SeaweedFs);
+}
+
+#[test]
+fn a_move_inside_the_store_is_verified_then_deletes_moto() {
+    a_move_inside_the_store_is_verified_then_deletes(ServerKind::Moto);
+}

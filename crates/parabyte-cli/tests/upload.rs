@@ -406,9 +406,8 @@ fn a_failed_upload_is_aborted_and_leaves_nothing() {
     assert!(bed.admin.get_object(&bed.bucket, "big.bin").is_err());
 }
 
-#[test]
-fn no_clobber_keeps_what_is_there() {
-    let bed = Bed::new(ServerKind::Minio, "upload-noclobber");
+fn no_clobber_keeps_what_is_there(kind: ServerKind) {
+    let bed = Bed::new(kind, "upload-noclobber");
     bed.admin
         .put_object(&bed.bucket, "small.txt", "theirs")
         .unwrap();
@@ -430,6 +429,10 @@ fn no_clobber_keeps_what_is_there() {
         assert!(output.status.success(), "{name}: {}", stderr(&output));
         assert_eq!(summary(&output)["skipped"], 1, "{name}");
     }
+    // Looked at first (one HEAD each), nothing written: a store that ignores
+    // If-None-Match would have replaced them.
+    let seen = bed.proxy.counts();
+    assert_eq!((seen.head, seen.put, seen.other), (2, 0, 0), "{seen:?}");
     assert_eq!(
         &bed.admin.get_object(&bed.bucket, "small.txt").unwrap()[..],
         b"theirs"
@@ -439,6 +442,16 @@ fn no_clobber_keeps_what_is_there() {
         b"theirs too"
     );
     assert_eq!(bed.admin.open_uploads(&bed.bucket).unwrap(), 0);
+}
+
+#[test]
+fn no_clobber_keeps_what_is_there_minio() {
+    no_clobber_keeps_what_is_there(ServerKind::Minio);
+}
+
+#[test]
+fn no_clobber_keeps_what_is_there_moto() {
+    no_clobber_keeps_what_is_there(ServerKind::Moto);
 }
 
 #[test]
