@@ -62,7 +62,7 @@ fn interrupt_mid_download(signal: i32, expected_status: i32) {
         [temp] => {
             assert!(temp.ends_with(".tmp"), "{temp}");
             assert!(
-                said.contains("1 unfinished object(s) keep what they fetched"),
+                said.contains("1 unfinished download(s) keep what they fetched"),
                 "{said}"
             );
         }

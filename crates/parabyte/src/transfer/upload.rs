@@ -10,6 +10,7 @@ mod open;
 mod pieces;
 mod server_copy;
 mod stream_copy;
+mod writer;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::checksum::{crc64nvme, crc64nvme_after, Crc, Method, StoreChecksum};
+use crate::checksum::{crc64nvme, crc64nvme_after, Method};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::source_file::SourceFile;
@@ -32,10 +33,10 @@ use crate::timestamp::format_file_time;
 use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
 use content::Content;
-use open::OpenUpload;
 pub use open::{uploads_aborted, uploads_kept};
 pub(crate) use pieces::{Answer, Pieces, Reader};
 pub(crate) use server_copy::CopyJob;
+use writer::{Commit, Opening, Sent};
 
 /// S3's smallest part (all but the last).
 const MIN_PART: u64 = 5 * 1024 * 1024;
@@ -218,7 +219,7 @@ impl<S: Store> Uploader<S> {
         options: &WriteOptions,
         reporter: &dyn Reporter,
     ) -> Result<Finished> {
-        let mut part_size = self.transfer.part_size.clamp(MIN_PART, MAX_PART);
+        let part_size = self.transfer.part_size.clamp(MIN_PART, MAX_PART);
         let first = input.next_piece(part_size).await?;
         let source = input.name().to_owned();
         if (first.len() as u64) < part_size {
@@ -226,83 +227,95 @@ impl<S: Store> Uploader<S> {
                 .store(Content::Memory(first), &source, to, options, reporter)
                 .await;
         }
-        let created = match self.claim(to, options).await {
-            Ok(()) => self.send(|| self.store.create_upload(to, options)).await,
-            Err(error) => Err(error),
-        };
-        let upload_id = match created {
-            Ok(upload_id) => upload_id,
-            // A store that can tell at once (a directory) that --no-clobber keeps the key.
-            Err(error) => return self.ended(Err(error), 0, &source, to, options, reporter),
-        };
-        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
-        let mut in_flight = futures::stream::FuturesOrdered::new();
-        let mut parts = Vec::new();
         let mut lengths = Vec::new();
-        let mut next = Some(first);
-        let mut number = 0u32;
-        let sent: Result<()> = async {
-            while let Some(body) = next.take().filter(|body| !body.is_empty()) {
-                number += 1;
-                if number > MAX_PARTS as u32 {
-                    return Err(Error::InvalidInput(format!(
-                        "{}: {source} holds more than S3's 10,000 parts can take",
-                        self.store.destination_name(to)
-                    )));
-                }
-                lengths.push(body.len() as u64);
-                let upload_id = upload.id.as_str();
-                in_flight.push_back(async move {
-                    let crc = crc64nvme(&body);
-                    let length = body.len() as u64;
-                    let part = self
-                        .send(|| {
-                            self.store
-                                .upload_part(to, upload_id, number, body.clone().into(), crc)
-                        })
-                        .await?;
-                    reporter.bytes_transferred(length);
-                    Ok::<_, Error>(part)
-                });
-                if in_flight.len() >= self.transfer.ranges_per_object.max(1) {
-                    parts.push(in_flight.next().await.expect("one is in flight")?);
-                }
-                if number % 1000 == 0 {
-                    part_size = (part_size * 2).min(MAX_PART);
-                }
-                // The parts in flight go on being sent while the next one is read.
-                let read = input.next_piece(part_size);
-                tokio::pin!(read);
-                next = Some(loop {
-                    tokio::select! {
-                        piece = &mut read => break piece?,
-                        Some(part) = in_flight.next(), if !in_flight.is_empty() => {
-                            parts.push(part?);
-                        }
-                    }
-                });
-            }
-            while let Some(part) = in_flight.next().await {
-                parts.push(part?);
-            }
-            Ok(())
-        }
-        .await;
-        drop(in_flight);
-        let completed = match sent {
-            Ok(()) => {
-                let whole = whole_crc(&parts, &lengths);
-                self.commit(to, &upload.id, &parts, whole, options).await
-            }
+        let written = match self.claim(to, options).await {
+            // A store that can tell at once (a directory) that --no-clobber keeps the key.
             Err(error) => Err(error),
+            Ok(()) => {
+                let lengths = &mut lengths;
+                let send =
+                    |upload_id| self.stream_parts(input, first, upload_id, to, lengths, reporter);
+                self.write_parts(to, options, Opening::New, |_| false, send)
+                    .await
+            }
         };
         let size: u64 = lengths.iter().sum();
-        match &completed {
-            Ok(_) => upload.completed(),
-            Err(_) => upload.abort().await,
+        self.ended(
+            written.map(Stored::from),
+            size,
+            &source,
+            to,
+            options,
+            reporter,
+        )
+    }
+
+    /// The parts of a stream, read one after another and sent `ranges_per_object` at a
+    /// time under `upload_id`, the next read while those are sent; `lengths` gets each
+    /// part's length.
+    async fn stream_parts(
+        &self,
+        mut input: impl Pieces,
+        first: Bytes,
+        upload_id: String,
+        to: &S3Url,
+        lengths: &mut Vec<u64>,
+        reporter: &dyn Reporter,
+    ) -> Result<Sent> {
+        let mut part_size = self.transfer.part_size.clamp(MIN_PART, MAX_PART);
+        let mut in_flight = futures::stream::FuturesOrdered::new();
+        let mut parts = Vec::new();
+        let mut next = Some(first);
+        let mut number = 0u32;
+        let upload_id = upload_id.as_str();
+        while let Some(body) = next.take().filter(|body| !body.is_empty()) {
+            number += 1;
+            if number > MAX_PARTS as u32 {
+                return Err(Error::InvalidInput(format!(
+                    "{}: {} holds more than S3's 10,000 parts can take",
+                    self.store.destination_name(to),
+                    input.name()
+                )));
+            }
+            lengths.push(body.len() as u64);
+            in_flight.push_back(async move {
+                let crc = crc64nvme(&body);
+                let length = body.len() as u64;
+                let part = self
+                    .send(|| {
+                        self.store
+                            .upload_part(to, upload_id, number, body.clone().into(), crc)
+                    })
+                    .await?;
+                reporter.bytes_transferred(length);
+                Ok::<_, Error>(part)
+            });
+            if in_flight.len() >= self.transfer.ranges_per_object.max(1) {
+                parts.push(in_flight.next().await.expect("one is in flight")?);
+            }
+            if number % 1000 == 0 {
+                part_size = (part_size * 2).min(MAX_PART);
+            }
+            // The parts in flight go on being sent while the next one is read.
+            let read = input.next_piece(part_size);
+            tokio::pin!(read);
+            next = Some(loop {
+                tokio::select! {
+                    piece = &mut read => break piece?,
+                    Some(part) = in_flight.next(), if !in_flight.is_empty() => {
+                        parts.push(part?);
+                    }
+                }
+            });
         }
-        let completed = completed.map(Stored::from);
-        self.ended(completed, size, &source, to, options, reporter)
+        while let Some(part) = in_flight.next().await {
+            parts.push(part?);
+        }
+        let whole = whole_crc(&parts, lengths);
+        Ok(Sent {
+            parts,
+            check: Commit::Whole(whole),
+        })
     }
 
     /// With `no_clobber`, a look before the write: a store that ignores `If-None-Match`
@@ -318,63 +331,6 @@ impl<S: Store> Uploader<S> {
             }),
             Ok(None) | Err(Error::Unsupported { .. }) => Ok(()),
             Err(error) => Err(error),
-        }
-    }
-
-    /// Complete an upload whose parts are all in, and check what the store stored: the
-    /// commit of every multipart writer that sends a whole CRC64NVME (a file, a stream, a
-    /// copy streamed between stores). When the complete fails, the store may still have
-    /// committed it (an answer lost on the way back, whose retry then finds no such
-    /// upload, or completes it again and names no CRC): then, and when its answer names no
-    /// CRC, the key is looked at, and an object whose full-object CRC64NVME is the one sent
-    /// is this upload, committed and checked.
-    pub(super) async fn commit(
-        &self,
-        to: &S3Url,
-        upload_id: &str,
-        parts: &[UploadedPart],
-        whole: u64,
-        options: &WriteOptions,
-    ) -> Result<Option<Method>> {
-        let completed = self
-            .send(|| {
-                self.store
-                    .complete_upload(to, upload_id, parts, whole, options)
-            })
-            .await;
-        let failed = match completed {
-            Ok(written) => match self.check_stored(to, &written, whole)? {
-                Some(confirmed) => return Ok(Some(confirmed)),
-                None => None,
-            },
-            Err(error @ Error::Exists { .. }) => return Err(error),
-            Err(error) => Some(error),
-        };
-        let looked = self.send(|| self.store.look(to)).await;
-        // moto names the checksum without its type: one equal to the whole CRC is it.
-        let kept = match looked
-            .ok()
-            .flatten()
-            .and_then(|described| described.checksum)
-        {
-            Some(StoreChecksum::Full(crc) | StoreChecksum::Unlabeled { crc, .. })
-                if crc.algorithm == Crc::Crc64Nvme =>
-            {
-                Some(crc.value)
-            }
-            _ => None,
-        };
-        match (kept, failed) {
-            (Some(kept), _) if kept == whole => Ok(Some(Method::Crc)),
-            (_, Some(error)) => Err(error),
-            (Some(kept), None) => Err(Error::Corrupt {
-                what: format!("CompleteMultipartUpload {to}"),
-                detail: format!(
-                    "the store keeps CRC64NVME {kept:016x} for the object, not the {whole:016x} \
-                     its parts were sent with"
-                ),
-            }),
-            (None, None) => Ok(None),
         }
     }
 
@@ -514,53 +470,44 @@ impl<S: Store> Uploader<S> {
                 }
             }
         }
-        let upload_id = match resumed {
-            Some(id) => id,
-            None => self.send(|| self.store.create_upload(to, options)).await?,
+        let opening = match resumed {
+            Some(id) => Opening::Resumed(id),
+            None => Opening::New,
         };
         // Best effort: without the record the upload still works, it only cannot resume.
-        let recorded = record
-            .zip(content.stamp())
-            .and_then(|(record, stamp)| record.write(stamp, &upload_id).is_ok().then_some(record));
-        let upload = OpenUpload::new(
-            self.store.clone(),
-            to.clone(),
-            upload_id,
-            recorded.is_some(),
-        );
-        let sent = self
-            .send_parts(
-                content,
-                to,
-                &Parts {
-                    upload_id: &upload.id,
-                    cut,
-                    stored: &stored,
-                    resumed: resumed_bytes,
-                },
-                options,
-                reporter,
-            )
-            .await;
-        match &sent {
-            Err(error) if recorded.is_some() && error.keeps_progress() => upload.keep(),
-            Ok(_) => upload.completed(),
-            Err(_) => upload.abort().await,
-        }
+        let mut recorded = None;
+        let remember = |upload_id: &str| {
+            recorded = record.zip(content.stamp()).and_then(|(record, stamp)| {
+                record.write(stamp, upload_id).is_ok().then_some(record)
+            });
+            recorded.is_some()
+        };
+        let stored = &stored;
+        let send = |upload_id: String| async move {
+            let parts = Parts {
+                upload_id: &upload_id,
+                cut,
+                stored,
+                resumed: resumed_bytes,
+            };
+            self.send_parts(content, to, &parts, reporter).await
+        };
+        let sent = self.write_parts(to, options, opening, remember, send).await;
         if !matches!(&sent, Err(error) if error.keeps_progress()) {
             recorded.iter().for_each(UploadRecord::remove);
         }
         sent
     }
 
+    /// A file's parts, sent `ranges_per_object` at a time, reusing those an earlier run
+    /// stored of these very bytes; the file checked unchanged after the last.
     async fn send_parts(
         &self,
         content: &Content,
         to: &S3Url,
         parts: &Parts<'_>,
-        options: &WriteOptions,
         reporter: &dyn Reporter,
-    ) -> Result<Option<Method>> {
+    ) -> Result<Sent> {
         let Parts {
             upload_id,
             cut,
@@ -603,7 +550,10 @@ impl<S: Store> Uploader<S> {
             .await?;
         let whole = whole_crc(&parts, &cut.lengths(size));
         content.unchanged().await?;
-        self.commit(to, upload_id, &parts, whole, options).await
+        Ok(Sent {
+            parts,
+            check: Commit::Whole(whole),
+        })
     }
 
     /// One request with its retries, each attempt under the client's request limit.

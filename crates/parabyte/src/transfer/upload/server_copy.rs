@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::open::OpenUpload;
+use super::writer::{Commit, Opening, Sent};
 use super::{cut, Uploader, MAX_PART};
 use crate::checksum::{Crc, FullChecksum, Method, StoreChecksum};
 use crate::error::{Error, Result};
@@ -168,55 +168,40 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             without_checksum: true,
             ..job.options.keeping(&source.headers)
         };
-        let upload_id = self.send(|| self.store.create_upload(to, &options)).await?;
-        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
-        let upload_id = upload.id.as_str();
-        let copied: Result<Vec<UploadedPart>> = futures::stream::iter(1..=cut.parts)
-            .map(|number| async move {
-                let start = (number - 1) * cut.part_size;
-                let end = (start + cut.part_size).min(size) - 1;
-                let range = ByteRange { start, end };
-                let part = self
-                    .send(|| {
-                        self.store.upload_part_copy(
-                            &job.from,
-                            pinned,
-                            range,
-                            to,
-                            upload_id,
-                            number as u32,
-                        )
-                    })
-                    .await?;
-                reporter.bytes_transferred(end + 1 - start);
-                Ok(part)
-            })
-            .buffered(self.transfer.ranges_per_object.max(1))
-            .try_collect()
-            .await;
-        // No byte passed through parabyte, and the parts' CRCs are not relied on: the
-        // object is checked by the store alone (each part copy pinned to one version).
-        let completed = match copied {
-            Ok(parts) => self
-                .send(|| {
-                    self.store
-                        .complete_upload(to, upload_id, &parts, 0, &options)
+        let source_checksum = source.checksum;
+        let send = |upload_id: String| async move {
+            let upload_id = upload_id.as_str();
+            let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
+                .map(|number| async move {
+                    let start = (number - 1) * cut.part_size;
+                    let end = (start + cut.part_size).min(size) - 1;
+                    let range = ByteRange { start, end };
+                    let part = self
+                        .send(|| {
+                            self.store.upload_part_copy(
+                                &job.from,
+                                pinned,
+                                range,
+                                to,
+                                upload_id,
+                                number as u32,
+                            )
+                        })
+                        .await?;
+                    reporter.bytes_transferred(end + 1 - start);
+                    Ok::<_, Error>(part)
                 })
-                .await
-                .map(drop),
-            Err(error) => Err(error),
+                .buffered(self.transfer.ranges_per_object.max(1))
+                .try_collect()
+                .await?;
+            // No byte passed through parabyte, and the parts' CRCs are not relied on: the
+            // copy is checked against what the store keeps for the source.
+            Ok(Sent {
+                parts,
+                check: Commit::SameAs(source_checksum),
+            })
         };
-        match &completed {
-            Ok(_) => upload.completed(),
-            Err(_) => upload.abort().await,
-        }
-        completed?;
-        let copy = self.stored_checksum(to, None).await;
-        let same = match (source.checksum, copy) {
-            (Some(StoreChecksum::Malformed(_)), _) => false,
-            (Some(source), Some(copy)) => source == copy,
-            _ => false,
-        };
-        Ok(same.then_some(Method::Crc))
+        self.write_parts(to, &options, Opening::New, |_| false, send)
+            .await
     }
 }

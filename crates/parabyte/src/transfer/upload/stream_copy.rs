@@ -7,7 +7,7 @@
 use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
 
-use super::open::OpenUpload;
+use super::writer::{Commit, Opening, Sent};
 use super::{cut, whole_crc, CopyJob, Cut, Uploader, MAX_PART, MIN_PART};
 use crate::checksum::{crc64nvme, Method};
 use crate::error::{Error, Result};
@@ -100,63 +100,55 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         reporter: &dyn Reporter,
     ) -> Result<Option<Method>> {
         let (to, size, pinned) = (&job.to, first.size, first.pinned.as_ref());
-        let upload_id = self
-            .send(|| self.store.create_upload(to, &job.options))
-            .await?;
-        let upload = OpenUpload::new(self.store.clone(), to.clone(), upload_id, false);
-        let upload_id = upload.id.as_str();
         // The first part's bytes came with the size; later parts are fetched.
         let first_part = (first.bytes.len() as u64 == cut.part_size).then_some(first.bytes);
-        let sent: Result<Vec<UploadedPart>> = futures::stream::iter(1..=cut.parts)
-            .map(|number| {
-                let first_part = first_part.clone().filter(|_| number == 1);
-                async move {
-                    let start = (number - 1) * cut.part_size;
-                    let length = cut.part_size.min(size - start);
-                    let _memory = self.reserve(length).await;
-                    let body = match first_part {
-                        Some(bytes) => bytes,
-                        None => {
-                            let range = Some(ByteRange {
-                                start,
-                                end: start + length - 1,
-                            });
-                            self.send(|| self.fetch(object, range, length, pinned))
-                                .await?
-                        }
-                    };
-                    let crc = crc64nvme(&body);
-                    let part = self
-                        .send(|| {
-                            self.store.upload_part(
-                                to,
-                                upload_id,
-                                number as u32,
-                                body.clone().into(),
-                                crc,
-                            )
-                        })
-                        .await?;
-                    reporter.bytes_transferred(length);
-                    Ok::<_, Error>(part)
-                }
+        let send = |upload_id: String| async move {
+            let upload_id = upload_id.as_str();
+            let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
+                .map(|number| {
+                    let first_part = first_part.clone().filter(|_| number == 1);
+                    async move {
+                        let start = (number - 1) * cut.part_size;
+                        let length = cut.part_size.min(size - start);
+                        let _memory = self.reserve(length).await;
+                        let body = match first_part {
+                            Some(bytes) => bytes,
+                            None => {
+                                let range = Some(ByteRange {
+                                    start,
+                                    end: start + length - 1,
+                                });
+                                self.send(|| self.fetch(object, range, length, pinned))
+                                    .await?
+                            }
+                        };
+                        let crc = crc64nvme(&body);
+                        let part = self
+                            .send(|| {
+                                self.store.upload_part(
+                                    to,
+                                    upload_id,
+                                    number as u32,
+                                    body.clone().into(),
+                                    crc,
+                                )
+                            })
+                            .await?;
+                        reporter.bytes_transferred(length);
+                        Ok::<_, Error>(part)
+                    }
+                })
+                .buffered(self.transfer.ranges_per_object.max(1))
+                .try_collect()
+                .await?;
+            let whole = whole_crc(&parts, &cut.lengths(size));
+            Ok(Sent {
+                parts,
+                check: Commit::Whole(whole),
             })
-            .buffered(self.transfer.ranges_per_object.max(1))
-            .try_collect()
-            .await;
-        let completed = match sent {
-            Ok(parts) => {
-                let whole = whole_crc(&parts, &cut.lengths(size));
-                self.commit(to, upload_id, &parts, whole, &job.options)
-                    .await
-            }
-            Err(error) => Err(error),
         };
-        match &completed {
-            Ok(_) => upload.completed(),
-            Err(_) => upload.abort().await,
-        }
-        completed
+        self.write_parts(to, &job.options, Opening::New, |_| false, send)
+            .await
     }
 
     /// The object's first `part_size` bytes (all of it, if smaller), its size and version.
