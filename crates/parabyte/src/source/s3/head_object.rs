@@ -116,19 +116,26 @@ fn stored_headers(headers: &reqwest::header::HeaderMap) -> StoredHeaders {
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned)
     };
-    let metadata = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            let name = name.as_str().strip_prefix("x-amz-meta-")?;
-            Some((name.to_owned(), value.to_str().ok()?.to_owned()))
-        })
-        .collect();
     StoredHeaders {
         content_type: text("content-type"),
         cache_control: text("cache-control"),
         content_disposition: text("content-disposition"),
         content_encoding: text("content-encoding"),
         content_language: text("content-language"),
-        metadata,
+        metadata: user_metadata(headers),
     }
+}
+
+/// The object's `x-amz-meta-*` headers, by name without the prefix (in lower case, as
+/// HTTP gives header names); values that are not text are left out.
+pub(super) fn user_metadata<C: FromIterator<(String, String)>>(
+    headers: &reqwest::header::HeaderMap,
+) -> C {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let name = name.as_str().strip_prefix("x-amz-meta-")?;
+            Some((name.to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect()
 }

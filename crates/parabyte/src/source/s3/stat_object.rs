@@ -6,6 +6,7 @@ use std::time::UNIX_EPOCH;
 use reqwest::header::{HeaderMap, CONTENT_LENGTH, CONTENT_TYPE, ETAG, LAST_MODIFIED};
 use serde::Serialize;
 
+use super::head_object::user_metadata;
 use super::S3Store;
 use crate::checksum::Crc;
 use crate::error::{Error, Result};
@@ -76,13 +77,7 @@ fn info_from(object: &S3Url, headers: &HeaderMap) -> std::result::Result<ObjectI
             kind: text("x-amz-checksum-type").map(str::to_owned),
         })
     });
-    let metadata = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            let name = name.as_str().strip_prefix("x-amz-meta-")?;
-            Some((name.to_owned(), value.to_str().ok()?.to_owned()))
-        })
-        .collect();
+    let metadata = user_metadata(headers);
     Ok(ObjectInfo {
         url: object.to_string(),
         size,
