@@ -924,3 +924,65 @@ fn a_web_file_streams_into_a_key_without_touching_the_disk() {
         );
     }
 }
+
+/// What the user names is read as what it is: a FIFO, a process substitution's
+/// `/dev/fd/N` (a link to a pipe) and `/dev/null` are streams read as `-` is, and a link
+/// to a file is that file, under the link's name. Inside a tree none of them is followed.
+#[test]
+fn streams_and_links_named_as_sources_are_read_as_what_they_point_to() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-streams");
+    let empty = run(bed.parabyte().args(["cp", "/dev/null", &bed.url("empty")]));
+    assert!(empty.status.success(), "{}", stderr(&empty));
+    assert!(bed
+        .admin
+        .get_object(&bed.bucket, "empty")
+        .unwrap()
+        .is_empty());
+
+    let fifo = bed.path("pipe");
+    let path = std::ffi::CString::new(fifo.clone().into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let streamed = payload(21, 6 * MIB + 5);
+    let writer = {
+        let (fifo, bytes) = (fifo.clone(), streamed.clone());
+        std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+    };
+    let piped = run(bed
+        .parabyte()
+        .args(["cp", "--part-size", "5MiB", "pipe", &bed.url("in/")]));
+    writer.join().unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert!(bed.admin.get_object(&bed.bucket, "in/pipe").unwrap() == streamed);
+
+    // A process substitution, as the shell hands it over.
+    let mut shell = std::process::Command::new("bash");
+    let command = bed.parabyte_process(bed.server.secret_key());
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => shell.env(name, value),
+            None => shell.env_remove(name),
+        };
+    }
+    let substituted = shell
+        .current_dir(bed.path(""))
+        .args(["-c", r#""$0" cp <(printf 'from a pipe') "$1""#])
+        .arg(command.get_program())
+        .arg(bed.url("substituted"))
+        .output()
+        .unwrap();
+    assert!(substituted.status.success(), "{}", stderr(&substituted));
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "substituted").unwrap()[..],
+        b"from a pipe"
+    );
+
+    std::fs::write(bed.path("real.txt"), b"the target").unwrap();
+    std::os::unix::fs::symlink("real.txt", bed.path("link.txt")).unwrap();
+    let linked = run(bed.parabyte().args(["cp", "link.txt", &bed.url("l/")]));
+    assert!(linked.status.success(), "{}", stderr(&linked));
+    assert_eq!(
+        &bed.admin.get_object(&bed.bucket, "l/link.txt").unwrap()[..],
+        b"the target"
+    );
+}

@@ -33,7 +33,7 @@ use crate::source::local::LocalStore;
 use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::transfer::upload::{CopyJob, Reader, UploadJob, Uploader};
+use crate::transfer::upload::{stream_from, CopyJob, UploadJob, Uploader};
 use crate::transfer_scope;
 use delete::{delete_batch, report_deleted, DELETE_BATCH};
 use web::put_web;
@@ -155,16 +155,18 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 self.one_upload(put, &job.to.to_string(), reporter.as_ref())
                     .await
             }
-            Work::Stdin { to, .. } if dry_run => {
-                Ok(self.one_preview("-", &to.to_string(), reporter.as_ref()))
+            Work::Stdin { named, to, .. } if dry_run => {
+                let from = named.map_or_else(|| "-".into(), |path| path.display().to_string());
+                Ok(self.one_preview(&from, &to.to_string(), reporter.as_ref()))
             }
-            Work::Stdin { to, options } => {
-                let input = Reader(tokio::io::stdin());
+            Work::Stdin { named, to, options } => {
+                let input = stream_from(named.as_deref()).await?;
                 let put = self.uploader.put_stream(input, &to, &options, &*reporter);
                 self.one_upload(put, &to.to_string(), reporter.as_ref())
                     .await
             }
             Work::StdinToFile {
+                named: stream,
                 directory,
                 name,
                 options,
@@ -184,7 +186,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                     self.request_limit.clone(),
                     self.counters.clone(),
                 );
-                let input = Reader(tokio::io::stdin());
+                let input = stream_from(stream.as_deref()).await?;
                 let put = uploader.put_stream(input, &to, &options, &*reporter);
                 self.one_upload(put, &named, reporter.as_ref()).await
             }

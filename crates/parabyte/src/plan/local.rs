@@ -239,7 +239,7 @@ impl Queue {
 fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
     let walked = copy.walked();
     let source = walked.as_path();
-    let metadata = named_metadata(source)?;
+    let (metadata, read_from) = named_metadata(source)?;
     if metadata.is_dir() {
         if let LocalDestination::Path(destination) = &copy.destination {
             refuse_copy_into_itself(source, destination)?;
@@ -274,14 +274,14 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
                 check_writable(parent.unwrap_or(Path::new(".")), to)?;
             }
             Planned::Local(LocalJob {
-                from: source.to_owned(),
+                from: read_from,
                 to,
                 size: metadata.len(),
             })
         }
         LocalDestination::Store { options, .. } => match copy.destination.single_file(source) {
             Some(to) => Planned::Upload(UploadJob {
-                from: source.to_owned(),
+                from: read_from,
                 to,
                 size: metadata.len(),
                 modified: metadata.modified().ok(),
@@ -294,17 +294,25 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
     Ok(())
 }
 
-/// What the user named, as every peer reads it: a link to a directory is that directory
-/// (links met inside the tree are never followed). A link to anything else stays a link,
-/// which an upload refuses, since files are opened without following links.
-fn named_metadata(source: &Path) -> Result<fs::Metadata> {
+/// What the user named, as every peer reads it, and the path its bytes are read from: a
+/// link to a directory is that directory, a link to a regular file is that file (read
+/// from its real path, since files are opened without following links; it keeps the
+/// link's name). Links met inside a tree are never followed; a link to anything else
+/// (dangling, a loop) stays a link, which is refused.
+fn named_metadata(source: &Path) -> Result<(fs::Metadata, PathBuf)> {
     let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
     if metadata.file_type().is_symlink() {
-        if let Some(target) = fs::metadata(source).ok().filter(fs::Metadata::is_dir) {
-            return Ok(target);
+        match fs::metadata(source) {
+            Ok(target) if target.is_dir() => return Ok((target, source.to_owned())),
+            Ok(target) if target.is_file() => {
+                let real =
+                    fs::canonicalize(source).map_err(|e| Error::io("cannot read", source, e))?;
+                return Ok((target, real));
+            }
+            _ => {}
         }
     }
-    Ok(metadata)
+    Ok((metadata, source.to_owned()))
 }
 
 /// Where one named file goes: a device or FIFO the user named is streamed into; into a

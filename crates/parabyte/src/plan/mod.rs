@@ -51,11 +51,18 @@ pub(crate) enum Work {
     /// A local file or tree (or the files a pattern matches) to another local path or to
     /// the store.
     Local(LocalCopy),
-    /// Standard input, of a length not known ahead, to one key.
-    Stdin { to: S3Url, options: WriteOptions },
-    /// Standard input to one file, written as the store's keys are (a local directory is a
-    /// store too): in parts, checked, under its name only when whole.
+    /// Standard input (or the stream `named`: a FIFO, `/dev/fd/N`, a device), of a length
+    /// not known ahead, to one key.
+    Stdin {
+        named: Option<PathBuf>,
+        to: S3Url,
+        options: WriteOptions,
+    },
+    /// Standard input (or the stream `named`) to one file, written as the store's keys are
+    /// (a local directory is a store too): in parts, checked, under its name only when
+    /// whole.
     StdinToFile {
+        named: Option<PathBuf>,
         directory: PathBuf,
         name: String,
         options: WriteOptions,
@@ -157,21 +164,33 @@ fn landing(request: &CopyRequest, into_store: bool) -> Result<Landing> {
 
 /// A local file or tree to a local path, or uploaded to the store.
 fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
-    if let (Destination::Store(url), true) = (&request.destination, source == Path::new("-")) {
-        if url.is_prefix() {
-            return Err(Error::InvalidInput(format!(
-                "standard input has no name to put under {url}: give the key, s3://bucket/key"
-            )));
-        }
+    let stdin = source == Path::new("-");
+    let named = (!stdin && is_stream(request, source)).then(|| source.to_owned());
+    let streamed = stdin || named.is_some();
+    if let (Destination::Store(url), true) = (&request.destination, streamed) {
+        let file_name = named.as_deref().and_then(Path::file_name);
+        let to = match (url.is_prefix(), file_name.and_then(|name| name.to_str())) {
+            (false, _) => url.clone(),
+            (true, Some(name)) => S3Url {
+                bucket: url.bucket.clone(),
+                key: format!("{}{name}", url.key),
+            },
+            (true, None) => {
+                return Err(Error::InvalidInput(format!(
+                    "standard input has no name to put under {url}: give the key, s3://bucket/key"
+                )))
+            }
+        };
         return Ok(Work::Stdin {
-            to: url.clone(),
+            named,
+            to,
             options: request.options.upload.write_options()?,
         });
     }
-    if let (Destination::Path(destination), true) = (&request.destination, source == Path::new("-"))
-    {
+    if let (Destination::Path(destination), true) = (&request.destination, streamed) {
         let (directory, name) = stdin_file(destination)?;
         return Ok(Work::StdinToFile {
+            named,
             directory,
             name,
             options: request.options.upload.write_options()?,
@@ -228,6 +247,21 @@ fn stdin_file(destination: &Path) -> Result<(PathBuf, String)> {
         _ => PathBuf::from("."),
     };
     Ok((directory, name.to_owned()))
+}
+
+/// Whether the source the user named is a stream rather than a file: a FIFO, a process
+/// substitution's `/dev/fd/N` (a link to a pipe), `/dev/stdin`, a character device such as
+/// `/dev/null`. Read as it comes, as `-` is; what the user names is read as what it points
+/// to. A pattern, or a FIFO met inside a tree, is never opened.
+fn is_stream(request: &CopyRequest, source: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    if request.recursive || request.is_pattern(&source.to_string_lossy()) {
+        return false;
+    }
+    std::fs::metadata(source).is_ok_and(|metadata| {
+        let kind = metadata.file_type();
+        kind.is_fifo() || kind.is_char_device()
+    })
 }
 
 /// A manifest's items, and its bad lines as failures named `FILE:LINE`; `-` is standard

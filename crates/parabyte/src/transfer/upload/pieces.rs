@@ -1,8 +1,9 @@
 //! Where an upload of unknown length reads its parts from, one after another: standard
-//! input, or the body of a web server's answer (web to S3), never more than a part at a
+//! input or a stream named as a file, or the body of a web server's answer (web to S3), never more than a part at a
 //! time in memory.
 
 use std::future::Future;
+use std::path::Path;
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -20,21 +21,51 @@ pub(crate) trait Pieces: Send {
     fn next_piece(&mut self, limit: u64) -> impl Future<Output = Result<Bytes>> + Send;
 }
 
-/// Standard input (or any reader).
-pub(crate) struct Reader<R>(pub R);
+/// Standard input, a stream the user named (a FIFO, `/dev/fd/N` from a process
+/// substitution, `/dev/stdin`, a device), or any reader: read as it comes.
+pub(crate) struct Reader<R> {
+    input: R,
+    name: String,
+}
+
+impl<R> Reader<R> {
+    pub(crate) fn stdin(input: R) -> Reader<R> {
+        Reader {
+            input,
+            name: "(stdin)".into(),
+        }
+    }
+}
+
+/// Standard input (`None`), or the stream at `named`, opened as the user named it (a link
+/// such as `/dev/fd/63` read as what it points to). Opening a FIFO waits for its writer.
+pub(crate) async fn stream_from(
+    named: Option<&Path>,
+) -> Result<Reader<Box<dyn AsyncRead + Unpin + Send>>> {
+    let Some(path) = named else {
+        return Ok(Reader::stdin(Box::new(tokio::io::stdin())));
+    };
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| Error::io("cannot open", path, e))?;
+    Ok(Reader {
+        input: Box::new(file),
+        name: path.display().to_string(),
+    })
+}
 
 impl<R: AsyncRead + Unpin + Send> Pieces for Reader<R> {
     fn name(&self) -> &str {
-        "(stdin)"
+        &self.name
     }
 
     async fn next_piece(&mut self, limit: u64) -> Result<Bytes> {
         let mut buffer = Vec::with_capacity(limit as usize);
-        (&mut self.0)
+        (&mut self.input)
             .take(limit)
             .read_to_end(&mut buffer)
             .await
-            .map_err(|e| Error::io("cannot read", "standard input", e))?;
+            .map_err(|e| Error::io("cannot read", &self.name, e))?;
         Ok(Bytes::from(buffer))
     }
 }

@@ -137,7 +137,7 @@ async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
         let store = Arc::new(MemoryStore::new());
         let bytes = data(8, size);
         let finished = uploader(&store)
-            .put_stream(Reader(&bytes[..]), &to, &options, &Silent)
+            .put_stream(pieces::Reader::stdin(&bytes[..]), &to, &options, &Silent)
             .await
             .unwrap();
         assert_eq!(finished, Finished::Downloaded(size), "{size}");
@@ -151,7 +151,7 @@ async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
     );
     let bytes = data(9, 12 * MIB);
     let failed = uploader(&store)
-        .put_stream(Reader(&bytes[..]), &to, &options, &Silent)
+        .put_stream(pieces::Reader::stdin(&bytes[..]), &to, &options, &Silent)
         .await;
     assert!(
         matches!(failed, Err(Error::PermissionDenied { .. })),
@@ -401,7 +401,7 @@ async fn write_by(writer: Writer, store: &Arc<MemoryStore>, bytes: &[u8]) -> Res
         Writer::Stream => {
             let options = WriteOptions::default();
             uploader(store)
-                .put_stream(Reader(bytes), &to, &options, &Silent)
+                .put_stream(pieces::Reader::stdin(bytes), &to, &options, &Silent)
                 .await
         }
         Writer::StreamedCopy | Writer::CopyInParts => {
