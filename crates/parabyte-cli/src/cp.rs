@@ -12,7 +12,7 @@ use parabyte::{
 
 use crate::args::{CatArgs, CpArgs, SyncArgs, UploadArgs};
 use crate::dryrun;
-use crate::progress::{DeleteLines, JsonLines, ProgressBarReporter, Tee};
+use crate::progress::{JsonLines, NamedLines, ProgressBarReporter, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 use crate::summary::{print_json, print_summary, Failures};
 
@@ -201,7 +201,7 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, 
     // Each delete is named (sync --delete, mv's sources): a dry run names them in its own
     // lines, --json-lines in its.
     if !(args.output.quiet || args.output.json_lines || dry_run) {
-        reporters.push(Arc::new(DeleteLines(progress.clone())));
+        reporters.push(Arc::new(NamedLines(progress.clone())));
     }
     let reporter: Arc<dyn Reporter> = match reporters.len() {
         0 => Arc::new(Silent),

@@ -137,16 +137,21 @@ impl Reporter for ProgressBarReporter {
 }
 
 /// `delete: s3://bucket/key` (or the local file's path) on stderr for each object or file
-/// deleted (`rm`, `sync --delete`, `mv`'s sources), as aws and s5cmd name them; above the
-/// bar when one is drawn.
-pub struct DeleteLines(pub Option<Arc<ProgressBarReporter>>);
+/// deleted (`rm`, `sync --delete`, `mv`'s sources), as aws and s5cmd name them, and `skip:
+/// PATH: why` for each entry passed over by rule (a link inside a tree); above the bar when
+/// one is drawn.
+pub struct NamedLines(pub Option<Arc<ProgressBarReporter>>);
 
-impl Reporter for DeleteLines {
+impl Reporter for NamedLines {
     fn object_reported(&self, report: &ObjectReport<'_>) {
-        if report.status != Status::Deleted {
-            return;
-        }
-        let line = format!("delete: {}", crate::escape::printable(report.source));
+        let line = match (report.status, report.error) {
+            (Status::Deleted, _) => format!("delete: {}", crate::escape::printable(report.source)),
+            (Status::Skipped, Some(why)) => {
+                let line = crate::summary::failure_line(report.source, &why.to_string());
+                format!("skip: {line}")
+            }
+            _ => return,
+        };
         match &self.0 {
             Some(progress) => progress
                 .bar

@@ -9,7 +9,7 @@ use parabyte::{Client, CopyOptions, Error, ObjectReport, RemoveRequest, Reporter
 
 use crate::args::RmArgs;
 use crate::dryrun;
-use crate::progress::{DeleteLines, JsonLines, Tee};
+use crate::progress::{JsonLines, NamedLines, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 use crate::summary::{failure_line, print_json};
 
@@ -48,7 +48,7 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
         false => {
             reporters.push(Arc::new(FailureLines));
             if !args.output.quiet {
-                reporters.push(Arc::new(DeleteLines(None)));
+                reporters.push(Arc::new(NamedLines(None)));
             }
         }
     }

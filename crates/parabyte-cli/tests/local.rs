@@ -44,17 +44,20 @@ fn cp(dir: &Path, args: &[&str]) -> Output {
 fn a_tree_is_copied_and_links_are_reported_not_followed() {
     let dir = dir_with_tree();
     let output = cp(dir.path(), &["src", "dst"]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    // Passed over and said, not failures: a tree holding links (a virtualenv) exits 0.
+    assert!(output.status.success(), "{}", stderr(&output));
     let err = stderr(&output);
     for link in ["src/link.txt", "src/dirlink"] {
         assert!(
-            err.contains(&format!("skipped '{link}': it is a symbolic link")),
+            err.contains(&format!(
+                "skip: skipped '{link}': a symbolic link inside the tree"
+            )),
             "{err}"
         );
     }
     let json = summary(&output);
     assert_eq!(json["objects"], 4);
-    assert_eq!(json["failed"], 2);
+    assert_eq!(json["failed"], 0);
     assert_eq!(json["bytes"], BIG as u64 + 5 + 10);
     let dst = dir.path().join("dst");
     assert_eq!(

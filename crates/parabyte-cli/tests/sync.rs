@@ -269,38 +269,46 @@ fn dryrun_and_max_delete_delete_nothing() {
     assert_eq!(keys(&bed, "d/").len(), 3, "nothing deleted");
 }
 
-/// The review's cases: a source root that is a link, a link inside the source, an empty
-/// source. Whatever the source could not give, nothing at the destination is deleted.
+/// The review's cases: a source root that is a link, a link and a FIFO inside the source,
+/// an empty source. What the source could not give is never deleted for lacking it.
 #[test]
 fn a_source_not_read_whole_or_empty_deletes_nothing() {
     let bed = Bed::new(ServerKind::Versitygw, "sync-whole");
-    bed.admin
-        .fill(
-            &bed.bucket,
-            [("t/a", "a"), ("t/sub/x", "x"), ("t/linked/y", "y")],
-        )
-        .unwrap();
+    let stored = [
+        ("t/a", "a"),
+        ("t/sub/x", "x"),
+        ("t/linked/y", "y"),
+        ("t/linked-not", "z"),
+    ];
+    bed.admin.fill(&bed.bucket, stored).unwrap();
     let real = bed.path("real");
     write(&real, "a", "a");
     write(&bed.path("outside"), "y", "y");
     std::os::unix::fs::symlink(bed.path("outside"), real.join("linked")).unwrap();
+    let pipe = real.join("pipe").into_os_string().into_encoded_bytes();
+    let fifo = std::ffi::CString::new(pipe).unwrap();
+    // SAFETY: a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let root = bed.path("root-link");
     std::os::unix::fs::symlink(&real, &root).unwrap();
     let (root_text, tree) = (root.to_str().unwrap(), bed.url("t/"));
     let all = || keys(&bed, "t/");
-    // The root is the directory it names; the link inside it is refused, so nothing goes.
+    // The root is the directory it names; the FIFO inside it is refused, so nothing goes.
     let refused = run(bed.parabyte().args(["sync", "--delete", root_text, &tree]));
-    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("nothing was deleted"),
-        "{}",
-        stderr(&refused)
-    );
-    assert_eq!(all(), ["t/a", "t/linked/y", "t/sub/x"]);
-    // Read whole, the source positively lacks both.
+    let said = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(said.contains("nothing was deleted"), "{said}");
+    assert_eq!(all(), ["t/a", "t/linked-not", "t/linked/y", "t/sub/x"]);
+    // Without it: the link is passed over (said, exit 0), what lies below its name stays,
+    // and the rest the source positively lacks goes.
+    std::fs::remove_file(real.join("pipe")).unwrap();
+    let passed = run(bed.parabyte().args(["sync", "--delete", root_text, &tree]));
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    assert!(stderr(&passed).contains("skip: "), "{}", stderr(&passed));
+    assert_eq!(all(), ["t/a", "t/linked/y"]);
     std::fs::remove_file(real.join("linked")).unwrap();
     let whole = sync(&bed, &["--delete", root_text, &tree]);
-    assert_eq!(whole["deleted"], 2);
+    assert_eq!(whole["deleted"], 1);
     assert_eq!(all(), ["t/a"]);
     // An empty directory deletes nothing unless the user says it should.
     let empty = bed.path("empty");

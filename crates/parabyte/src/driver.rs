@@ -708,6 +708,18 @@ async fn drive<S: Store<Object = ObjectUrl>>(
                 outcome.failures.push(failure);
                 continue;
             }
+            Some(Planned::PassedOver(passed)) => {
+                reporter.object_reported(&ObjectReport {
+                    source: &passed.source,
+                    destination: None,
+                    bytes: 0,
+                    status: Status::Skipped,
+                    verification: None,
+                    error: Some(&passed.error),
+                });
+                outcome.skipped += 1;
+                continue;
+            }
             // The queue ended: what is left to delete goes in a last batch.
             None if !deletes.is_empty() => Move::Delete(std::mem::take(&mut deletes)),
             None => break,

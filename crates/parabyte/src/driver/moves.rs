@@ -85,7 +85,8 @@ fn may_delete(report: &ObjectReport<'_>) -> Option<Result<()>> {
         report.status,
         Status::Copied | Status::Resumed | Status::Skipped
     );
-    if !in_place {
+    // A failure, or an entry passed over by rule (a link inside a tree): nothing arrived.
+    if !in_place || report.error.is_some() {
         return None;
     }
     let source = report.source;

@@ -1,10 +1,11 @@
 //! The planner of a local copy or upload: the source file, or the files of a tree in key
 //! order (the local store's walk), each checked and queued as a [`LocalJob`] (to a local
 //! path) or an [`UploadJob`] (to a key, the file's path below the source with `/`
-//! between names, as the AWS CLI makes it) for the driver. Links are
-//! never followed: each is refused on its own, as are FIFOs, devices and names reserved for
-//! temporary files. A plain tree copy mirrors every directory, empty ones included; a
-//! selective one (a pattern, filters, a dry run) creates only what its files need.
+//! between names, as the AWS CLI makes it) for the driver. Links inside a tree are never
+//! followed: each is passed over and said, not a failure; FIFOs, devices and names reserved
+//! for temporary files are refused on their own. A plain tree copy mirrors every
+//! directory, empty ones included; a selective one (a pattern, filters, a dry run) creates
+//! only what its files need.
 
 use std::fs;
 use std::io;
@@ -381,6 +382,15 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
         } else if is_reserved(name) {
             let error = Error::io("skipped", &from, io::Error::other(reserved_reason(name)));
             queue.refuse(&from, error)
+        } else if metadata.file_type().is_symlink() {
+            // Not followed, by rule: passed over and said why, not a failure.
+            let why =
+                "a symbolic link inside the tree, not followed (copy its target by naming it)";
+            let error = Error::io("skipped", &from, io::Error::other(why));
+            queue.send(Planned::PassedOver(Failure {
+                source: from.display().to_string(),
+                error,
+            }))
         } else if let Some(error) = not_copied(&from, &metadata) {
             queue.refuse(&from, error)
         } else {

@@ -35,6 +35,10 @@ pub(crate) enum Planned {
         size: u64,
     },
     Refused(Failure),
+    /// Left out by rule, not by failure: a link inside a tree, not followed. Reported with
+    /// its reason; the run does not fail for it, and a sync leaves the destination's keys
+    /// at and below its name alone, since what it stands for was not read.
+    PassedOver(Failure),
 }
 
 /// A web file to stream into a key, with what a manifest knew of it.

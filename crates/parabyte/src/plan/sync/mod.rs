@@ -110,14 +110,17 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
         let download = matches!(self.far, Far::Files { .. });
         while let Some(item) = planned.recv().await {
             let Some(keyed) = self.keyed(&item) else {
-                if let Planned::Refused(failure) = &item {
-                    if self.options.delete_if_source_empty
-                        && matches!(failure.error, Error::NothingMatched { .. })
+                match &item {
+                    Planned::Refused(failure)
+                        if self.options.delete_if_source_empty
+                            && matches!(failure.error, Error::NothingMatched { .. }) =>
                     {
                         // Asked for: the empty source is the point, not a mistake.
                         continue;
                     }
-                    merge.refused(failure);
+                    Planned::Refused(failure) => merge.refused(failure),
+                    Planned::PassedOver(passed) => merge.passed_over(&self.source_root, passed),
+                    _ => {}
                 }
                 if queue.send(item).await.is_err() {
                     return Ok(());
@@ -277,6 +280,9 @@ struct Merge {
     /// The first source entry that was refused or could not be read: after one, the source
     /// was not read whole, so nothing it seems to lack is deleted.
     incomplete: Option<String>,
+    /// Names the source passed over by rule (a link inside a tree): what they stand for was
+    /// not read, so destination keys at and below each are kept.
+    passed_over: Vec<String>,
     /// Keys only the destination holds, in key order.
     doomed: Vec<String>,
     /// Source keys that came out of order: sent, so never deleted.
@@ -335,6 +341,16 @@ impl Merge {
         }
     }
 
+    /// A source entry passed over by rule: its part of the key space was not read.
+    fn passed_over(&mut self, source_root: &str, passed: &Failure) {
+        if let Some(relative) = passed.source.strip_prefix(source_root) {
+            self.passed_over.push(relative.to_owned());
+        } else {
+            // Not below the root as named: where it stands is not known, so nothing goes.
+            self.refused(passed);
+        }
+    }
+
     fn sent(&mut self, relative: &str) {
         match self.sent.len() < SENT_REMEMBERED {
             true => {
@@ -368,6 +384,12 @@ impl Merge {
             .doomed
             .into_iter()
             .filter(|relative| !(self.late.contains(relative) || self.sent.contains(relative)))
+            .filter(|relative| {
+                !self
+                    .passed_over
+                    .iter()
+                    .any(|name| is_at_or_below(relative, name))
+            })
             .collect();
         match options.max_delete {
             Some(max) if doomed.len() as u64 > max => Err(Kept::TooMany {
@@ -377,6 +399,13 @@ impl Merge {
             _ => Ok(doomed),
         }
     }
+}
+
+/// Whether the key `relative` is `name` or lies below it as a folder.
+fn is_at_or_below(relative: &str, name: &str) -> bool {
+    relative
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// An item the destination already holds as it is.
