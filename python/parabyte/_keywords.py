@@ -41,6 +41,8 @@ class UploadOptions(TypedDict, total=False):
 
     exclude, include, raw: choose files as `DownloadOptions` chooses objects (not for
         `put_bytes`).
+    follow_symlinks: read links inside a tree as what they point to, loops refused [False:
+        each is passed over, not a failure].
     progress: called on a parabyte thread with a `Progress` as bytes move.
     no_clobber: never replace an object; a key that exists is skipped (If-None-Match: *).
     content_type: the objects' Content-Type [guessed from each file's extension].
@@ -53,6 +55,7 @@ class UploadOptions(TypedDict, total=False):
     exclude: Sequence[str]
     include: Sequence[str]
     raw: bool
+    follow_symlinks: bool
     progress: Callable[[Progress], object] | None
     no_clobber: bool
     content_type: str | None

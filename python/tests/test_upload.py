@@ -37,6 +37,21 @@ def test_a_tree_goes_up_each_file_under_its_path(
     assert store.keys("py-tree/") == ["py-tree/a.txt", "py-tree/sub/b.bin"]
 
 
+def test_links_in_a_tree_are_passed_over_unless_followed(
+    client: parabyte.Client, store: Store, tmp_path: Path
+):
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / "b1").write_bytes(b"the blob")
+    (tmp_path / "snap").mkdir()
+    (tmp_path / "snap" / "model.bin").symlink_to("../blobs/b1")
+    passed = client.upload(tmp_path / "snap", store.url("py-links/"))
+    assert (passed.objects, passed.skipped, passed.failed) == (0, 1, 0)
+    followed = client.upload(tmp_path / "snap", store.url("py-links/"), follow_symlinks=True)
+    assert (followed.objects, followed.failed) == (1, 0)
+    assert store.stored("py-links/model.bin") == b"the blob"
+    client.remove(store.url("py-links/"), recursive=True)
+
+
 def test_one_file_goes_to_its_key_and_its_failure_is_raised(
     client: parabyte.Client, store: Store, tmp_path: Path
 ):

@@ -391,6 +391,13 @@ pub struct CpArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Uploads")]
 pub struct UploadArgs {
+    /// Local sources: read a link inside a tree as the file or folder it points to (loops
+    /// are refused); by default each is passed over, said, and not a failure.
+    #[arg(long, short = 'L', overrides_with = "no_follow_symlinks")]
+    pub follow_symlinks: bool,
+    /// The default, as aws names it: links inside a local tree are passed over.
+    #[arg(long, overrides_with = "follow_symlinks")]
+    pub no_follow_symlinks: bool,
     /// Never replace an object: a key that exists is skipped and reported, even when
     /// another writer stores it during the upload (a conditional write, If-None-Match).
     #[arg(long, visible_alias = "ignore-existing")]

@@ -60,6 +60,7 @@ fn copy_request(args: &CpArgs) -> Result<CopyRequest, Error> {
         raw: selection.raw,
         dry_run: selection.dryrun,
         upload: upload_options(&args.upload)?,
+        follow_symlinks: args.upload.follow_symlinks,
     };
     let mut request = match &args.manifest {
         Some(path) => CopyRequest {

@@ -39,6 +39,7 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
             raw: selection.raw,
             dry_run: selection.dryrun,
             upload: Default::default(),
+            follow_symlinks: false,
         },
     };
     let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();

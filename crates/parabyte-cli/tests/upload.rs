@@ -986,3 +986,67 @@ fn streams_and_links_named_as_sources_are_read_as_what_they_point_to() {
         b"the target"
     );
 }
+
+/// A Hugging Face cache snapshot: every file a link into `../../blobs/`. By default each
+/// link is passed over (said, exit 0); `--follow-symlinks` uploads the files they point to
+/// under the links' names, and a link that leads back to a folder above it is refused,
+/// not walked forever.
+#[test]
+fn follow_symlinks_uploads_a_cache_snapshot_and_refuses_a_loop() {
+    let bed = Bed::new(ServerKind::Versitygw, "upload-follow");
+    let cache = bed.path("hub/models--org--model");
+    let snapshot = cache.join("snapshots/abc123");
+    std::fs::create_dir_all(cache.join("blobs")).unwrap();
+    std::fs::create_dir_all(snapshot.join("sub")).unwrap();
+    let files = [
+        ("config.json", "blob1", "{}"),
+        ("sub/weights.bin", "blob2", "weights"),
+    ];
+    for (name, blob, text) in files {
+        std::fs::write(cache.join("blobs").join(blob), text).unwrap();
+        let up = if name.contains('/') {
+            "../../../blobs"
+        } else {
+            "../../blobs"
+        };
+        std::os::unix::fs::symlink(format!("{up}/{blob}"), snapshot.join(name)).unwrap();
+    }
+    let snapshot_text = snapshot.to_str().unwrap();
+    let passed =
+        run(bed
+            .parabyte()
+            .args(["cp", "-r", "--json", snapshot_text, &bed.url("plain/")]));
+    assert!(passed.status.success(), "{}", stderr(&passed));
+    assert_eq!(summary(&passed)["skipped"], 2);
+    assert!(stderr(&passed).contains("skip: "), "{}", stderr(&passed));
+    let followed = run(bed
+        .parabyte()
+        .args(["cp", "-r", "-L", snapshot_text, &bed.url("model/")]));
+    assert!(followed.status.success(), "{}", stderr(&followed));
+    for (name, _, text) in files {
+        let stored = bed
+            .admin
+            .get_object(&bed.bucket, &format!("model/{name}"))
+            .unwrap();
+        assert_eq!(&stored[..], text.as_bytes(), "{name}");
+    }
+    // A loop: a link to the snapshot inside itself.
+    std::os::unix::fs::symlink("..", snapshot.join("sub/up")).unwrap();
+    let looped = run(bed.parabyte().args([
+        "cp",
+        "-r",
+        "--follow-symlinks",
+        snapshot_text,
+        &bed.url("loop/"),
+    ]));
+    assert_eq!(looped.status.code(), Some(1), "{}", stderr(&looped));
+    assert!(
+        stderr(&looped).contains("a link loop"),
+        "{}",
+        stderr(&looped)
+    );
+    assert!(bed
+        .admin
+        .get_object(&bed.bucket, "loop/config.json")
+        .is_ok());
+}

@@ -878,6 +878,7 @@ impl Client {
                 raw,
                 dry_run: false,
                 upload: Default::default(),
+                follow_symlinks: false,
             },
         })
     }

@@ -70,6 +70,7 @@ impl DownloadKeywords {
             raw: self.raw,
             dry_run: false,
             upload: Default::default(),
+            follow_symlinks: false,
         };
         if self.after.is_some() || self.until_after.is_some() {
             request.source = Source::KeyRange {

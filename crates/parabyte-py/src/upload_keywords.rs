@@ -17,10 +17,11 @@ use crate::errors::to_py;
 
 /// Every keyword `upload` and `copy` take besides the source and the destination (`copy`
 /// also takes `recursive`).
-pub const UPLOAD_KEYWORDS: [&str; 13] = [
+pub const UPLOAD_KEYWORDS: [&str; 14] = [
     "exclude",
     "include",
     "raw",
+    "follow_symlinks",
     "progress",
     "no_clobber",
     "content_type",
@@ -34,7 +35,7 @@ pub const UPLOAD_KEYWORDS: [&str; 13] = [
 ];
 
 /// Of those, the ones that choose files: `put_bytes` has none to choose.
-const SELECTION: [&str; 3] = ["exclude", "include", "raw"];
+const SELECTION: [&str; 4] = ["exclude", "include", "raw", "follow_symlinks"];
 
 /// What the keywords of one upload call ask for.
 #[derive(Default)]
@@ -44,6 +45,7 @@ pub struct UploadKeywords {
     exclude: Vec<String>,
     include: Vec<String>,
     raw: bool,
+    follow_symlinks: bool,
     pub progress: Option<Py<PyAny>>,
     pub options: UploadOptions,
     sse: Option<String>,
@@ -71,6 +73,7 @@ impl UploadKeywords {
                 "exclude" => parsed.exclude = patterns(&name, &value)?,
                 "include" => parsed.include = patterns(&name, &value)?,
                 "raw" => parsed.raw = value.extract()?,
+                "follow_symlinks" => parsed.follow_symlinks = value.extract()?,
                 "progress" => parsed.progress = (!value.is_none()).then(|| value.unbind()),
                 "no_clobber" => options.no_clobber = value.extract()?,
                 "content_type" => options.content_type = value.extract()?,
@@ -181,6 +184,7 @@ impl UploadKeywords {
                 raw: self.raw,
                 dry_run: false,
                 upload: self.options.clone(),
+                follow_symlinks: self.follow_symlinks,
             },
         })
     }

@@ -39,6 +39,8 @@ pub(crate) struct LocalCopy {
     /// `--exclude` / `--include`, matched against each file's path below the source.
     pub filters: Vec<Filter>,
     pub dry_run: bool,
+    /// Links inside the tree are read as what they point to, loops refused.
+    pub follow_links: bool,
 }
 
 /// Where a local copy goes.
@@ -346,59 +348,76 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
         }
     }
     let tree = LocalStore::new(root);
-    tree.walk(Window::default(), |Walked { relative, kind }| {
-        let from = root.join(&relative);
-        let metadata = match (kind, &copy.destination) {
-            (Kind::Directory, LocalDestination::Path(destination))
-                if copy.mirrors_directories() =>
-            {
-                // Created one name at a time below the destination, never through a link.
-                return match Dir::open_tree(destination, &relative) {
-                    Ok(_) => Next::Continue,
-                    Err(error) => match queue.refuse(&from, error) {
-                        true => Next::PassBy,
-                        false => Next::Stop,
-                    },
+    let window = Window {
+        follow_links: copy.follow_links,
+        ..Window::default()
+    };
+    tree.walk(
+        window,
+        |Walked {
+             relative,
+             kind,
+             followed,
+         }| {
+            let from = root.join(&relative);
+            let metadata = match (kind, &copy.destination) {
+                (Kind::Directory, LocalDestination::Path(destination))
+                    if copy.mirrors_directories() =>
+                {
+                    // Created one name at a time below the destination, never through a link.
+                    return match Dir::open_tree(destination, &relative) {
+                        Ok(_) => Next::Continue,
+                        Err(error) => match queue.refuse(&from, error) {
+                            true => Next::PassBy,
+                            false => Next::Stop,
+                        },
+                    };
+                }
+                (Kind::Directory, _) => return Next::Continue,
+                (Kind::Unreadable(e), _) => {
+                    let error = Error::io("cannot read", &from, e);
+                    return next(queue.refuse(&from, error));
+                }
+                (Kind::File(metadata) | Kind::Other(metadata), _) => metadata,
+            };
+            let relative_text = relative.to_string_lossy();
+            if let (Some(pattern), Some(base)) = (&copy.pattern, &pattern_base) {
+                if !pattern.matches(&format!("{base}{relative_text}")) {
+                    return Next::Continue;
+                }
+                matched = true;
+            }
+            let name = relative.file_name().unwrap_or_default();
+            let sent = if let Some(filter) = excluded_by(&copy.filters, &relative_text) {
+                queue.exclude(copy, &from, filter);
+                true
+            } else if is_reserved(name) {
+                let error = Error::io("skipped", &from, io::Error::other(reserved_reason(name)));
+                queue.refuse(&from, error)
+            } else if metadata.file_type().is_symlink() {
+                // Not followed, by rule: passed over and said why, not a failure.
+                let why =
+                    "a symbolic link inside the tree, not followed (copy its target by naming it)";
+                let error = Error::io("skipped", &from, io::Error::other(why));
+                queue.send(Planned::PassedOver(Failure {
+                    source: from.display().to_string(),
+                    error,
+                }))
+            } else if let Some(error) = not_copied(&from, &metadata) {
+                queue.refuse(&from, error)
+            } else {
+                // A followed link's file is read from where it points (files are opened
+                // without following a link), under the link's name.
+                let from = match followed {
+                    true => fs::canonicalize(&from).unwrap_or(from),
+                    false => from,
                 };
-            }
-            (Kind::Directory, _) => return Next::Continue,
-            (Kind::Unreadable(e), _) => {
-                let error = Error::io("cannot read", &from, e);
-                return next(queue.refuse(&from, error));
-            }
-            (Kind::File(metadata) | Kind::Other(metadata), _) => metadata,
-        };
-        let relative_text = relative.to_string_lossy();
-        if let (Some(pattern), Some(base)) = (&copy.pattern, &pattern_base) {
-            if !pattern.matches(&format!("{base}{relative_text}")) {
-                return Next::Continue;
-            }
-            matched = true;
-        }
-        let name = relative.file_name().unwrap_or_default();
-        let sent = if let Some(filter) = excluded_by(&copy.filters, &relative_text) {
-            queue.exclude(copy, &from, filter);
-            true
-        } else if is_reserved(name) {
-            let error = Error::io("skipped", &from, io::Error::other(reserved_reason(name)));
-            queue.refuse(&from, error)
-        } else if metadata.file_type().is_symlink() {
-            // Not followed, by rule: passed over and said why, not a failure.
-            let why =
-                "a symbolic link inside the tree, not followed (copy its target by naming it)";
-            let error = Error::io("skipped", &from, io::Error::other(why));
-            queue.send(Planned::PassedOver(Failure {
-                source: from.display().to_string(),
-                error,
-            }))
-        } else if let Some(error) = not_copied(&from, &metadata) {
-            queue.refuse(&from, error)
-        } else {
-            let job = copy.destination.job(from, &relative, &metadata);
-            queue.send(job)
-        };
-        next(sent)
-    });
+                let job = copy.destination.job(from, &relative, &metadata);
+                queue.send(job)
+            };
+            next(sent)
+        },
+    );
     if let (Some(pattern), false) = (&copy.pattern, matched) {
         let what = pattern.to_string();
         let detail = if fs::symlink_metadata(&what).is_ok() {

@@ -219,6 +219,7 @@ fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
         destination,
         filters: request.options.filters.clone(),
         dry_run: request.options.dry_run,
+        follow_links: request.options.follow_symlinks,
     }))
 }
 

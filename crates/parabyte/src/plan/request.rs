@@ -98,6 +98,9 @@ pub struct CopyOptions {
     pub dry_run: bool,
     /// How uploaded objects are stored.
     pub upload: UploadOptions,
+    /// Links inside a local source tree are read as what they point to (aws's
+    /// `--follow-symlinks`), loops refused; else each is passed over.
+    pub follow_symlinks: bool,
 }
 
 /// How an upload stores its objects.

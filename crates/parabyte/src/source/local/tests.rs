@@ -69,7 +69,7 @@ proptest! {
 
         let after = all[cut.index(all.len())].clone();
         let prefix = &after[..1];
-        let window = Window { prefix: prefix.as_bytes(), after: Some(after.as_bytes()) };
+        let window = Window { prefix: prefix.as_bytes(), after: Some(after.as_bytes()), follow_links: false };
         let expected: Vec<String> = all
             .iter()
             .filter(|key| key.starts_with(prefix) && **key > after)

@@ -1,8 +1,10 @@
 //! A directory tree walked in the order S3 lists keys: each directory's entries sorted by
 //! name, a directory's name compared with a `/` after it. Keys that share a folder share its
 //! prefix, so sorting siblings this way orders the whole tree by key, byte for byte, with one
-//! directory listing per level in memory. Links are never followed: a link is an entry of
-//! its own, as a FIFO or a device is.
+//! directory listing per level in memory. Links are not followed unless the window says so
+//! (`--follow-symlinks`): a link is an entry of its own, as a FIFO or a device is. When
+//! followed, a link is what it points to, sorted as that, and a directory reached again
+//! below itself (a loop) is not entered but reported.
 
 use std::ffi::OsString;
 use std::fs::{self, Metadata};
@@ -15,6 +17,9 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Walked {
     pub relative: PathBuf,
     pub kind: Kind,
+    /// Reached through a link the window said to follow: its bytes are read from where it
+    /// points.
+    pub followed: bool,
 }
 
 /// What an entry is, read without following links.
@@ -46,6 +51,8 @@ pub(crate) struct Window<'a> {
     pub prefix: &'a [u8],
     /// Only entries whose key sorts after this (directories that could hold one).
     pub after: Option<&'a [u8]>,
+    /// Links are read as what they point to (`--follow-symlinks`), loops refused.
+    pub follow_links: bool,
 }
 
 impl Window<'_> {
@@ -69,12 +76,16 @@ impl Window<'_> {
 /// ends or `visit` says stop. A root that cannot be read is one `Unreadable` entry.
 pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked) -> Next) {
     let mut levels = vec![Level::read(root, PathBuf::new(), &window)];
+    // The directories being walked, by device and inode: one met again below itself is a
+    // loop a followed link made.
+    let mut entered: Vec<Option<(u64, u64)>> = vec![identity(root)];
     while let Some(level) = levels.last_mut() {
         let entry = match &mut level.entries {
             Err(error) => {
                 let error = io::Error::new(error.kind(), error.to_string());
                 let relative = level.relative.clone();
                 levels.pop();
+                entered.pop();
                 if visit(unreadable(relative, error)) == Next::Stop {
                     return;
                 }
@@ -84,6 +95,7 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                 Some(entry) => entry,
                 None => {
                     levels.pop();
+                    entered.pop();
                     continue;
                 }
             },
@@ -99,11 +111,23 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
         let next = visit(Walked {
             relative: relative.clone(),
             kind,
+            followed: entry.followed,
         });
         match next {
             Next::Stop => return,
             Next::Continue if is_directory => {
-                let below = Level::read(&root.join(&relative), relative, &window);
+                let path = root.join(&relative);
+                let here = identity(&path);
+                if entry.followed && here.is_some() && entered.contains(&here) {
+                    let looped = io::Error::other(
+                        "a link loop: it leads back to a folder that holds it, so it is not entered",
+                    );
+                    if visit(unreadable(relative, looped)) == Next::Stop {
+                        return;
+                    }
+                    continue;
+                }
+                let below = Level::read(&path, relative, &window);
                 // A directory removed since it was seen holds nothing now.
                 let gone = below
                     .entries
@@ -111,6 +135,7 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                     .is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
                 if !gone {
                     levels.push(below);
+                    entered.push(here);
                 }
             }
             Next::Continue | Next::PassBy => {}
@@ -122,7 +147,14 @@ fn unreadable(relative: PathBuf, error: io::Error) -> Walked {
     Walked {
         relative,
         kind: Kind::Unreadable(error),
+        followed: false,
     }
+}
+
+/// A directory's device and inode, read through links.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// One directory being walked: its entries in the window, last in key order first.
@@ -136,6 +168,8 @@ struct Entry {
     /// Its key with a `/` after a directory's: what siblings are sorted by.
     sort_key: Vec<u8>,
     metadata: io::Result<Metadata>,
+    /// A link read as what it points to.
+    followed: bool,
 }
 
 impl Level {
@@ -144,8 +178,15 @@ impl Level {
             let mut kept = Vec::new();
             for entry in entries {
                 let entry = entry?;
-                // `DirEntry::metadata` does not follow links.
-                let metadata = entry.metadata();
+                // `DirEntry::metadata` does not follow links; a link followed is what it
+                // points to, and a dangling one stays a link.
+                let mut metadata = entry.metadata();
+                let mut followed = false;
+                if window.follow_links && metadata.as_ref().is_ok_and(|m| m.is_symlink()) {
+                    if let Ok(target) = fs::metadata(entry.path()) {
+                        (metadata, followed) = (Ok(target), true);
+                    }
+                }
                 // Gone since the directory was read (another process's temporary file):
                 // not an entry of the tree, not a failure of the walk.
                 if metadata
@@ -168,6 +209,7 @@ impl Level {
                         name,
                         sort_key,
                         metadata,
+                        followed,
                     });
                 }
             }
