@@ -79,6 +79,20 @@ pub(crate) struct Known {
     pub modified: Option<SystemTime>,
 }
 
+impl Known {
+    /// An empty size given with an ETag that is the MD5 of some other bytes (a manifest
+    /// line's `0` beside a real object's ETag): trusting the size would make an empty file
+    /// without a request.
+    fn contradicts_itself(&self) -> bool {
+        const EMPTY_MD5: [u8; 16] = [
+            0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04, 0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8,
+            0x42, 0x7e,
+        ];
+        let md5 = self.validator.as_ref().and_then(Validator::md5);
+        self.size == 0 && md5.is_some_and(|md5| md5 != EMPTY_MD5)
+    }
+}
+
 /// A response holding one of the global request slots until its body is consumed.
 struct InFlight {
     fetched: Fetched,
@@ -165,7 +179,8 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
                 Target::File(path) => self.interrupted_version(path).await,
                 _ => None,
             },
-            (known, _) => known.clone(),
+            // A size that what came with it contradicts is not known at all: probed.
+            (known, _) => known.clone().filter(|known| !known.contradicts_itself()),
         };
         let web = matches!(job.source, ObjectUrl::Http(_));
         match self.attempt(job, known).await {

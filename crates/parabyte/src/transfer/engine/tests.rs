@@ -208,6 +208,33 @@ async fn a_first_200_without_a_length_is_as_long_as_its_body() {
     assert_eq!(run.source.seen().len(), 1);
 }
 
+/// A size of 0 given with the ETag of other bytes (a manifest line) is not trusted: the
+/// object is probed and fetched whole, not made an empty file without a request.
+#[tokio::test]
+async fn a_known_empty_size_that_its_etag_contradicts_is_probed() {
+    let bytes = data(3, 100);
+    let tag = md5_etag(&bytes);
+    let run = run_with(one_object(&bytes, Some(&tag)), config(0));
+    let said_empty = Known {
+        size: 0,
+        validator: Some(etag(&tag)),
+        modified: None,
+    };
+    let (outcome, fetched) = download(&run, Some(said_empty)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(100));
+    assert_eq!(fetched, bytes);
+    // The empty object's own ETag agrees with its size: no request at all.
+    let run = run_with(one_object(b"", Some(&md5_etag(b""))), config(0));
+    let empty = Known {
+        size: 0,
+        validator: Some(etag(&md5_etag(b""))),
+        modified: None,
+    };
+    let (outcome, _) = download(&run, Some(empty)).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(0));
+    assert!(run.source.seen().is_empty());
+}
+
 #[tokio::test]
 async fn a_first_416_is_an_empty_object() {
     let run = run_with(one_object(b"", Some("\"e0\"")), config(0));
