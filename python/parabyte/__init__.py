@@ -143,6 +143,8 @@ class Client(_native.Client):
     timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
         "500ms", "2m" [30].
     bind: local IP addresses to send from, taken in turn (several NICs) [any].
+    request_payer: "requester" for a requester-pays bucket: every request says the
+        requester pays for it [None].
     source_endpoint_url, source_region, source_profile, source_no_sign_request: where S3
         sources are read when not where the destination is (another endpoint, region or
         account; anonymously for a public bucket): `copy` then streams through parabyte;

@@ -35,6 +35,7 @@ class Client:
         ca_bundle: _Path | None = None,
         timeout: float | str | None = None,
         bind: list[str] | None = None,
+        request_payer: Literal["requester"] | None = None,
         source_endpoint_url: str | None = None,
         source_region: str | None = None,
         source_profile: str | None = None,

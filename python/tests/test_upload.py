@@ -188,3 +188,12 @@ def test_a_copy_from_another_endpoint_streams_through_python(client: parabyte.Cl
     with pytest.raises(parabyte.InvalidInputError, match="within one store"):
         across.remove(store.url("py-across/"), recursive=True)
     client.remove(store.url("py-across/"), recursive=True)
+
+
+def test_request_payer_is_a_client_option(store: Store):
+    with pytest.raises(parabyte.InvalidInputError, match="requester"):
+        parabyte.Client(**store.client_options(), request_payer="me")
+    client = parabyte.Client(**store.client_options(), request_payer="requester")
+    client.put_bytes(store.url("py-payer/k"), b"paid")
+    assert store.stored("py-payer/k") == b"paid"
+    client.remove(store.url("py-payer/k"))

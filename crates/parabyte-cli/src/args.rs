@@ -617,6 +617,10 @@ pub struct StoreArgs {
     /// turn, to use several network interfaces at once.
     #[arg(long, value_name = "ADDR[,ADDR...]", value_delimiter = ',')]
     pub bind: Vec<IpAddr>,
+    /// Requester-pays buckets (many public datasets): every request says the requester
+    /// pays for it, as aws's option does; `requester` is the one value.
+    #[arg(long, value_name = "requester", value_parser = ["requester"])]
+    pub request_payer: Option<String>,
 }
 
 /// Where an S3 source lives when it is not where the destination is: another endpoint,
@@ -734,6 +738,7 @@ impl StoreArgs {
             credentials: None,
             ca_bundle: self.ca_bundle.clone().or(defaults.ca_bundle.clone()),
             local_addresses: self.bind.clone(),
+            request_payer: self.request_payer.is_some(),
             ..defaults
         }
         .with_timeout(self.timeout.0)

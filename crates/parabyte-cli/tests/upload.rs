@@ -1050,3 +1050,57 @@ fn follow_symlinks_uploads_a_cache_snapshot_and_refuses_a_loop() {
         .get_object(&bed.bucket, "loop/config.json")
         .is_ok());
 }
+
+/// `--request-payer requester`: every kind of request says who pays (PUT, the multipart
+/// calls, LIST, GET, HEAD, the copy, DeleteObjects), as a requester-pays bucket requires;
+/// without it none does.
+#[test]
+fn request_payer_goes_with_every_request() {
+    let bed = Bed::new(ServerKind::Minio, "upload-payer");
+    std::fs::write(bed.path("big.bin"), payload(3, 6 * MIB)).unwrap();
+    let payer = ["--request-payer", "requester"];
+    let commands: [&[&str]; 6] = [
+        &[
+            "cp",
+            "--part-size",
+            "5MiB",
+            "big.bin",
+            &bed.url("a/big.bin"),
+        ],
+        &["ls", "-r", &bed.url("a/")],
+        &["cp", &bed.url("a/big.bin"), "back.bin"],
+        &["stat", &bed.url("a/big.bin")],
+        &["cp", &bed.url("a/big.bin"), &bed.url("b/big.bin")],
+        &["rm", "-r", &bed.url("b/")],
+    ];
+    for command in commands {
+        let output = run(bed.parabyte().args(command).args(payer));
+        assert!(output.status.success(), "{command:?}: {}", stderr(&output));
+    }
+    let seen = bed.proxy.requests();
+    let kinds: std::collections::BTreeSet<String> = seen
+        .iter()
+        .map(|request| request.method.to_string())
+        .collect();
+    // DeleteObjects and the multipart calls are POSTs.
+    assert_eq!(kinds.len(), 4, "GET, HEAD, PUT, POST: {kinds:?}");
+    let unpaid: Vec<_> = seen
+        .iter()
+        .filter(|request| {
+            !request
+                .header_names
+                .iter()
+                .any(|name| name == "x-amz-request-payer")
+        })
+        .map(|request| format!("{} {}?{}", request.method, request.path, request.query))
+        .collect();
+    assert!(unpaid.is_empty(), "{unpaid:?}");
+    let before = seen.len();
+    let plain = run(bed.parabyte().args(["ls", &bed.url("a/")]));
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    let after = bed.proxy.requests();
+    assert!(after[before..].iter().all(|request| !request
+        .header_names
+        .iter()
+        .any(|name| name == "x-amz-request-payer")));
+}

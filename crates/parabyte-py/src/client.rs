@@ -176,6 +176,7 @@ impl Client {
         ca_bundle = None,
         timeout = None,
         bind = None,
+        request_payer = None,
         source_endpoint_url = None,
         source_region = None,
         source_profile = None,
@@ -205,6 +206,7 @@ impl Client {
         ca_bundle: Option<PathBuf>,
         timeout: Option<Seconds>,
         bind: Option<Vec<String>>,
+        request_payer: Option<String>,
         source_endpoint_url: Option<String>,
         source_region: Option<String>,
         source_profile: Option<String>,
@@ -233,6 +235,7 @@ impl Client {
             ca_bundle,
             timeout,
             bind: bind.unwrap_or_default(),
+            request_payer,
         }
         .into_config()?;
         let source = SourceStore {

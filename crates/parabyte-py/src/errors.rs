@@ -63,6 +63,7 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--region", "region="),
     ("--profile", "profile="),
     ("--no-sign-request", "no_sign_request=True"),
+    ("--request-payer requester", "request_payer=\"requester\""),
     ("--ca-bundle", "ca_bundle="),
     ("--timeout", "timeout="),
     ("--bind", "bind="),

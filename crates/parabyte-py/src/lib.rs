@@ -61,6 +61,7 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
     options.set_item("profile", &store.profile)?;
     options.set_item("path_style", store.path_style)?;
     options.set_item("no_sign_request", store.no_sign_request)?;
+    options.set_item("request_payer", store.request_payer.then_some("requester"))?;
     options.set_item("ca_bundle", &store.ca_bundle)?;
     options.set_item("timeout", store.read_timeout.as_secs_f64())?;
     let bind: Vec<String> = store

@@ -67,6 +67,8 @@ pub struct StoreOptions {
     pub timeout: Option<Seconds>,
     /// Local addresses to send from, in turn (`--bind`), as Python gives them.
     pub bind: Vec<String>,
+    /// `"requester"`: every request says the requester pays (`--request-payer`).
+    pub request_payer: Option<String>,
 }
 
 impl StoreOptions {
@@ -102,6 +104,15 @@ impl StoreOptions {
                 })
             })
             .collect::<PyResult<_>>()?;
+        let request_payer = match self.request_payer.as_deref() {
+            None => false,
+            Some("requester") => true,
+            Some(other) => {
+                return Err(InvalidInputError::new_err(format!(
+                    "request_payer={other:?}: the one payer S3 takes is \"requester\""
+                )))
+            }
+        };
         let defaults = StoreConfig::from_env();
         let config = StoreConfig {
             region: self.region,
@@ -112,6 +123,7 @@ impl StoreOptions {
             credentials,
             ca_bundle: self.ca_bundle.or(defaults.ca_bundle.clone()),
             local_addresses,
+            request_payer,
             ..defaults
         };
         Ok(match timeout {

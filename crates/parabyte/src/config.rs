@@ -37,6 +37,9 @@ pub struct StoreConfig {
     /// Local addresses to send from, taken in turn, so that connections spread over several
     /// network interfaces (`--bind`); empty lets the system choose.
     pub local_addresses: Vec<IpAddr>,
+    /// Requester-pays buckets: every request says the requester pays for it
+    /// (`x-amz-request-payer: requester`, aws's `--request-payer requester`).
+    pub request_payer: bool,
 }
 
 /// An access key pair given explicitly (and an optional session token).
@@ -78,6 +81,7 @@ impl Default for StoreConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
             local_addresses: Vec::new(),
+            request_payer: false,
         }
     }
 }

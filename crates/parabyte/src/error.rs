@@ -71,7 +71,7 @@ pub enum Error {
     #[error("{what}: access denied ({detail}); {}", if *anonymous {
         "the request was anonymous (--no-sign-request): give credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile) instead"
     } else {
-        "check the credentials' permissions or try --no-sign-request for a public bucket"
+        "check the credentials' permissions or try --no-sign-request for a public bucket (a requester-pays bucket needs --request-payer requester)"
     })]
     PermissionDenied {
         /// The request or object it is about, e.g. `GET s3://bucket/key`.

@@ -67,6 +67,8 @@ pub(crate) struct S3Store {
     counters: Arc<Counters>,
     /// The store refused checksum headers: writes go with Content-MD5 (`checksum_fallback.rs`).
     md5_instead: AtomicBool,
+    /// Every request says the requester pays (`--request-payer requester`).
+    request_payer: bool,
 }
 
 /// The region requests about one bucket are signed for.
@@ -180,6 +182,7 @@ impl S3Store {
             bucket_regions: Mutex::new(HashMap::new()),
             counters,
             md5_instead: AtomicBool::new(false),
+            request_payer: config.request_payer,
         })
     }
 
@@ -260,6 +263,13 @@ impl S3Store {
             .http
             .request(method.clone(), &target.url)
             .header("host", &target.host);
+        // Every kind of request to a requester-pays bucket must say who pays, signed.
+        let payer = [("x-amz-request-payer", "requester")];
+        let extra_headers: std::borrow::Cow<'_, [(&str, &str)]> = match self.request_payer {
+            true => [extra_headers, &payer[..]].concat().into(),
+            false => extra_headers.into(),
+        };
+        let extra_headers = &*extra_headers;
         for (name, value) in extra_headers {
             request = request.header(*name, *value);
         }
