@@ -120,6 +120,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// The request for the checksum the store keeps failed while the object's bytes came:
+    /// the object is not saved on a weaker check than the store offers.
+    #[error("{what}: the checksum the store keeps could not be read ({detail}); nothing was saved: run the command again, or pass --no-verify to save it checked by its size alone")]
+    ChecksumUnavailable {
+        /// The object, e.g. `s3://bucket/key`.
+        what: String,
+        /// Why the request failed.
+        detail: String,
+    },
+
     /// The bytes received are not the object's: a checksum or the MD5 in the ETag disagrees.
     #[error("{what}: content check failed: {detail}; nothing was saved, run the command again to fetch it anew")]
     Corrupt {

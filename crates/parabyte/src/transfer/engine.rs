@@ -457,13 +457,19 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
     }
 
     /// HEAD the object for its checksum, pinned to its version, and hand the answer to the
-    /// content check. A HEAD that fails (other than by a new version) leaves the check to
-    /// the ETag: the download does not depend on it.
+    /// content check. A HEAD that fails fails the object: the store may keep a checksum,
+    /// and the object is checked by it or not saved (a weaker check only with --no-verify,
+    /// which sends no HEAD).
     async fn describe(&self, object: &Object<'_>, validator: &Validator) -> Result<()> {
         let described = match self.head(object, Some(validator), None).await {
             Ok(described) => described,
             Err(error @ Error::Changed { .. }) => return Err(error),
-            Err(_) => None,
+            Err(error) => {
+                return Err(Error::ChecksumUnavailable {
+                    what: object.source.to_string(),
+                    detail: error.to_string(),
+                })
+            }
         };
         object.check.described(described.as_ref(), object.sink);
         self.learn_parts(object, validator).await;

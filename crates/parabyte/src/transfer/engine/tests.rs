@@ -142,6 +142,22 @@ fn seen(range: ByteRange, pinned: Option<&str>) -> Seen {
     }
 }
 
+fn denied() -> Error {
+    Error::PermissionDenied {
+        what: "HEAD".into(),
+        detail: "403 AccessDenied".into(),
+        anonymous: false,
+    }
+}
+
+fn server_error() -> Error {
+    Error::Http {
+        what: "HEAD".into(),
+        status: 500,
+        detail: "500 InternalError".into(),
+    }
+}
+
 fn throttled() -> Error {
     Error::Throttled {
         what: "GET fake".into(),
@@ -775,6 +791,38 @@ async fn an_object_of_several_parts_is_checked_by_the_crc_a_head_brings() {
         .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), SIZE);
     let (outcome, _) = download(&run, None).await;
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+}
+
+/// The HEAD that brings the stored checksum fails while every GET succeeds: the object is
+/// not saved on the MD5 of its ETag (or its size) instead; with verification off (the
+/// user's choice) no HEAD is sent and it is.
+#[tokio::test]
+async fn a_checksum_that_cannot_be_read_fails_the_object_not_the_check() {
+    let object = data(23, SIZE);
+    let tag = md5_etag(&object);
+    for fails in [denied as fn() -> Error, server_error] {
+        let run = run_with(one_object(&object, Some(&tag)), config(1));
+        run.source
+            .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), SIZE);
+        run.source
+            .script(When::head(), Answer::default().fail(fails));
+        let (outcome, _) = download(&run, None).await;
+        assert!(
+            matches!(&outcome, Err(Error::ChecksumUnavailable { .. })),
+            "{outcome:?}"
+        );
+    }
+    let unchecked = TransferConfig {
+        verify_content: false,
+        ..config(0)
+    };
+    let run = run_with(one_object(&object, Some(&tag)), unchecked);
+    run.source
+        .script(When::head(), Answer::default().fail(denied));
+    let (outcome, bytes) = download(&run, None).await;
+    assert_eq!(outcome.unwrap(), Finished::Downloaded(SIZE));
+    assert!(bytes == object);
+    assert!(run.source.heads().is_empty());
 }
 
 #[tokio::test]
