@@ -502,6 +502,19 @@ async fn a_copy_in_parts_keeps_the_sources_headers_and_metadata() {
     );
 }
 
+/// A one-request copy is pinned to the listed version as a copy in parts is: a source
+/// replaced since it was listed fails the copy, and nothing is stored.
+#[tokio::test]
+async fn a_copy_of_a_source_replaced_since_it_was_listed_fails() {
+    let from = "s3://bucket/small.bin";
+    let store = Arc::new(MemoryStore::new());
+    store.put(from, &data(13, 1000), Some("\"v2\""));
+    let listed = copy_job(from, Some((1000, Some(Validator::ETag("\"v1\"".into())))));
+    let failed = uploader(&store).copy(&listed, &Silent).await.unwrap_err();
+    assert!(matches!(failed, Error::Changed { .. }), "{failed:?}");
+    assert!(store.data_of(URL).is_none());
+}
+
 #[tokio::test]
 async fn a_large_copy_goes_in_part_copies_of_one_version_and_keeps_its_crc() {
     let from = "s3://bucket/big.bin";
