@@ -239,7 +239,7 @@ fn options_from_other_tools_are_named_as_unknown_without_the_dash_dash_tip() {
     for args in [
         &["cp", "--bwlimit", "10M", "s3://b/k", "out"][..],
         &["cp", "--acl", "private", "s3://b/k", "out"][..],
-        &["ls", "--request-payer", "s3://b/"][..],
+        &["ls", "--expected-size", "s3://b/"][..],
     ] {
         let output = bare_parabyte(dir.path()).args(args).output().unwrap();
         let flag = args[1];
