@@ -488,8 +488,8 @@ async def sync_async(
 def move(
     source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
 ) -> Summary:
-    """Copy, then delete each source that arrived whole (keys or local files); keywords as
-    for `copy`."""
+    """Copy, then delete each source whose copy was compared with it (keys or local
+    files); a move onto itself is refused. Keywords as for `copy`."""
     keywords, client_options = _split(options, UPLOAD_KEYWORDS | {"recursive"})
     return _client(client_options).move(source, destination, **keywords)
 

@@ -289,8 +289,9 @@ class Client:
         **options: Unpack[UploadOptions],
     ) -> Summary:
         """Copy `source` to `destination` (S3 keys or prefixes, local files or directories,
-        either way or inside the store), then delete each source that arrived whole; one
-        whose copy failed stays. One object's failure is raised."""
+        either way or inside the store), then delete each source whose copy was compared
+        with it (the store's checksum or MD5); one whose copy failed or could not be compared
+        stays, and a move onto itself is refused. One object's failure is raised."""
 
     def move_async(
         self,

@@ -81,8 +81,9 @@ pub enum Command {
         streamed into it; DEST_PATH is the key below the prefix (no '..', empty segments or\n\
         leading '/') or a whole s3://bucket/key; SIZE and ETAG are for objects only.")]
     Cp(Box<CpArgs>),
-    /// Move: copy as cp does (the same options), then delete each source that arrived
-    /// whole; one whose copy failed stays where it was.
+    /// Move: copy as cp does (the same options), then delete each source whose copy was
+    /// compared with it (the store's checksum or MD5); one whose copy failed or could not be
+    /// compared stays, reported. A move onto itself is refused.
     #[command(override_usage = "parabyte mv [OPTIONS] <SOURCE> <DESTINATION>")]
     #[command(after_help = "Examples:\n  \
         parabyte mv ./out/run-7/ s3://bucket/runs/run-7/   # upload, then remove the files\n  \

@@ -484,7 +484,8 @@ impl Client {
     }
 
     /// Copy `source` to `destination` (an S3 key or prefix, or a local file or directory,
-    /// either way), then delete each source that arrived whole; one whose copy failed stays.
+    /// either way), then delete each source whose copy was compared with it; one whose copy
+    /// failed or could not be compared stays.
     #[pyo3(name = "move", signature = (source, destination, **keywords))]
     fn move_objects(
         &self,
