@@ -193,24 +193,7 @@ impl MemoryStore {
         let url = to.to_string();
         let what = format!("CopyObject {from}");
         let answer = self.received(Request::Copy, &url, None)?;
-        let (mut data, now, headers) = {
-            let state = self.lock();
-            let source = state
-                .objects
-                .get(&from.to_string())
-                .ok_or_else(|| Error::NotFound {
-                    what: what.clone(),
-                    detail: "404 NoSuchKey".into(),
-                })?;
-            let kept = (source.data.clone(), source.validator.clone());
-            (kept.0, kept.1, source.headers.clone())
-        };
-        if pinned.is_some_and(|pinned| !now.as_ref().is_some_and(|now| pinned.matches(now))) {
-            return Err(Error::Changed {
-                what,
-                detail: "412 PreconditionFailed".into(),
-            });
-        }
+        let (mut data, headers) = self.copy_source(from, pinned, &what)?;
         if let Some((copied, _)) = answer.replace {
             // A store that copies other bytes than the source's, and says so in its answer.
             data = copied;
@@ -225,6 +208,32 @@ impl MemoryStore {
         self.store_object(&url, data, etag, crc, &options)
     }
 
+    /// A copy's source as it is now, or what S3 answers instead: 404 when it is not there,
+    /// 412 when it is not the version `pinned` names.
+    fn copy_source(
+        &self,
+        from: &S3Url,
+        pinned: Option<&Validator>,
+        what: &str,
+    ) -> Result<(Bytes, StoredHeaders)> {
+        let state = self.lock();
+        let source = state
+            .objects
+            .get(&from.to_string())
+            .ok_or_else(|| Error::NotFound {
+                what: what.to_owned(),
+                detail: "404 NoSuchKey".into(),
+            })?;
+        let now = source.validator.as_ref();
+        if pinned.is_some_and(|pinned| !now.is_some_and(|now| pinned.matches(now))) {
+            return Err(Error::Changed {
+                what: what.to_owned(),
+                detail: "412 PreconditionFailed".into(),
+            });
+        }
+        Ok((source.data.clone(), source.headers.clone()))
+    }
+
     pub(super) fn answer_part_copy(
         &self,
         from: &S3Url,
@@ -237,36 +246,18 @@ impl MemoryStore {
         let url = to.to_string();
         let what = format!("UploadPartCopy {from} {range} part {number}");
         self.receive(Request::PartCopy, &url, Some(number))?;
-        let mut state = self.lock();
-        let source = state
-            .objects
-            .get(&from.to_string())
-            .ok_or_else(|| Error::NotFound {
-                what: what.clone(),
-                detail: "404 NoSuchKey".into(),
-            })?;
-        let moved = pinned.is_some_and(|pinned| {
-            !source
-                .validator
-                .as_ref()
-                .is_some_and(|now| pinned.matches(now))
-        });
-        if moved {
-            return Err(Error::Changed {
-                what,
-                detail: "412 PreconditionFailed".into(),
-            });
-        }
-        if range.end >= source.data.len() as u64 {
+        let (data, _) = self.copy_source(from, pinned, &what)?;
+        if range.end >= data.len() as u64 {
             return Err(invalid_part(
                 &what,
                 number,
                 "asks for bytes past the source's end",
             ));
         }
-        let bytes = source.data.slice(range.start as usize..=range.end as usize);
+        let bytes = data.slice(range.start as usize..=range.end as usize);
         let etag = format!("\"{}\"", hex::encode(Md5::digest(&bytes)));
         let crc = crc64nvme(&bytes);
+        let mut state = self.lock();
         let upload = upload_of(&mut state.uploads, upload_id, &url, &what)?;
         upload.parts.insert(number, (bytes, etag.clone()));
         Ok(UploadedPart {
