@@ -6,8 +6,9 @@ mod common;
 
 use std::net::IpAddr;
 
-use common::{run, stderr, Bed};
-use parabyte_testkit::{payload, ServerKind};
+use bytes::Bytes;
+use common::{bare_parabyte, run, stderr, Bed};
+use parabyte_testkit::{payload, HostileServer, Reply, ServerKind};
 
 const MIB: u64 = 1 << 20;
 const SIZE: u64 = 8 * MIB + 99;
@@ -99,4 +100,29 @@ fn a_bind_address_that_cannot_reach_the_endpoint_is_refused_naming_the_flag() {
         );
     }
     assert_eq!(bed.proxy.counts().get, 0);
+}
+
+/// A single web URL whose host is an address of the other family than every `--bind`
+/// address is refused as a prefix's endpoint is, before any request: it used to go out,
+/// fail to connect six times and end with exit 1.
+#[test]
+fn a_bind_address_of_the_other_family_than_a_web_url_is_refused_naming_the_flag() {
+    let server = HostileServer::start(|_| Reply::status(200).body(Bytes::from_static(b"hi\n")));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/file.txt", server.endpoint());
+    let mut command = bare_parabyte(dir.path());
+    command.args(["cp", "--bind", "::1", &url, "out.txt"]);
+    let output = run(&mut assert_cmd::Command::from_std(command));
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("--bind ::1") && text.contains("IPv4"), "{text}");
+    assert_eq!(server.request_count(), 0);
+    assert!(!dir.path().join("out.txt").exists());
+
+    // With an address of its family among them, that one carries the connection.
+    let mut command = bare_parabyte(dir.path());
+    command.args(["cp", "--bind", "::1,127.0.0.4", &url, "out.txt"]);
+    let output = run(&mut assert_cmd::Command::from_std(command));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(std::fs::read(dir.path().join("out.txt")).unwrap(), b"hi\n");
 }

@@ -76,7 +76,8 @@ type Sender = hyper_util::client::legacy::Client<Connector, Sent>;
 pub(crate) struct HttpClient {
     /// Builds requests only (headers, credentials in URLs); never sends.
     builder: reqwest::Client,
-    senders: Arc<[Sender]>,
+    /// Each sender with the local address it sends from (`None`: the system's choice).
+    senders: Arc<[(Option<IpAddr>, Sender)]>,
     turn: Arc<AtomicUsize>,
     /// How long one read may wait: for the response head (from the request's start, as
     /// reqwest counted it), then for each body chunk.
@@ -94,14 +95,14 @@ impl HttpClient {
             build_sender(config, counters.clone(), tls.clone(), local_address)
         };
         let senders = if config.local_addresses.is_empty() {
-            vec![build(None)]
+            vec![(None, build(None))]
         } else {
             config
                 .local_addresses
                 .iter()
                 .map(|&address| {
                     check_local_address(address, endpoint_address(config))?;
-                    Ok(build(Some(address)))
+                    Ok((Some(address), build(Some(address))))
                 })
                 .collect::<Result<_>>()?
         };
@@ -132,10 +133,24 @@ impl HttpClient {
         self.builder.request(method, url)
     }
 
-    /// The sender for the next request: each local address in turn.
-    fn next(&self) -> &Sender {
+    /// The sender for the next request to `host`: each local address in turn, of those of
+    /// the host's family when the host is an address. None when `--bind` gave addresses of
+    /// the other family only: every connection would fail alike, so it is said up front.
+    fn next(&self, host: Option<IpAddr>) -> std::result::Result<&Sender, HttpError> {
         let turn = self.turn.fetch_add(1, Relaxed);
-        &self.senders[turn % self.senders.len()]
+        let reaches = |bound: &Option<IpAddr>| match (bound, host) {
+            (Some(bound), Some(host)) => bound.is_ipv4() == host.is_ipv4(),
+            _ => true,
+        };
+        let usable = self.senders.iter().filter(|(bound, _)| reaches(bound));
+        let count = usable.clone().count();
+        match usable.map(|(_, sender)| sender).nth(turn % count.max(1)) {
+            Some(sender) => Ok(sender),
+            None => Err(HttpError::new(
+                Kind::Bind,
+                unreachable_by_binds(&self.senders, host),
+            )),
+        }
     }
 
     /// Send one request as it is (no redirects followed).
@@ -145,6 +160,7 @@ impl HttpClient {
         body: WriteBody,
     ) -> std::result::Result<Response, HttpError> {
         let url = request.url().clone();
+        let sender = self.next(host_address(&url))?;
         let uri: hyper::Uri = url
             .as_str()
             .parse()
@@ -173,7 +189,7 @@ impl HttpClient {
                 "parabyte/",
                 env!("CARGO_PKG_VERSION")
             )));
-        let answer = tokio::time::timeout(self.read_timeout, self.next().request(sent))
+        let answer = tokio::time::timeout(self.read_timeout, sender.request(sent))
             .await
             .map_err(|_| HttpError::timed_out())?
             .map_err(|e| {
@@ -260,6 +276,8 @@ enum Kind {
     Builder,
     /// No connection: never sent.
     Connect,
+    /// No `--bind` address can reach the host: never sent.
+    Bind,
     /// Sent, and the response head never came whole.
     Request,
     /// The body broke off.
@@ -287,7 +305,7 @@ impl HttpError {
     }
 
     fn is_builder(&self) -> bool {
-        self.kind == Kind::Builder
+        matches!(self.kind, Kind::Builder | Kind::Bind)
     }
 }
 
@@ -296,6 +314,7 @@ impl std::fmt::Display for HttpError {
         f.write_str(match self.kind {
             Kind::Builder => "cannot make the request",
             Kind::Connect => "could not connect",
+            Kind::Bind => "cannot send from the --bind addresses",
             Kind::Request => "request failed",
             Kind::Body => "connection broke while reading the body",
             Kind::TimedOut => "timed out",
@@ -383,12 +402,33 @@ fn check_local_address(address: IpAddr, endpoint: Option<IpAddr>) -> Result<()> 
 
 /// The endpoint's address, when the endpoint URL names one rather than a host name.
 fn endpoint_address(config: &StoreConfig) -> Option<IpAddr> {
-    let url = reqwest::Url::parse(config.endpoint_url.as_deref()?).ok()?;
+    host_address(&reqwest::Url::parse(config.endpoint_url.as_deref()?).ok()?)
+}
+
+/// A URL's host, when it is an address rather than a name.
+fn host_address(url: &Url) -> Option<IpAddr> {
     let host = url.host_str()?;
     host.trim_start_matches('[')
         .trim_end_matches(']')
         .parse()
         .ok()
+}
+
+/// Why no `--bind` address reaches `host`, worded as [`check_local_address`] words it.
+fn unreachable_by_binds(senders: &[(Option<IpAddr>, Sender)], host: Option<IpAddr>) -> String {
+    let bound: Vec<String> = senders
+        .iter()
+        .filter_map(|(bound, _)| bound.map(|address| address.to_string()))
+        .collect();
+    let family = |ip: IpAddr| if ip.is_ipv4() { "IPv4" } else { "IPv6" };
+    match host {
+        Some(host) => format!(
+            "--bind {}: the host {host} is {}, and no address given is; give one of its family",
+            bound.join(","),
+            family(host)
+        ),
+        None => format!("--bind {}: no address given reaches the host", bound.join(",")),
+    }
 }
 
 fn build_sender(
@@ -580,6 +620,10 @@ pub(crate) fn transport_error(what: &str, error: &HttpError, endpoint: &str) -> 
     }
     let detail = describe(error);
     let what = what.to_owned();
+    if error.kind == Kind::Bind {
+        let why = error.source.as_deref().map(ToString::to_string);
+        return Error::InvalidInput(format!("{what}: {}", why.unwrap_or(detail)));
+    }
     // rustls' words when the first bytes back are not a TLS record: plain HTTP.
     if detail.contains("InvalidContentType") {
         let plain = endpoint.replacen("https://", "http://", 1);
