@@ -115,7 +115,10 @@ fn a_bind_address_of_the_other_family_than_a_web_url_is_refused_naming_the_flag(
     let output = run(&mut assert_cmd::Command::from_std(command));
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
-    assert!(text.contains("--bind ::1") && text.contains("IPv4"), "{text}");
+    assert!(
+        text.contains("--bind ::1") && text.contains("IPv4"),
+        "{text}"
+    );
     assert_eq!(server.request_count(), 0);
     assert!(!dir.path().join("out.txt").exists());
 

@@ -204,7 +204,26 @@ fn an_interrupted_download_resumes_where_it_stopped() {
         "only the rest of the part that hung"
     );
     assert_eq!(summary(&resumed)["bytes"], SIZE - kept);
+    // Asked for, not only counted: the ranges the GETs named add up to what the journal
+    // lacked, nothing fetched twice.
+    let asked: u64 = bed
+        .proxy
+        .requests()
+        .iter()
+        .filter(|request| request.kind == RequestKind::Get)
+        .map(|request| range_length(request.range.as_deref().expect("a ranged GET")))
+        .sum();
+    assert_eq!(asked, SIZE - kept, "bytes asked for against bytes missing");
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
+}
+
+/// The length a `bytes=START-END` range names.
+fn range_length(range: &str) -> u64 {
+    let (start, end) = range
+        .trim_start_matches("bytes=")
+        .split_once('-')
+        .expect("bytes=START-END");
+    end.parse::<u64>().unwrap() - start.parse::<u64>().unwrap() + 1
 }
 
 #[test]
@@ -217,9 +236,13 @@ fn a_single_object_resumes_from_its_journal_without_a_probe() {
         .parabyte()
         .args(["cp", "--json", &bed.url("set/big"), "out/big"]));
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    let requests: Vec<_> = bed
-        .proxy
-        .requests()
+    let sent = bed.proxy.requests();
+    assert_eq!(
+        sent.first().map(|request| request.kind),
+        Some(RequestKind::Get),
+        "the journal holds the size and version: the GET goes first, the HEAD for the checksum after it: {sent:?}"
+    );
+    let requests: Vec<_> = sent
         .into_iter()
         .filter(|request| request.kind == RequestKind::Get)
         .collect();
@@ -323,6 +346,14 @@ fn ctrl_c_at_default_settings_keeps_every_byte_that_reached_the_file() {
         SIZE - kept,
         "only what was missing"
     );
+    let asked: u64 = bed
+        .proxy
+        .requests()
+        .iter()
+        .filter(|request| request.kind == RequestKind::Get)
+        .map(|request| range_length(request.range.as_deref().expect("a ranged GET")))
+        .sum();
+    assert_eq!(asked, SIZE - kept, "bytes asked for against bytes missing");
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(6, SIZE as usize));
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }

@@ -427,7 +427,10 @@ fn unreachable_by_binds(senders: &[(Option<IpAddr>, Sender)], host: Option<IpAdd
             bound.join(","),
             family(host)
         ),
-        None => format!("--bind {}: no address given reaches the host", bound.join(",")),
+        None => format!(
+            "--bind {}: no address given reaches the host",
+            bound.join(",")
+        ),
     }
 }
 

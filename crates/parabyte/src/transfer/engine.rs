@@ -386,10 +386,21 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         };
         // The HEAD is polled before the parts, so it takes the first free slot: under a
         // tight request cap it would otherwise wait behind every part, and until it answers
-        // each byte is run through every CRC in 1 MiB pieces.
-        let fetched = futures::future::try_join3(first, describe, rest)
-            .await
-            .map(|((), (), restored)| restored);
+        // each byte is run through every CRC in 1 MiB pieces. A resumed object fetches
+        // little, and its journal gave the size and version: its GETs go first, the HEAD
+        // after them.
+        let fetched = match sink.restored().bytes() > 0 {
+            true => {
+                async {
+                    let ((), restored) = futures::future::try_join(first, rest).await?;
+                    describe.await.map(|()| restored)
+                }
+                .await
+            }
+            false => futures::future::try_join3(first, describe, rest)
+                .await
+                .map(|((), (), restored)| restored),
+        };
         // A GET of the whole object may have brought a composite checksum: where its parts
         // end is learned now, the bytes being in.
         if let (Ok(_), Some(validator)) = (&fetched, object.pinned.validator()) {
