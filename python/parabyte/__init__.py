@@ -162,6 +162,9 @@ class Client(_native.Client):
     list_page_size: keys per listing request [1000].
     verify: check content by the store's CRC or the ETag's MD5, not size alone [True].
     force: download again what an earlier run finished at the same version [False].
+    ignore_glacier_warnings: pass over objects in an archive tier (GLACIER,
+        DEEP_ARCHIVE) that are not restored, each reported as skipped, instead of
+        failing them [False].
     """
 
     _options: dict[str, Any]

@@ -51,6 +51,7 @@ class Client:
         list_page_size: int | None = None,
         verify: bool = True,
         force: bool = False,
+        ignore_glacier_warnings: bool = False,
     ) -> None:
         """
         Args:
@@ -85,6 +86,9 @@ class Client:
             verify: check content by the store's CRC or the ETag's MD5, not size alone.
             force: download again files that an earlier download finished (by default a
                 file whose recorded size and ETag still match the object is skipped).
+            ignore_glacier_warnings: pass over objects in an archive tier (GLACIER,
+                DEEP_ARCHIVE) that are not restored, each reported as skipped, instead of
+                failing them.
 
         Raises:
             InvalidInputError: an option that cannot work.

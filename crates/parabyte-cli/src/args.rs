@@ -566,6 +566,10 @@ pub struct TransferArgs {
     /// (a re-run otherwise skips those and resumes what it left unfinished).
     #[arg(long, help_heading = "Checking and re-runs")]
     pub force: bool,
+    /// Pass over objects in an archive tier (GLACIER, DEEP_ARCHIVE) that are not restored,
+    /// each with a skip line, instead of failing them (exit 1).
+    #[arg(long, help_heading = "Checking and re-runs")]
+    pub ignore_glacier_warnings: bool,
 }
 
 #[derive(Debug, Args)]
@@ -787,6 +791,7 @@ impl TransferArgs {
             },
             verify_content: !self.no_verify,
             skip_unchanged: !self.force,
+            ignore_archived: self.ignore_glacier_warnings,
             ..TransferConfig::default()
         }
     }

@@ -192,6 +192,7 @@ impl Client {
         list_page_size = None,
         verify = true,
         force = false,
+        ignore_glacier_warnings = false,
     ))]
     fn new(
         py: Python<'_>,
@@ -222,6 +223,7 @@ impl Client {
         list_page_size: Option<usize>,
         verify: bool,
         force: bool,
+        ignore_glacier_warnings: bool,
     ) -> PyResult<Self> {
         let store = StoreOptions {
             endpoint_url,
@@ -265,6 +267,7 @@ impl Client {
             list_page_size,
             verify,
             force,
+            ignore_glacier_warnings,
         }
         .into_config()?;
         let inner = connect(py, &store, source.as_ref(), &transfer)?;

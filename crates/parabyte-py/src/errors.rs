@@ -82,6 +82,7 @@ const KEYWORDS: &[(&str, &str)] = &[
     ("--include", "include="),
     ("--no-verify", "verify=False"),
     ("--force", "force=True"),
+    ("--ignore-glacier-warnings", "ignore_glacier_warnings=True"),
 ];
 
 /// A core message with its CLI flags named as Python keywords: "--workers must be at least

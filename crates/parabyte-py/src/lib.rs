@@ -79,6 +79,7 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
     options.set_item("list_page_size", transfer.list_page_size)?;
     options.set_item("verify", transfer.verify_content)?;
     options.set_item("force", !transfer.skip_unchanged)?;
+    options.set_item("ignore_glacier_warnings", transfer.ignore_archived)?;
     let job = PyDict::new(py);
     job.set_item("scheduler", &copy.scheduler)?;
     job.set_item("source", &copy.source)?;

@@ -146,6 +146,7 @@ pub struct TransferOptions {
     pub list_page_size: Option<usize>,
     pub verify: bool,
     pub force: bool,
+    pub ignore_glacier_warnings: bool,
 }
 
 impl TransferOptions {
@@ -173,6 +174,7 @@ impl TransferOptions {
             verify_content: self.verify,
             skip_unchanged: !self.force,
             copy_cutoff,
+            ignore_archived: self.ignore_glacier_warnings,
         })
     }
 }

@@ -195,6 +195,9 @@ pub struct TransferConfig {
     /// parallel), smaller ones by one CopyObject: at least 5 MiB, at most 5 GiB, S3's
     /// largest CopyObject and the default (rclone's `--s3-copy-cutoff`).
     pub copy_cutoff: u64,
+    /// An object in an archive tier (not restored) is passed over with a skip line rather
+    /// than failed (aws's `--ignore-glacier-warnings`).
+    pub ignore_archived: bool,
 }
 
 impl Default for TransferConfig {
@@ -215,6 +218,7 @@ impl Default for TransferConfig {
             verify_content: true,
             skip_unchanged: true,
             copy_cutoff: MAX_COPY,
+            ignore_archived: false,
         }
     }
 }

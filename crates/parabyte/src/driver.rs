@@ -419,7 +419,15 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         let workers = self.transfer.workers;
         let driven = transfer_scope::enter(
             reporter.clone(),
-            drive(movers, jobs, workers, dry_run, reporter.clone(), started),
+            drive(
+                movers,
+                jobs,
+                workers,
+                dry_run,
+                self.transfer.ignore_archived,
+                reporter.clone(),
+                started,
+            ),
         )
         .await;
         // The planner ends once the queue is drained or dropped; it only fails on listing.
@@ -453,6 +461,19 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         summary.deleted = outcome.deleted;
         Ok(summary)
     }
+}
+
+/// An object passed over for a reason that fails nothing (a link in a tree, an archived
+/// object under --ignore-glacier-warnings): a skip that says why.
+fn pass_over(reporter: &dyn Reporter, source: &str, why: &Error) {
+    reporter.object_reported(&ObjectReport {
+        source,
+        destination: None,
+        bytes: 0,
+        status: Status::Skipped,
+        verification: None,
+        error: Some(why),
+    });
 }
 
 /// Every failure the summary lists is reported as it happens too.
@@ -628,11 +649,13 @@ fn source_of(job: &LocalJob) -> String {
 }
 
 /// Run queued jobs, `workers` objects at a time, until the queue ends or a fatal error.
+/// `ignore_archived`: an object in an archive tier is passed over, not a failure.
 async fn drive<S: Store<Object = ObjectUrl>>(
     movers: Movers<S>,
     mut jobs: mpsc::Receiver<Planned>,
     workers: usize,
     dry_run: bool,
+    ignore_archived: bool,
     reporter: Arc<dyn Reporter>,
     started: Instant,
 ) -> Result<Outcome> {
@@ -658,6 +681,13 @@ async fn drive<S: Store<Object = ObjectUrl>>(
             Ok(())
         }
         Err(error) if error.is_fatal() => Err(error),
+        // --ignore-glacier-warnings: said as a skip with its reason, and no failure.
+        Err(error @ Error::Archived { .. }) if ignore_archived => {
+            reporter.object_finished(&source, Ok(0));
+            pass_over(reporter.as_ref(), &source, &error);
+            outcome.skipped += 1;
+            Ok(())
+        }
         Err(error) => {
             reporter.object_finished(&source, Err(&error));
             report_failure(reporter.as_ref(), &source, destination.as_deref(), &error);
@@ -709,14 +739,7 @@ async fn drive<S: Store<Object = ObjectUrl>>(
                 continue;
             }
             Some(Planned::PassedOver(passed)) => {
-                reporter.object_reported(&ObjectReport {
-                    source: &passed.source,
-                    destination: None,
-                    bytes: 0,
-                    status: Status::Skipped,
-                    verification: None,
-                    error: Some(&passed.error),
-                });
+                pass_over(reporter.as_ref(), &passed.source, &passed.error);
                 outcome.skipped += 1;
                 continue;
             }

@@ -130,6 +130,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// The object lives in an archive tier (GLACIER, DEEP_ARCHIVE, Intelligent-Tiering's
+    /// archive tiers) and was not restored: no request can read it until it is.
+    #[error("{what}: the object is archived and not restored ({detail}); restore it first (aws s3api restore-object), or pass --ignore-glacier-warnings to pass archived objects over without failing")]
+    Archived {
+        /// The request or object it is about, e.g. `GET s3://bucket/key`.
+        what: String,
+        /// What the store said.
+        detail: String,
+    },
+
     /// The bytes received are not the object's: a checksum or the MD5 in the ETag disagrees.
     #[error("{what}: content check failed: {detail}; nothing was saved, run the command again to fetch it anew")]
     Corrupt {

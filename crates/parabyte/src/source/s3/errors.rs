@@ -201,6 +201,11 @@ pub(super) fn classify(
             ))
         }
         (_, "PreconditionFailed") | (412, _) => Error::Changed { what, detail },
+        // A GET (InvalidObjectState) or a copy's source (ObjectNotInActiveTierError) in an
+        // archive tier: every attempt meets it until the object is restored.
+        (_, "InvalidObjectState" | "ObjectNotInActiveTierError") => {
+            Error::Archived { what, detail }
+        }
         (_, "SlowDown" | "Throttling" | "RequestLimitExceeded") | (429 | 503, _) => {
             Error::Throttled { what, detail }
         }
@@ -274,6 +279,11 @@ mod tests {
         ));
         assert!(kind(500, "").is_retryable());
         assert!(!kind(403, "AccessDenied").is_retryable());
+        for code in ["InvalidObjectState", "ObjectNotInActiveTierError"] {
+            let archived = kind(403, code);
+            assert!(matches!(archived, Error::Archived { .. }), "{code}");
+            assert!(!archived.is_retryable() && !archived.is_fatal(), "{code}");
+        }
         let message = kind(404, "NoSuchKey").to_string();
         assert!(
             message.starts_with("GET s3://b/k: not found (404 NoSuchKey: m)"),
