@@ -16,8 +16,10 @@ use parabyte::{
 #[command(
     name = "parabyte",
     version,
-    about = "Fast, trustworthy downloads from S3-compatible stores and web servers",
-    long_about = "Fast, trustworthy downloads from S3-compatible stores and web servers.\n\n\
+    about = "parabyte downloads, uploads, copies, syncs and deletes objects, fast and checked: \
+        S3-compatible stores, web servers and local disks",
+    long_about = "parabyte downloads, uploads, copies, syncs and deletes objects, fast and \
+        checked: S3-compatible stores, web servers and local disks.\n\n\
         Credentials, region and endpoint come from the standard AWS chain (environment, \
         ~/.aws/credentials and ~/.aws/config, container and instance roles).\n\n\
         Exit status: 0 all objects arrived, 1 some objects failed (listed at the end) or \

@@ -131,8 +131,26 @@ pub fn keyword_names(message: &str) -> String {
         }
     }
     named.push_str(rest);
-    named
+    COMMANDS
+        .iter()
+        .fold(named, |named, (cli, python)| named.replace(cli, python))
 }
+
+/// The CLI commands core messages send the user to, as the Python functions that do it.
+const COMMANDS: &[(&str, &str)] = &[
+    (
+        "to upload one file use cp",
+        "to upload one file use upload()",
+    ),
+    (
+        "cannot be synced; use cp",
+        "cannot be synced; use download()",
+    ),
+    (
+        "cannot be deleted where they are: use cp",
+        "cannot be deleted where they are: use download()",
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -174,6 +192,11 @@ mod tests {
             ("s3://b/a--region: not found", "s3://b/a--region: not found"),
             ("see --verbose", "see --verbose"),
             ("see --regions", "see --regions"),
+            // Commands: the function that does it.
+            (
+                "f.txt: sync takes a directory; to upload one file use cp",
+                "f.txt: sync takes a directory; to upload one file use upload()",
+            ),
         ];
         for (core, python) in cases {
             assert_eq!(keyword_names(core), python);

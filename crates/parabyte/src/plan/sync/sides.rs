@@ -50,6 +50,13 @@ pub(crate) fn sync_sides(request: &CopyRequest) -> Result<(CopyRequest, Far)> {
         }
     };
     if let Location::Local(path) = source {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Err(Error::NotFound {
+                what: path.display().to_string(),
+                detail: "no such file or directory: sync's source must be a directory that exists"
+                    .to_owned(),
+            });
+        }
         if !path.is_dir() {
             return refuse(format!(
                 "{}: sync takes a directory; to upload one file use cp",

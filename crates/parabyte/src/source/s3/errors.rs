@@ -7,7 +7,9 @@
 use futures::TryStreamExt;
 use reqwest::StatusCode;
 
+use super::checksum_fallback::{checksum_refusal, refuses_checksums};
 use super::xml::{self, ErrorDocument};
+use super::Call;
 use crate::error::{Error, Result};
 use crate::source::http_client::Response;
 
@@ -65,14 +67,16 @@ const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
 /// (301 PermanentRedirect, 400 AuthorizationHeaderMalformed, both with the
 /// `x-amz-bucket-region` header), MinIO (400 with the header and `<Region>`) and versitygw
 /// (400 with `<Region>`) say it. Another failure whose body had to be read is classified
-/// here.
+/// here; one that refuses the checksum headers a write carried (`carried_checksums`) as
+/// such, for the write to fall back to Content-MD5.
 pub(super) async fn region_check(
     response: Response,
     signed_for: &str,
-    what: &str,
-    bucket: &str,
+    call: &Call<'_>,
     anonymous: bool,
+    carried_checksums: bool,
 ) -> Result<RegionCheck> {
+    let (what, bucket) = (call.what, call.bucket);
     let endpoint = format!(
         "{}://{}",
         response.url().scheme(),
@@ -106,6 +110,9 @@ pub(super) async fn region_check(
     match named {
         Some(region) if about_region && region != signed_for && is_region_name(&region) => {
             Ok(RegionCheck::Elsewhere(region))
+        }
+        _ if carried_checksums && refuses_checksums(status, &error.code, &error.message) => {
+            Err(checksum_refusal())
         }
         _ => Err(classify(
             status,
@@ -210,6 +217,25 @@ pub(super) fn classify(
             Error::Throttled { what, detail }
         }
         (404, _) | (_, "NoSuchKey") => Error::NotFound { what, detail },
+        // Stores over a file system (versitygw's posix, MinIO) cannot keep `tree` beside
+        // `tree/...`: the key is a folder there.
+        (_, "ExistingObjectIsDirectory" | "ObjectExistsAsDirectory" | "XMinioObjectExistsAsDirectory") => {
+            let object = what
+                .split_whitespace()
+                .find(|word| word.starts_with("s3://"))
+                .unwrap_or("the key")
+                .trim_end_matches('/')
+                .to_owned();
+            Error::Http {
+                what,
+                status,
+                detail: format!(
+                    "{detail}: {object}/ is a prefix with objects under it, and this store \
+                     cannot keep an object of the same name; upload into {object}/ (with the \
+                     '/') to keep the file's name there, or choose another key"
+                ),
+            }
+        }
         // S3 requests go to the endpoint the user gave and nowhere else, whatever an answer
         // points at.
         (300..=399, _) => Error::Http {
@@ -284,6 +310,17 @@ mod tests {
             assert!(matches!(archived, Error::Archived { .. }), "{code}");
             assert!(!archived.is_retryable() && !archived.is_fatal(), "{code}");
         }
+        let folder = classify(
+            409,
+            "ExistingObjectIsDirectory",
+            "m",
+            "PUT s3://b/tree",
+            "b",
+            false,
+        );
+        let message = folder.to_string();
+        assert!(message.contains("s3://b/tree/ is a prefix"), "{message}");
+        assert!(!folder.is_retryable() && !folder.is_fatal(), "{message}");
         let message = kind(404, "NoSuchKey").to_string();
         assert!(
             message.starts_with("GET s3://b/k: not found (404 NoSuchKey: m)"),
