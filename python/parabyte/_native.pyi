@@ -597,6 +597,8 @@ class Summary:
     sent_with_md5: int
     """Objects uploaded with Content-MD5 rather than CRC64NVME: the store refused checksum
     headers. Each body's MD5 was checked by the store."""
+    sent_with_md5_objects: list[str]
+    """Those objects as `s3://bucket/key` (the first 1,000): stored without a CRC."""
     bytes: int
     elapsed: float
     """Seconds."""
@@ -620,6 +622,7 @@ class Summary:
         resumed: int = 0,
         resumed_bytes: int = 0,
         sent_with_md5: int = 0,
+        sent_with_md5_objects: list[str] = ...,
         bytes: int = 0,
         elapsed: float = 0.0,
         first_object_seconds: float | None = None,

@@ -790,6 +790,9 @@ def _sum_up(
         resumed=sum(s.resumed for s in whole),
         resumed_bytes=sum(s.resumed_bytes for s in whole),
         sent_with_md5=total("sent_with_md5"),
+        sent_with_md5_objects=[
+            name for s in summaries for name in s.sent_with_md5_objects
+        ][:1000],
         bytes=total_bytes,
         elapsed=elapsed,
         first_object_seconds=None,

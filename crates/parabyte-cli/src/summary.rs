@@ -97,9 +97,10 @@ fn summary_lines(summary: &Summary) -> Vec<String> {
     }
     if summary.sent_with_md5 > 0 {
         lines.push(format!(
-            "the store refused checksum headers: {} object(s) went with Content-MD5 instead, each body checked by the store",
+            "the store refused checksum headers: {} object(s) went with Content-MD5 instead, each body checked by the store, and are stored without a CRC:",
             summary.sent_with_md5
         ));
+        lines.extend(without_crc(summary));
     }
     if summary.resumed > 0 {
         lines.push(format!(
@@ -156,3 +157,22 @@ pub(crate) fn human_bytes(bytes: f64) -> String {
         format!("{value:.1} {}", UNITS[unit])
     }
 }
+
+/// The objects stored without a CRC, one line each: the first [`NAMED_IN_SUMMARY`], then
+/// how many more (`--json` names up to a thousand).
+fn without_crc(summary: &Summary) -> Vec<String> {
+    let named = &summary.sent_with_md5_objects;
+    let mut lines: Vec<String> = named
+        .iter()
+        .take(NAMED_IN_SUMMARY)
+        .map(|object| format!("  {}", escape::terminal_safe(object)))
+        .collect();
+    let more = summary.sent_with_md5.saturating_sub(lines.len() as u64);
+    if more > 0 {
+        lines.push(format!("  and {more} more (--json names up to a thousand)"));
+    }
+    lines
+}
+
+/// Objects named one per line in the summary a person reads.
+const NAMED_IN_SUMMARY: usize = 20;

@@ -212,6 +212,8 @@ pub struct Summary {
     pub resumed_bytes: u64,
     /// Objects uploaded with Content-MD5: the store refused checksum headers.
     pub sent_with_md5: u64,
+    /// Those objects as `s3://bucket/key` (the first 1,000): stored without a CRC.
+    pub sent_with_md5_objects: Vec<String>,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time in seconds.
@@ -244,6 +246,7 @@ impl From<parabyte::Summary> for Summary {
             resumed: summary.resumed,
             resumed_bytes: summary.resumed_bytes,
             sent_with_md5: summary.sent_with_md5,
+            sent_with_md5_objects: summary.sent_with_md5_objects,
             bytes: summary.bytes,
             elapsed: summary.elapsed.as_secs_f64(),
             first_object_seconds: summary
@@ -291,6 +294,7 @@ impl Summary {
         fields.set_item("resumed", self.resumed)?;
         fields.set_item("resumed_bytes", self.resumed_bytes)?;
         fields.set_item("sent_with_md5", self.sent_with_md5)?;
+        fields.set_item("sent_with_md5_objects", self.sent_with_md5_objects.clone())?;
         fields.set_item("bytes", self.bytes)?;
         fields.set_item("elapsed", self.elapsed)?;
         fields.set_item("first_object_seconds", self.first_object_seconds)?;
@@ -319,6 +323,7 @@ impl Summary {
         resumed = 0,
         resumed_bytes = 0,
         sent_with_md5 = 0,
+        sent_with_md5_objects = Vec::new(),
         bytes = 0,
         elapsed = 0.0,
         first_object_seconds = None,
@@ -338,6 +343,7 @@ impl Summary {
         resumed: u64,
         resumed_bytes: u64,
         sent_with_md5: u64,
+        sent_with_md5_objects: Vec<String>,
         bytes: u64,
         elapsed: f64,
         first_object_seconds: Option<f64>,
@@ -357,6 +363,7 @@ impl Summary {
             resumed,
             resumed_bytes,
             sent_with_md5,
+            sent_with_md5_objects,
             bytes,
             elapsed,
             first_object_seconds,

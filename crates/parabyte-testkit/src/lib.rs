@@ -72,6 +72,7 @@ mod names;
 mod nginx;
 mod process;
 mod proxy;
+mod refusing_store;
 mod serve;
 mod server;
 mod tls;
@@ -89,6 +90,7 @@ pub use proxy::{
     AfterStall, CountingProxy, Fault, FaultHandle, ProxyCounts, RequestKind, Rule, SeenRequest,
     MAX_FAULT_PAUSE,
 };
+pub use refusing_store::{Refusal, RefusingStore};
 pub use server::{
     shared, shared_tls, TestServer, ACCESS_KEY, MINIO_KMS_KEY_ID, REGION, SECRET_KEY,
 };

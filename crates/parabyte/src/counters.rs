@@ -2,7 +2,7 @@
 //! and how content was verified. Shared by every layer that sends requests.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -63,7 +63,13 @@ pub(crate) struct Counters {
     resumed: AtomicU64,
     resumed_bytes: AtomicU64,
     sent_with_md5: AtomicU64,
+    /// The first [`NAMED_AT_MOST`] of those objects, by name, until a run takes them.
+    sent_with_md5_named: Mutex<Vec<String>>,
 }
+
+/// Objects sent with Content-MD5 that a run names; past it, they are counted only, so a
+/// store that refuses checksums for millions of objects costs no memory per object.
+pub const NAMED_AT_MOST: usize = 1000;
 
 impl Counters {
     /// For a run in which one object may hold `connections` at once: the body-buffer
@@ -110,10 +116,20 @@ impl Counters {
         self.resumed_bytes.fetch_add(bytes, Relaxed);
     }
 
-    /// An object was stored from bodies sent with Content-MD5: the store refused checksum
-    /// headers.
-    pub(crate) fn count_sent_with_md5(&self) {
+    /// An object (`s3://bucket/key`) was stored from bodies sent with Content-MD5: the
+    /// store refused checksum headers, so it has no stored CRC.
+    pub(crate) fn count_sent_with_md5(&self, object: String) {
         self.sent_with_md5.fetch_add(1, Relaxed);
+        let mut named = self.sent_with_md5_named.lock().expect("never poisoned");
+        if named.len() < NAMED_AT_MOST {
+            named.push(object);
+        }
+    }
+
+    /// The objects sent with Content-MD5 since the last call, by name (at most
+    /// [`NAMED_AT_MOST`]): a run takes those it sent.
+    pub(crate) fn take_sent_with_md5_named(&self) -> Vec<String> {
+        std::mem::take(&mut *self.sent_with_md5_named.lock().expect("never poisoned"))
     }
 
     pub(crate) fn snapshot(&self) -> Snapshot {

@@ -371,7 +371,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 (0, 0, 0, vec![Failure { source, error }])
             }
         };
-        Ok(Summary::new(
+        let mut summary = Summary::new(
             objects,
             skipped,
             bytes,
@@ -379,7 +379,9 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             Some(Duration::ZERO),
             self.counters.snapshot().since(&before),
             failures,
-        ))
+        );
+        summary.sent_with_md5_objects = self.counters.take_sent_with_md5_named();
+        Ok(summary)
     }
 
     pub(crate) fn engine(&self, reporter: Arc<dyn Reporter>) -> Engine<S> {
@@ -459,6 +461,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             outcome.failures,
         );
         summary.deleted = outcome.deleted;
+        summary.sent_with_md5_objects = self.counters.take_sent_with_md5_named();
         Ok(summary)
     }
 }

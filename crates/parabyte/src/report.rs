@@ -176,6 +176,9 @@ pub struct Summary {
     /// Objects uploaded with Content-MD5 rather than CRC64NVME: the store refused checksum
     /// headers. Each body's MD5 was checked by the store.
     pub sent_with_md5: u64,
+    /// Those objects by name (the first 1,000 of them): stored with no CRC, their MD5
+    /// checked by the store as they went up.
+    pub sent_with_md5_objects: Vec<String>,
     /// Body bytes received.
     pub bytes: u64,
     /// Wall time of the whole run.
@@ -222,6 +225,7 @@ impl Summary {
             resumed: counted.resumed,
             resumed_bytes: counted.resumed_bytes,
             sent_with_md5: counted.sent_with_md5,
+            sent_with_md5_objects: Vec::new(),
             bytes,
             elapsed,
             bytes_per_second: if seconds > 0.0 {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use parabyte_testkit::{
-    shared, unique_bucket_name, BlockingAdmin, CountingProxy, ServerKind, TestServer,
+    shared, unique_bucket_name, BlockingAdmin, CountingProxy, Refusal, RefusingStore, ServerKind,
+    TestServer,
 };
 
 #[derive(Debug)]
@@ -17,6 +18,9 @@ pub struct Bed {
     pub bucket: String,
     pub proxy: CountingProxy,
     pub dir: tempfile::TempDir,
+    /// Between the proxy and the server when the bed is a store that refuses checksum
+    /// headers ([`Bed::refusing_checksums`]).
+    pub refusing: Option<RefusingStore>,
 }
 
 impl Bed {
@@ -31,7 +35,19 @@ impl Bed {
             bucket,
             proxy: CountingProxy::start(&server.endpoint()),
             dir: tempfile::tempdir().unwrap(),
+            refusing: None,
         }
+    }
+
+    /// A bed whose store refuses checksum headers on writes, as `refusal` words it: the
+    /// counting proxy (which tests fault and count) in front of the refusing store, in
+    /// front of the server. The admin client talks to the server itself.
+    pub fn refusing_checksums(kind: ServerKind, name: &str, refusal: Refusal) -> Bed {
+        let mut bed = Bed::new(kind, name);
+        let refusing = RefusingStore::start(&bed.server.endpoint(), refusal);
+        bed.proxy = CountingProxy::start(&refusing.endpoint());
+        bed.refusing = Some(refusing);
+        bed
     }
 
     pub fn url(&self, key: &str) -> String {

@@ -14,7 +14,7 @@ use reqwest::header::HeaderMap;
 use super::checksum_headers::encrypted_by_key;
 use super::errors::{classify, read_error};
 
-use super::S3Store;
+use super::{Call, S3Store};
 use crate::error::{Error, Result};
 use crate::source::http_client::Response;
 use crate::source::write_body::WriteBody;
@@ -44,19 +44,35 @@ impl S3Store {
         }
     }
 
-    /// The error of a failed write that carried checksum headers: a refusal of them is
-    /// told apart, so that [`S3Store::falling_back`] sends the write again without them.
+    /// The error of a failed write: a refusal of checksum headers is told apart, so that
+    /// [`S3Store::falling_back`] sends the write again without them. Such a refusal names
+    /// the header, so it comes only to a write that carried one, which may have set out
+    /// before an earlier refusal turned the run to Content-MD5.
     pub(super) async fn write_error(&self, response: Response, what: &str, bucket: &str) -> Error {
         let status = response.status().as_u16();
         let document = read_error(response).await;
-        if !self.md5_instead() && refuses_checksums(status, &document.code, &document.message) {
-            return Error::Unsupported {
-                store: "this S3 store",
-                operation: CHECKSUM_HEADERS.to_owned(),
-            };
+        if refuses_checksums(status, &document.code, &document.message) {
+            return checksum_refusal();
         }
         let (code, message) = (&document.code, &document.message);
         classify(status, code, message, what, bucket, self.anonymous())
+    }
+}
+
+/// Whether `call` carries the checksum headers of a write (not a read's
+/// `x-amz-checksum-mode`). Writes sent before the first refusal came back still carry
+/// them, and are refused after it: each is sent again with Content-MD5.
+pub(super) fn carries_checksums(call: &Call<'_>) -> bool {
+    call.headers
+        .iter()
+        .any(|(name, _)| name.starts_with("x-amz-checksum-") && *name != "x-amz-checksum-mode")
+}
+
+/// The error [`S3Store::falling_back`] takes for a refusal of checksum headers.
+pub(super) fn checksum_refusal() -> Error {
+    Error::Unsupported {
+        store: "this S3 store",
+        operation: CHECKSUM_HEADERS.to_owned(),
     }
 }
 
@@ -64,7 +80,7 @@ impl S3Store {
 /// every store: a NotImplemented or an invalid argument that names a checksum is about the
 /// headers (Cloudflare R2 once said "Header 'x-amz-checksum-algorithm' with value
 /// 'CRC64NVME' not implemented"). A NotImplemented that says nothing is taken so too.
-fn refuses_checksums(status: u16, code: &str, message: &str) -> bool {
+pub(super) fn refuses_checksums(status: u16, code: &str, message: &str) -> bool {
     let about_checksums = message.to_ascii_lowercase().contains("checksum");
     match code {
         "NotImplemented" => about_checksums || message.is_empty(),

@@ -206,7 +206,8 @@ impl S3Store {
         let region = bucket.settled().unwrap_or_else(|| self.region.clone());
         let response = self.send(get, &region).await?;
         let anonymous = self.anonymous();
-        let checked = region_check(response, &region, get.what, get.bucket, anonymous).await;
+        let carried = checksum_fallback::carries_checksums(get);
+        let checked = region_check(response, &region, get, anonymous, carried).await;
         match &checked {
             Ok(RegionCheck::Elsewhere(learned)) => bucket.settle(learned),
             // Any other answer: the store took the region (or did not care).

@@ -166,7 +166,8 @@ impl S3Store {
         if md5 && !options.without_checksum {
             // Each part went with its Content-MD5, which the store checked.
             done.md5_checked = true;
-            self.counters.count_sent_with_md5();
+            self.counters
+                .count_sent_with_md5(format!("s3://{}/{}", object.bucket, object.key));
         }
         let body = read_bounded_body(response).await;
         match completed(&body).map_err(|detail| Error::Protocol {

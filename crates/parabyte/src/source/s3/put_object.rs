@@ -56,7 +56,8 @@ impl S3Store {
         }
         if let Some(md5) = &md5 {
             check_etag(&what, response.headers(), md5)?;
-            self.counters.count_sent_with_md5();
+            self.counters
+                .count_sent_with_md5(format!("s3://{}/{}", object.bucket, object.key));
         }
         let mut written = written(response.headers());
         written.md5_checked = md5.is_some();
