@@ -144,6 +144,22 @@ pub enum Command {
         parabyte rm --dryrun 's3://bucket/logs/*.gz'   # what would be deleted; nothing is\n  \
         parabyte rm -r --exclude '*' --include '*.tmp' s3://bucket/data/")]
     Rm(RmArgs),
+    /// Make a bucket (CreateBucket), in the region requests are signed for (--region).
+    #[command(override_usage = "parabyte mb [OPTIONS] <s3://bucket>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte mb s3://bucket\n  \
+        parabyte mb --region eu-west-1 s3://bucket")]
+    Mb(MakeBucketArgs),
+    /// Remove a bucket (DeleteBucket). One that holds objects is refused and kept, unless
+    /// --force: then every object is deleted first (1,000 a request), and the bucket after.
+    #[command(override_usage = "parabyte rb [OPTIONS] <s3://bucket>")]
+    #[command(after_help = "Examples:\n  \
+        parabyte rb s3://bucket   # an empty bucket\n  \
+        parabyte rb --force s3://bucket   # every object, then the bucket\n\n\
+        With --force the whole bucket is listed before anything is deleted: a listing that \
+        fails\nor breaks off deletes nothing (exit 1), and a delete that fails keeps the \
+        bucket (exit 1).")]
+    Rb(RemoveBucketArgs),
     /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
     /// else but errors.
     #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
@@ -319,6 +335,30 @@ pub struct RmArgs {
     pub listing: ListingArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MakeBucketArgs {
+    /// s3://bucket: the bucket to make.
+    #[arg(value_name = "s3://bucket")]
+    pub url: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveBucketArgs {
+    /// s3://bucket: the bucket to remove.
+    #[arg(value_name = "s3://bucket")]
+    pub url: String,
+    /// Delete every object in the bucket first (each named on stderr), then the bucket.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing but errors (no `delete:` line either).
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }

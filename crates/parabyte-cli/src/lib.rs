@@ -5,6 +5,7 @@
 //! code: `main_with(argv)` is the whole program, from flags to exit status.
 
 mod args;
+mod buckets;
 mod cluster;
 mod completions;
 mod cp;
@@ -146,6 +147,8 @@ async fn run(command: Command, verbose: bool) -> u8 {
         Command::Du(args) => disk_usage(args).await,
         Command::Stat(args) => stat(args).await,
         Command::Rm(args) => remove(args).await,
+        Command::Mb(args) => buckets::make_bucket(args).await,
+        Command::Rb(args) => buckets::remove_bucket(args).await,
         Command::Ls(args) => list(args).await,
         Command::Completions { shell } => Ok(print_completions(shell)),
         Command::Uploads(args) => uploads::uploads(args).await,

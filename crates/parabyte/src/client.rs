@@ -287,6 +287,53 @@ impl Client {
         self.driver.store.s3.list_buckets().await
     }
 
+    /// Create the bucket `bucket` (CreateBucket), in the region requests are signed for.
+    /// One that exists is [`Error::BucketExists`], which says whether it is the caller's.
+    pub async fn create_bucket(&self, bucket: &str) -> Result<()> {
+        self.one_store("mb")?;
+        self.driver.store.s3.create_bucket(bucket).await
+    }
+
+    /// Remove the bucket `bucket` (DeleteBucket). One that holds objects is kept, as
+    /// [`Error::BucketNotEmpty`]; [`Client::empty_bucket`] deletes them first.
+    pub async fn delete_bucket(&self, bucket: &str) -> Result<()> {
+        self.one_store("rb")?;
+        self.driver.store.s3.delete_bucket(bucket).await
+    }
+
+    /// Delete every object of `bucket`, 1,000 a request (DeleteObjects), as `rb --force`
+    /// does before it removes the bucket. The whole bucket is listed first and nothing is
+    /// deleted unless the listing reached its end: a listing that fails or breaks off is an
+    /// `Err` and every object stays. The keys are held meanwhile (about 100 bytes each).
+    /// Per-key failures are in the summary.
+    pub async fn empty_bucket(&self, bucket: &str, reporter: Arc<dyn Reporter>) -> Result<Summary> {
+        self.one_store("rb")?;
+        let everything = S3Url {
+            bucket: bucket.to_owned(),
+            key: String::new(),
+        };
+        let lists_before = self.driver.counters.snapshot().requests.list;
+        let keys: Vec<S3Url> = self
+            .list_pages(&everything, true)
+            .map_ok(|page| {
+                let keys = page.into_iter().filter_map(|entry| match entry {
+                    Listed::Object(object) => Some(S3Url {
+                        bucket: bucket.to_owned(),
+                        key: object.key,
+                    }),
+                    Listed::Prefix(_) => None,
+                });
+                futures::stream::iter(keys.map(Ok))
+            })
+            .try_flatten()
+            .try_collect()
+            .await?;
+        let listed = self.driver.counters.snapshot().requests.list - lists_before;
+        let mut summary = self.driver.delete_many(keys, reporter).await?;
+        summary.requests.list += listed;
+        Ok(summary)
+    }
+
     /// Stream the entries under `url`: every key when `recursive`, else one level with
     /// "folders" as [`Listed::Prefix`].
     pub fn list(

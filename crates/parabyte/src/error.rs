@@ -67,6 +67,27 @@ pub enum Error {
         detail: String,
     },
 
+    /// A bucket to create exists already: the caller's own, or another account's (bucket
+    /// names are shared by every account of a store).
+    #[error("bucket '{bucket}' already exists{}", if *yours {
+        " and is yours; nothing was changed"
+    } else {
+        " and belongs to another account (a bucket's name is taken store-wide); choose another name"
+    })]
+    BucketExists {
+        /// The bucket named.
+        bucket: String,
+        /// The bucket is the caller's own.
+        yours: bool,
+    },
+
+    /// A bucket to remove still holds objects: it was kept, with everything in it.
+    #[error("bucket '{bucket}' is not empty, so it was kept; delete its objects first, or pass --force to delete every object and then the bucket")]
+    BucketNotEmpty {
+        /// The bucket named.
+        bucket: String,
+    },
+
     /// The store refused access to this object or bucket.
     #[error("{what}: access denied ({detail}); {}", if *anonymous {
         "the request was anonymous (--no-sign-request): give credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --profile) instead"

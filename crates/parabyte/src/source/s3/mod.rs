@@ -1,7 +1,7 @@
 //! The S3 store: a connection (endpoint, credentials, the region each bucket answered
 //! from) and the one path every request takes, signed and sent again when a bucket turns
 //! out to live elsewhere. Each operation is a file of its own (`get_object`, `head_object`,
-//! `list_objects`, `list_buckets`, `put_object`, `multipart`, `copy_object`, `delete_objects`), `store.rs` puts them behind the [`Store`] trait, and
+//! `list_objects`, `list_buckets`, `create_bucket`, `delete_bucket`, `put_object`, `multipart`, `copy_object`, `delete_objects`), `store.rs` puts them behind the [`Store`] trait, and
 //! `errors.rs` holds the one function that turns an S3 error response into an [`Error`]
 //! kind.
 //!
@@ -11,6 +11,8 @@
 mod checksum_fallback;
 mod checksum_headers;
 mod copy_object;
+mod create_bucket;
+mod delete_bucket;
 mod delete_objects;
 mod endpoint;
 mod errors;
