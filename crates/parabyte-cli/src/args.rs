@@ -160,12 +160,17 @@ pub enum Command {
         fails\nor breaks off deletes nothing (exit 1), and a delete that fails keeps the \
         bucket (exit 1).")]
     Rb(RemoveBucketArgs),
-    /// Write one object's bytes to standard output, as `cp SOURCE -` does, printing nothing
-    /// else but errors.
+    /// Write one object's bytes to standard output, as `cp SOURCE -` does, or those of
+    /// every object a quoted wildcard matches, one after another in key order; printing
+    /// nothing else but errors.
     #[command(override_usage = "parabyte cat [OPTIONS] <SOURCE>")]
     #[command(after_help = "Examples:\n  \
         parabyte cat s3://bucket/config.json | jq .\n  \
-        parabyte cat https://example.com/big.iso | sha256sum")]
+        parabyte cat 's3://bucket/logs/2026-*.txt' | grep ERROR   # the matches, in key order\n  \
+        parabyte cat https://example.com/big.iso | sha256sum\n\n\
+        A failed object stops cat there (exit 1): what follows would read as its rest. A reader\n\
+        that goes away (| head) ends cat quietly with exit status 141, as a shell reports a\n\
+        cat that SIGPIPE ended.")]
     Cat(Box<CatArgs>),
     /// Print a shell completion script.
     #[command(after_help = "Examples:\n  \
@@ -365,7 +370,8 @@ pub struct RemoveBucketArgs {
 
 #[derive(Debug, Args)]
 pub struct CatArgs {
-    /// s3://bucket/key or an http(s):// URL.
+    /// s3://bucket/key, a quoted wildcard ('s3://bucket/logs/*.txt': every key that
+    /// matches, in key order) or an http(s):// URL.
     #[arg(value_name = "SOURCE")]
     pub source: String,
     #[command(flatten)]

@@ -10,7 +10,7 @@ use parabyte::{
     Silent, Source, Summary, SyncCompare, SyncOptions, UploadOptions,
 };
 
-use crate::args::{CatArgs, CpArgs, SyncArgs, UploadArgs};
+use crate::args::{CpArgs, SyncArgs, UploadArgs};
 use crate::dryrun;
 use crate::progress::{JsonLines, NamedLines, ProgressBarReporter, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
@@ -254,24 +254,6 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, 
             summary.objects, summary.skipped, summary.requests.list
         ));
     }
-    Ok(if summary.failed > 0 || !unmatched.is_empty() {
-        SOME_FAILED
-    } else {
-        SUCCESS
-    })
-}
-
-/// `parabyte cat SOURCE`: `cp SOURCE -` that prints nothing but errors.
-pub(crate) async fn cat(args: CatArgs) -> Result<u8, Error> {
-    let request = CopyRequest::parse(&args.source, Destination::Stdout, false)?;
-    let client =
-        Client::connect(&args.store.to_config(), args.transfer.to_config_unlisted()).await?;
-    let mut summary = client.copy(&request, Arc::new(Silent)).await?;
-    let unmatched = take_unmatched(&mut summary);
-    for failure in &unmatched {
-        tell(format_args!("warning: {}", failure.error));
-    }
-    print_summary(&summary, Failures::List, true);
     Ok(if summary.failed > 0 || !unmatched.is_empty() {
         SOME_FAILED
     } else {

@@ -6,6 +6,7 @@
 
 mod args;
 mod buckets;
+mod cat;
 mod cluster;
 mod completions;
 mod cp;
@@ -27,7 +28,8 @@ use std::time::Duration;
 
 use args::Command;
 use completions::print_completions;
-use cp::{cat, copy, sync_as_copy, Mode};
+use cat::cat;
+use cp::{copy, sync_as_copy, Mode};
 use du::disk_usage;
 use ls::list;
 use parabyte::Error;
