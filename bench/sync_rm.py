@@ -109,8 +109,10 @@ def argv(tool: str, parabyte: Path, workload: str, local: Path) -> list[str]:
     local_dir = f"{local}/"
     if tool == "parabyte":
         return {
-            "S1 up": [str(parabyte), "sync", "--json", local_dir, up],
-            "S1 down": [str(parabyte), "sync", "--json", down, local_dir],
+            # No line per object on stderr, as aws runs with --only-show-errors.
+            "S1 up": [str(parabyte), "sync", "--json", "--object-lines", "never", local_dir, up],
+            "S1 down": [str(parabyte), "sync", "--json", "--object-lines", "never", down,
+                        local_dir],
             "R1": [str(parabyte), "rm", "-r", "--quiet", gone],
         }[workload]
     if tool == "aws":

@@ -238,7 +238,8 @@ def argv(
     stdin = ["bash", "-c", 'set -o pipefail; cat "$0" | "$@"', str(sources.big)]  # a pipe
     if tool == "parabyte":
         flags = ["--workers", N, "--threads", N, "--max-requests", N, "--part-size", "8MiB"]
-        base = [parabyte, "cp", "--json", *(flags if equal else [])]
+        # No line per object on stderr, as aws runs with --only-show-errors.
+        base = [parabyte, "cp", "--json", "--object-lines", "never", *(flags if equal else [])]
         line = {
             "U1": [*base, "-r", f"{sources.u1}/", dest],
             "U2": [*base, "-r", f"{sources.u2}/", dest],

@@ -573,7 +573,8 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
         "1M` (one file, N at most 16); axel `-n N`; curl `--parallel --parallel-max N` (many "
         "files) or N processes each fetching one range of a presigned URL (one file). aria2c, "
         "axel and curl get presigned URLs made by the harness (untimed). Tools that print a "
-        "line per file are quieted (`--log error`, `--only-show-errors`, `-q`, `-s`).")
+        "line per file are quieted (`--object-lines never`, `--log error`, "
+        "`--only-show-errors`, `-q`, `-s`).")
     add("")
     add("Versions:")
     add("")

@@ -26,6 +26,9 @@ CLI_TOOLS = ("parabyte", "s5cmd", "aws", "boto3", "rclone", "aria2c", "axel", "c
 PYTHON_TOOLS = ("parabyte-py", "boto3-tm", "boto3-tm-sized", "obstore")
 TOOLS = [*CLI_TOOLS, *PYTHON_TOOLS]
 PRESIGN_SECONDS = 6 * 3600
+# parabyte names each object on stderr when stderr is no terminal, as aws does; quieted as
+# aws is (`--only-show-errors`), keeping the summary the harness reads.
+QUIET_LINES = ["--object-lines", "never"]
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,7 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
     if tool == "parabyte" and wl.kind == "web":
         flags = [] if n is None else ["--threads", n, "--max-requests", n]
         parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
-        return cell([ctx.parabyte, "cp", *flags, big_url, dest / "big.bin"],
+        return cell([ctx.parabyte, "cp", *QUIET_LINES, *flags, big_url, dest / "big.bin"],
                     min(n or 16, parts))  # --threads 16
 
     if tool == "parabyte" and wl.kind == "manifest":
@@ -314,7 +317,7 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
         manifest.write_text("".join(
             f"{ctx.presigner(wl.transport, f'{prefix}{name}')}\t{name}\t{size}\n"
             for name, (size, _md5) in ctx.data.under(wl.prefix).items()))
-        return cell([ctx.parabyte, "cp", *flags, "--manifest", manifest, dest],
+        return cell([ctx.parabyte, "cp", *QUIET_LINES, *flags, "--manifest", manifest, dest],
                     min(n or 64, objects),  # --workers 64
                     note="manifest.txt: a presigned URL, a name and the size per line")
 
@@ -327,8 +330,8 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
         manifest.write_text("".join(
             f's3://{BUCKET}/{prefix}{name}\t{name}\t{size}\t"{md5}"\n'
             for name, (size, md5) in ctx.data.under(wl.prefix).items()))
-        return cell([ctx.parabyte, "cp", *flags, "--endpoint-url", endpoint, "--manifest",
-                     manifest, dest], min(n or 64, objects),
+        return cell([ctx.parabyte, "cp", *QUIET_LINES, *flags, "--endpoint-url", endpoint,
+                     "--manifest", manifest, dest], min(n or 64, objects),
                     note="manifest.txt: an s3:// URL, a name, the size and the ETag per line")
 
     if tool == "parabyte":
@@ -342,11 +345,12 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
         if wl.id == "W9":
             flags = [] if n is None else ["--workers", n, "--threads", n, "--max-requests", n]
             parts = math.ceil(_object_size(ctx, wl) / (8 << 20))
-            return cell([ctx.parabyte, "cp", "--discard", "--json", *flags, "--endpoint-url",
-                         endpoint, f"s3://{BUCKET}/{big_key}"], n or min(16, parts))
+            return cell([ctx.parabyte, "cp", *QUIET_LINES, "--discard", "--json", *flags,
+                         "--endpoint-url", endpoint, f"s3://{BUCKET}/{big_key}"],
+                        n or min(16, parts))
         if wl.id == "W4c":  # the JSON summary says when the first object started
             return Cell(wl, tool, setting, Command(
-                argv=[str(a) for a in [ctx.parabyte, "cp", "--discard", "--json",
+                argv=[str(a) for a in [ctx.parabyte, "cp", *QUIET_LINES, "--discard", "--json",
                                        "--endpoint-url", endpoint, f"s3://{BUCKET}/{prefix}"]],
                 env=env, cwd=conf, dest=None, check=check_summary(ctx.sizes.w4_count)),
                 None, None)
@@ -358,8 +362,8 @@ def build(ctx: Context, wl: Workload, tool: str, setting) -> Cell:
             in_flight = in_flight[wl.kind]
         else:
             in_flight = n
-        return cell([ctx.parabyte, "cp", *flags, "--endpoint-url", endpoint, source, target],
-                    in_flight)
+        return cell([ctx.parabyte, "cp", *QUIET_LINES, *flags, "--endpoint-url", endpoint, source,
+                     target], in_flight)
 
     if wl.id == "W4c":
         return skip("parabyte only: how soon downloads start while listing goes on")

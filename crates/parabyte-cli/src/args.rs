@@ -726,6 +726,12 @@ pub struct OutputArgs {
     /// Show no progress bar (it shows on a terminal otherwise); the summary still prints.
     #[arg(long)]
     pub no_progress: bool,
+    /// One line per object on stderr, as aws and s5cmd print them (`upload: a to s3://b/a`,
+    /// `download:`, `copy:`, `move:`, `delete:`). auto: each copy where no progress bar is
+    /// drawn (stderr is not a terminal, --no-progress, -v), each move and delete always;
+    /// always: each copy above the bar too; never: the summary and errors only.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub object_lines: crate::progress::ObjectLines,
 }
 
 /// A size in bytes as `--part-size` takes it (`8MiB`, `16M`, bytes), shown in `--help` the

@@ -12,7 +12,7 @@ use parabyte::{
 
 use crate::args::{CpArgs, SyncArgs, UploadArgs};
 use crate::dryrun;
-use crate::progress::{JsonLines, NamedLines, ProgressBarReporter, Tee};
+use crate::progress::{CopyLines, JsonLines, NamedLines, ObjectLines, ProgressBarReporter, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 use crate::summary::{print_json, print_summary, Failures};
 
@@ -192,17 +192,33 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, 
     if let Some(bar) = &progress {
         reporters.push(bar.clone());
     }
-    let printer = dry_run.then(|| Arc::new(dryrun::Printer::new(args.output.json, verbose)));
+    let printer = dry_run.then(|| {
+        let printer = dryrun::Printer::new(args.output.json, verbose);
+        Arc::new(match mode {
+            Mode::Move => printer.moving(),
+            _ => printer,
+        })
+    });
     if let Some(printer) = &printer {
         reporters.push(printer.clone());
     }
     if args.output.json_lines {
         reporters.push(Arc::new(JsonLines::default()));
     }
-    // Each delete is named (sync --delete, mv's sources): a dry run names them in its own
-    // lines, --json-lines in its.
-    if !(args.output.quiet || args.output.json_lines || dry_run) {
+    // Each delete and move is named (sync --delete, mv), and each copy where no bar is
+    // drawn, or always if asked: a dry run names them in its own lines, --json-lines in its.
+    let lines = args.output.object_lines;
+    if !(args.output.quiet || args.output.json_lines || dry_run || lines == ObjectLines::Never) {
         reporters.push(Arc::new(NamedLines(progress.clone())));
+        // A move is named once its source is deleted; bytes on stdout need no line.
+        let each_copy = match lines {
+            ObjectLines::Auto => progress.is_none(),
+            ObjectLines::Always => true,
+            ObjectLines::Never => false,
+        };
+        if each_copy && !matches!(mode, Mode::Move) && request.destination != Destination::Stdout {
+            reporters.push(Arc::new(CopyLines(progress.clone())));
+        }
     }
     let reporter: Arc<dyn Reporter> = match reporters.len() {
         0 => Arc::new(Silent),
@@ -249,8 +265,17 @@ pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, 
             0 => String::new(),
             count => format!(", {count} deleted"),
         };
+        let copied = match mode {
+            Mode::Move => "moved",
+            _ => "copied",
+        };
+        // One key is looked at (a HEAD), as aws's dry run looks.
+        let head = match summary.requests.head {
+            0 => String::new(),
+            count => format!(", {count} HEAD"),
+        };
         tell(format_args!(
-            "(dryrun) {} object(s) would be copied, {} left as they are{deleted}{excluded}; {} LIST and no GET request sent",
+            "(dryrun) {} object(s) would be {copied}, {} left as they are{deleted}{excluded}; {} LIST{head} and no GET request sent",
             summary.objects, summary.skipped, summary.requests.list
         ));
     }

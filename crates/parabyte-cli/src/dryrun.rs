@@ -1,6 +1,7 @@
-//! `cp --dryrun`: one line per object on stdout saying what would happen to it, as `aws s3
-//! cp --dryrun` prints them; with `--json`, one JSON object per line instead. Objects the
-//! filters leave out are counted, and listed one by one only with `-v` (or as JSON).
+//! `cp --dryrun` (and `mv`, `sync`, `rm`): one line per object on stdout saying what would
+//! happen to it, as `aws s3 cp --dryrun` prints them (`mv`: `(dryrun) move: A to B`); with
+//! `--json`, one JSON object per line instead. Objects the filters leave out are counted,
+//! and listed one by one only with `-v` (or as JSON).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -12,6 +13,8 @@ use crate::escape;
 /// Prints each preview as it is decided (keys escaped: they come from the store).
 pub(crate) struct Printer {
     json: bool,
+    /// `mv`: what would be copied would be moved.
+    moving: bool,
     /// Print a line for each object the filters leave out, not only their count.
     list_excluded: bool,
     excluded: AtomicU64,
@@ -21,8 +24,17 @@ impl Printer {
     pub(crate) fn new(json: bool, verbose: bool) -> Printer {
         Printer {
             json,
+            moving: false,
             list_excluded: json || verbose,
             excluded: AtomicU64::new(0),
+        }
+    }
+
+    /// `mv --dryrun`: each object that would be copied would be moved (`(dryrun) move:`).
+    pub(crate) fn moving(self) -> Printer {
+        Printer {
+            moving: true,
+            ..self
         }
     }
 
@@ -46,7 +58,8 @@ impl Reporter for Printer {
                     source,
                     destination,
                 } => {
-                    serde_json::json!({"dryrun": "copy", "source": source, "destination": destination})
+                    let verb = if self.moving { "move" } else { "copy" };
+                    serde_json::json!({"dryrun": verb, "source": source, "destination": destination})
                 }
                 Preview::Unchanged {
                     source,
@@ -69,11 +82,11 @@ impl Reporter for Printer {
                     source,
                     destination,
                 } => {
-                    // As aws names them: a remote source to here, here to S3, S3 to S3.
-                    let verb = match (source.contains("://"), destination.starts_with("s3://")) {
-                        (true, false) => "download",
-                        (false, true) => "upload",
-                        _ => "copy",
+                    // As aws names them: a remote source to here, here to S3, S3 to S3; a
+                    // move, whatever its direction.
+                    let verb = match self.moving {
+                        true => "move",
+                        false => crate::progress::verb(source, destination),
                     };
                     format!(
                         "(dryrun) {verb}: {} to {}",

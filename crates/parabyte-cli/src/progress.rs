@@ -137,27 +137,88 @@ impl Reporter for ProgressBarReporter {
 }
 
 /// `delete: s3://bucket/key` (or the local file's path) on stderr for each object or file
-/// deleted (`rm`, `sync --delete`, `mv`'s sources), as aws and s5cmd name them, and `skip:
-/// PATH: why` for each entry passed over by rule (a link inside a tree); above the bar when
-/// one is drawn.
+/// deleted (`rm`, `sync --delete`), `move: SOURCE to DESTINATION` for each source `mv`
+/// deleted once its copy arrived, as aws and s5cmd name them, and `skip: PATH: why` for each
+/// entry passed over by rule (a link inside a tree); above the bar when one is drawn.
 pub struct NamedLines(pub Option<Arc<ProgressBarReporter>>);
 
 impl Reporter for NamedLines {
     fn object_reported(&self, report: &ObjectReport<'_>) {
-        let line = match (report.status, report.error) {
-            (Status::Deleted, _) => format!("delete: {}", crate::escape::printable(report.source)),
-            (Status::Skipped, Some(why)) => {
+        let line = match (report.status, report.error, report.destination) {
+            (Status::Deleted, _, Some(destination)) => {
+                let destination = destination.to_string_lossy();
+                format!("move: {}", from_to(report.source, Some(&destination)))
+            }
+            (Status::Deleted, _, None) => {
+                format!("delete: {}", crate::escape::printable(report.source))
+            }
+            (Status::Skipped, Some(why), _) => {
                 let line = crate::summary::failure_line(report.source, &why.to_string());
                 format!("skip: {line}")
             }
             _ => return,
         };
-        match &self.0 {
-            Some(progress) => progress
-                .bar
-                .suspend(|| crate::status::tell(format_args!("{line}"))),
-            None => crate::status::tell(format_args!("{line}")),
+        tell_above(self.0.as_deref(), &line);
+    }
+}
+
+/// When each object copied, uploaded or downloaded gets its line on stderr
+/// (`--object-lines`); deletes and moves are named whenever anything is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ObjectLines {
+    /// Where no progress bar is drawn: stderr is not a terminal, or --no-progress, or -v.
+    #[default]
+    Auto,
+    /// Above the progress bar too.
+    Always,
+    /// Never, nor deletes and moves: the summary and errors only.
+    Never,
+}
+
+/// `upload: ./a to s3://b/a`, `download: s3://b/a to a`, `copy: s3://b/a to s3://b/c` on
+/// stderr for each object that arrived (copied whole or resumed), as `aws s3 cp` prints
+/// them; above the bar when one is drawn. An object already in place gets no line.
+pub struct CopyLines(pub Option<Arc<ProgressBarReporter>>);
+
+impl Reporter for CopyLines {
+    fn object_reported(&self, report: &ObjectReport<'_>) {
+        if !matches!(report.status, Status::Copied | Status::Resumed) || report.error.is_some() {
+            return;
         }
+        let destination = report.destination.map(|path| path.to_string_lossy());
+        let verb = verb(report.source, destination.as_deref().unwrap_or_default());
+        let line = format!("{verb}: {}", from_to(report.source, destination.as_deref()));
+        tell_above(self.0.as_deref(), &line);
+    }
+}
+
+/// What aws calls a copy from `source` to `destination`: a remote source to here is a
+/// download, here to S3 an upload, S3 to S3 (or one local file to another) a copy.
+pub(crate) fn verb(source: &str, destination: &str) -> &'static str {
+    match (source.contains("://"), destination.starts_with("s3://")) {
+        (true, false) => "download",
+        (false, true) => "upload",
+        _ => "copy",
+    }
+}
+
+/// `SOURCE to DESTINATION`, both escaped (keys come from the store); the source alone when
+/// nothing was written (`--discard`).
+fn from_to(source: &str, destination: Option<&str>) -> String {
+    let source = crate::escape::printable(source);
+    match destination {
+        Some(destination) => format!("{source} to {}", crate::escape::printable(destination)),
+        None => source.into_owned(),
+    }
+}
+
+/// One line on stderr, above the bar when one is drawn.
+fn tell_above(progress: Option<&ProgressBarReporter>, line: &str) {
+    match progress {
+        Some(progress) => progress
+            .bar
+            .suspend(|| crate::status::tell(format_args!("{line}"))),
+        None => crate::status::tell(format_args!("{line}")),
     }
 }
 

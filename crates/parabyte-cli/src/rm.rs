@@ -9,7 +9,7 @@ use parabyte::{Client, CopyOptions, Error, ObjectReport, RemoveRequest, Reporter
 
 use crate::args::RmArgs;
 use crate::dryrun;
-use crate::progress::{JsonLines, NamedLines, Tee};
+use crate::progress::{JsonLines, NamedLines, ObjectLines, Tee};
 use crate::status::{tell, SOME_FAILED, SUCCESS};
 use crate::summary::{failure_line, print_json};
 
@@ -48,7 +48,7 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
         false if args.output.json_lines => reporters.push(Arc::new(JsonLines::default())),
         false => {
             reporters.push(Arc::new(FailureLines));
-            if !args.output.quiet {
+            if !args.output.quiet && args.output.object_lines != ObjectLines::Never {
                 reporters.push(Arc::new(NamedLines(None)));
             }
         }

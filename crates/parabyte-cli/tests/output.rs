@@ -351,3 +351,34 @@ fn the_summary_says_what_was_resumed_and_a_local_copy_shows_no_requests() {
         "{err}"
     );
 }
+
+/// On a terminal the bar shows and copies are not named one by one (a big tree would
+/// scroll past it); `--object-lines always` names them above the bar, `--no-progress`
+/// names them instead of it, and a move is always named.
+#[test]
+fn on_a_terminal_copies_are_named_when_asked_and_moves_always() {
+    let bed = Bed::new(ServerKind::Versitygw, "terminal-lines");
+    bed.admin
+        .put_generated(&bed.bucket, "t/a", 1, 1000)
+        .unwrap();
+    let line = |to: &str| format!("download: {} to {to}", bed.url("t/a"));
+    for (flag, named) in [
+        (None, false),
+        (Some("--object-lines=always"), true),
+        (Some("--no-progress"), true),
+    ] {
+        let mut command = bed.parabyte_process(bed.server.secret_key());
+        let to = format!("out-{}", flag.unwrap_or("auto").trim_start_matches('-'));
+        command.arg("cp").args(flag).args([&bed.url("t/a"), &to]);
+        let (status, text) = on_terminal(command, 100);
+        assert!(status.success(), "{text}");
+        let shown = drawn_lines(&text).iter().any(|shown| *shown == line(&to));
+        assert_eq!(shown, named, "{flag:?}: {text:?}");
+    }
+    let mut command = bed.parabyte_process(bed.server.secret_key());
+    command.args(["mv", &bed.url("t/a"), "moved"]);
+    let (status, text) = on_terminal(command, 100);
+    assert!(status.success(), "{text}");
+    let line = format!("move: {} to moved", bed.url("t/a"));
+    assert!(drawn_lines(&text).contains(&line), "{text:?}");
+}

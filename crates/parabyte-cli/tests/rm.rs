@@ -169,8 +169,9 @@ fn rm_of_a_folder_key_leaves_the_keys_under_it_seaweedfs() {
 }
 
 /// Every delete is named on stderr, as aws and s5cmd name them (stdout stays the data's:
-/// a --json summary, --json-lines); --quiet is the one way to silence it, and --json-lines
-/// names each with status "deleted" instead.
+/// a --json summary, --json-lines), a move's source as a move; --quiet silences it (and
+/// `--object-lines never`, which keeps the summary), and --json-lines names each with
+/// status "deleted" instead.
 #[test]
 fn every_delete_is_named_unless_quiet() {
     let bed = Bed::new(ServerKind::Minio, "rm-named");
@@ -204,7 +205,8 @@ fn every_delete_is_named_unless_quiet() {
         .parabyte()
         .args(["mv", &bed.url("mv/m"), &bed.url("moved/m")]));
     assert!(moved.status.success(), "{}", stderr(&moved));
-    let line = format!("delete: {}", bed.url("mv/m"));
+    // A move names its source once, with where it went.
+    let line = format!("move: {} to {}", bed.url("mv/m"), bed.url("moved/m"));
     assert!(stderr(&moved).contains(&line), "{}", stderr(&moved));
     // So is a local file a move deletes, by its path.
     let file = bed.path("to-move");
@@ -214,7 +216,7 @@ fn every_delete_is_named_unless_quiet() {
         .parabyte()
         .args(["mv", file_text, &bed.url("up/to-move")]));
     assert!(up.status.success(), "{}", stderr(&up));
-    let line = format!("delete: {file_text}");
+    let line = format!("move: {file_text} to {}", bed.url("up/to-move"));
     assert!(stderr(&up).contains(&line), "{}", stderr(&up));
     // A local file a sync deletes is named by its path.
     let local = bed.path("local");
@@ -232,6 +234,22 @@ fn every_delete_is_named_unless_quiet() {
     let quiet = run(bed.parabyte().args(["rm", "-r", "--quiet", &bed.url("r/")]));
     assert!(quiet.status.success(), "{}", stderr(&quiet));
     assert_eq!(stderr(&quiet), "");
+    assert!(keys(&bed, "r/").is_empty());
+    fill();
+    let unnamed = run(bed
+        .parabyte()
+        .args(["rm", "-r", "--object-lines", "never", &bed.url("r/")]));
+    assert!(unnamed.status.success(), "{}", stderr(&unnamed));
+    assert!(
+        !stderr(&unnamed).contains("delete:"),
+        "{}",
+        stderr(&unnamed)
+    );
+    assert!(
+        stderr(&unnamed).contains("deleted 2 object(s)"),
+        "{}",
+        stderr(&unnamed)
+    );
     assert!(keys(&bed, "r/").is_empty());
     // --json-lines: each delete is a line of its own on stdout, and no text line on stderr.
     fill();

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::delete::{delete_batch, report_deleted, DELETE_BATCH};
+use super::delete::{delete_batch, DELETE_BATCH};
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::dir::remove_file_below;
@@ -18,13 +18,16 @@ use crate::error::{Error, Result};
 use crate::location::{Location, S3Url};
 use crate::pattern::{has_wildcard, Pattern};
 use crate::plan::{CopyRequest, Destination, Source};
-use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary, Verification};
+use crate::report::{
+    Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary, Verification,
+};
 use crate::source::Store;
 
-/// Passes everything on, and keeps each source that arrived: to delete, or why not.
+/// Passes everything on, and keeps each source that arrived, with where it arrived: to
+/// delete, or why not.
 pub(super) struct Arrived {
     inner: Arc<dyn Reporter>,
-    sources: Mutex<Vec<(String, Result<()>)>>,
+    sources: Mutex<Vec<Arrival>>,
     /// For local sources: the directory the user named (or the one a named file or a
     /// pattern is in), below which each source is deleted without following a link.
     local_root: Option<PathBuf>,
@@ -39,7 +42,7 @@ impl Arrived {
         }
     }
 
-    fn take(&self) -> Vec<(String, Result<()>)> {
+    fn take(&self) -> Vec<Arrival> {
         std::mem::take(&mut *self.sources.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -68,13 +71,24 @@ impl Reporter for Arrived {
             self.sources
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((report.source.to_owned(), verdict));
+                .push(Arrival {
+                    source: report.source.to_owned(),
+                    destination: report.destination.map(Path::to_owned),
+                    verdict,
+                });
         }
         self.inner.object_reported(report)
     }
     fn previewed(&self, preview: Preview<'_>) {
         self.inner.previewed(preview)
     }
+}
+
+/// One source whose copy arrived: where it went, and whether it may be deleted.
+struct Arrival {
+    source: String,
+    destination: Option<PathBuf>,
+    verdict: Result<()>,
 }
 
 /// The rule of what a move deletes, from how its copy ended: `None` for a copy that did
@@ -183,6 +197,7 @@ pub(super) fn onto_itself(request: &CopyRequest) -> Option<String> {
 }
 
 /// Delete the sources `arrived` kept, adding to `summary` each failure and the requests.
+/// Each source deleted is reported with its destination: it was moved there.
 pub(super) async fn delete_sources<S: Store>(
     store: Arc<S>,
     transfer: &TransferConfig,
@@ -191,19 +206,24 @@ pub(super) async fn delete_sources<S: Store>(
     reporter: &dyn Reporter,
     summary: &mut Summary,
 ) {
-    let mut keys: Vec<S3Url> = Vec::new();
+    let mut keys: Vec<(S3Url, Option<PathBuf>)> = Vec::new();
     let mut ended: Vec<(String, Result<()>)> = Vec::new();
-    for (source, verdict) in arrived.take() {
+    for Arrival {
+        source,
+        destination,
+        verdict,
+    } in arrived.take()
+    {
         if let Err(error) = verdict {
             ended.push((source, Err(error)));
             continue;
         }
         match Location::parse(&source) {
-            Ok(Location::S3(url)) => keys.push(url),
+            Ok(Location::S3(url)) => keys.push((url, destination)),
             Ok(Location::Local(path)) => {
                 let removed = remove_local(arrived.local_root.as_deref(), &path);
                 if removed.is_ok() {
-                    report_deleted(reporter, &source);
+                    report_moved(reporter, &source, destination.as_deref());
                 }
                 ended.push((source, removed));
             }
@@ -215,24 +235,20 @@ pub(super) async fn delete_sources<S: Store>(
             )),
         }
     }
-    keys.sort_by(|a, b| a.bucket.cmp(&b.bucket));
-    for batch in keys.chunk_by(|a, b| a.bucket == b.bucket) {
+    keys.sort_by(|(a, _), (b, _)| a.bucket.cmp(&b.bucket));
+    for batch in keys.chunk_by(|(a, _), (b, _)| a.bucket == b.bucket) {
         for chunk in batch.chunks(DELETE_BATCH) {
             summary.requests.delete += 1;
-            let deleted = delete_batch(
-                store.clone(),
-                transfer,
-                counters,
-                chunk.to_vec(),
-                false,
-                reporter,
-            )
-            .await;
-            ended.extend(
-                deleted
-                    .into_iter()
-                    .map(|(source, result)| (source, result.map(drop))),
-            );
+            let batch = chunk.iter().map(|(url, _)| url.clone()).collect();
+            // The batch's deletes are reported below, each with its destination.
+            let deleted =
+                delete_batch(store.clone(), transfer, counters, batch, false, &Silent).await;
+            for ((source, result), (_, destination)) in deleted.into_iter().zip(chunk) {
+                if result.is_ok() {
+                    report_moved(reporter, &source, destination.as_deref());
+                }
+                ended.push((source, result.map(drop)));
+            }
         }
     }
     for (source, result) in ended {
@@ -249,6 +265,18 @@ pub(super) async fn delete_sources<S: Store>(
             summary.failures.push(Failure { source, error });
         }
     }
+}
+
+/// A source deleted after its copy arrived at `destination`: moved there.
+fn report_moved(reporter: &dyn Reporter, source: &str, destination: Option<&Path>) {
+    reporter.object_reported(&ObjectReport {
+        source,
+        destination,
+        bytes: 0,
+        status: Status::Deleted,
+        verification: None,
+        error: None,
+    });
 }
 
 /// Where a local move's sources are deleted from: the directory named, or the one holding

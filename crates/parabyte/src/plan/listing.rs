@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::pattern::excluded_by;
 use crate::report::{Failure, Preview, Reporter};
-use crate::retry::RetryPolicy;
+use crate::retry::{with_retries, RetryPolicy};
 use crate::source::listing::{first_key, list, ListSpec, Listed};
 use crate::source::Store;
 use crate::source::WriteOptions;
@@ -44,7 +44,7 @@ pub(crate) fn list_prefix(request: &StoreCopy) -> String {
 }
 
 /// The planner of a copy request: one object, or a listing's worth.
-pub(crate) fn plan<S: Store>(
+pub(crate) fn plan<S: Store<Object = ObjectUrl>>(
     store: Arc<S>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
@@ -55,7 +55,7 @@ pub(crate) fn plan<S: Store>(
 }
 
 /// Turn the request into jobs on the queue: one object, or a listing's worth.
-async fn plan_request<S: Store>(
+async fn plan_request<S: Store<Object = ObjectUrl>>(
     store: Arc<S>,
     counters: Arc<Counters>,
     transfer: TransferConfig,
@@ -114,6 +114,26 @@ async fn plan_request<S: Store>(
         };
         let _ = queue.send(planned).await;
         return Ok(());
+    }
+    // A dry run of one key looks whether it is there (one HEAD), as aws's does: a key that
+    // is not fails as its copy would, naming it.
+    if request.dry_run {
+        let object = ObjectUrl::S3(request.source.clone());
+        let looked = with_retries(&transfer.retry, &counters, || {
+            store.describe(&object, None, None)
+        })
+        .await;
+        match looked {
+            Ok(_) => {}
+            Err(error) if error.is_fatal() => return Err(error),
+            Err(error) => {
+                let source = request.source.to_string();
+                let _ = queue
+                    .send(Planned::Refused(Failure { source, error }))
+                    .await;
+                return Ok(());
+            }
+        }
     }
     if let Landing::Store { url, options } = &request.destination {
         // Into a prefix (`s3://b/` or `s3://b/dir/`) under the key's name, else to the key.
