@@ -2,7 +2,7 @@
 # make fuzz: each fuzz property (the `fuzz` test modules of crates/parabyte: listing pages in
 # chunks, bucket lists and error documents, checksum headers, Content-Range answers, manifest
 # lines, arguments and URLs, wildcard patterns) and each write-side property (sync's and
-# mv's deletes, the multipart writers' commits) run alone with endless cases for
+# mv's deletes, the multipart writers' commits) and the download's strongest check run alone with endless cases for
 # FUZZ_SECONDS (default 60) each, in a release build. A property that runs out its time has
 # found nothing; one that fails prints its smallest failing input and the script exits 1.
 # proptest keeps each failure in crates/parabyte/proptest-regressions/: make it a test.
@@ -23,6 +23,8 @@ PROPERTIES=(
   driver::tests::sync::a_sync_down_deletes_only_what_a_source_read_whole_lacks
   driver::tests::moves::a_move_deletes_exactly_the_sources_whose_copies_were_compared_equal
   transfer::upload::tests::every_writer_stores_the_whole_source_or_nothing_and_leaves_no_upload_open
+  # The read side's check: the strongest the store offered, whatever its HEADs do.
+  transfer::engine::tests::strongest_check::a_saved_object_was_checked_by_the_strongest_check_the_store_offered
 )
 cargo test --release --locked -p parabyte --lib --no-run
 # A property renamed or moved would otherwise match no test and "pass" in no time.

@@ -41,6 +41,8 @@ mod location;
 mod manifest;
 mod pattern;
 mod plan;
+#[cfg(test)]
+mod property_cases;
 mod ranges;
 mod report;
 mod retry;

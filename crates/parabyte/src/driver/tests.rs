@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::pattern::Filter;
 use crate::plan::{CopyOptions, Destination, RemoveRequest};
+use crate::property_cases::property_cases;
 use crate::retry::RetryPolicy;
 use crate::source::memory::{Answer, MemoryStore, When};
 
@@ -95,15 +96,6 @@ async fn copy_with(
     let recorded = Arc::new(Recorded::default());
     let summary = driver.copy(&request, recorded.clone()).await;
     Copy { summary, recorded }
-}
-
-/// Cases for a write-side property: `make test` runs `default` (with the fixed seed the
-/// Makefile sets), `make fuzz` as many as `PROPTEST_CASES` asks, for as long as it runs.
-fn property_cases(default: u32) -> u32 {
-    let asked = std::env::var("PROPTEST_CASES").ok();
-    asked
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default)
 }
 
 /// A runtime for a property test, which runs each case to its end itself: two threads, as

@@ -1268,3 +1268,5 @@ async fn one_range_at_a_time_fetches_an_object_in_one_get_without_a_range() {
         ]
     );
 }
+
+mod strongest_check;

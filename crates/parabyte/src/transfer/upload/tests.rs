@@ -10,6 +10,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::checksum::{Crc, FullChecksum, StoreChecksum};
+use crate::property_cases::property_cases;
 use crate::report::Silent;
 use crate::retry::RetryPolicy;
 use crate::source::{Answer, MemoryStore, Request, When};
@@ -337,15 +338,6 @@ proptest! {
             }
         }
     }
-}
-
-/// Cases for the writers' property: `make test` runs `default` (with the fixed seed the
-/// Makefile sets), `make fuzz` as many as `PROPTEST_CASES` asks, for as long as it runs.
-fn property_cases(default: u32) -> u32 {
-    let asked = std::env::var("PROPTEST_CASES").ok();
-    asked
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default)
 }
 
 /// How a fault answers: retryably, for good, or (a complete) done with its answer lost.
