@@ -214,6 +214,47 @@ fn an_endless_bucket_list_is_refused_in_bounded_memory() {
     assert_eq!(server.request_count(), 1);
 }
 
+/// A bucket list that announces 400 MiB is refused before its body is read: the answer
+/// (chunks counted as the server makes them) stops where the kernel's buffers fill, short
+/// of the 16 MiB a page may hold; it used to be read until the cap, and before the cap
+/// whole (1.1 GiB at its peak).
+#[test]
+fn a_bucket_list_announcing_more_than_a_page_holds_is_refused_unread() {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    const ANNOUNCED: u64 = 400 << 20;
+    let made = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = made.clone();
+    let server = HostileServer::start(move |_| {
+        let counted = counted.clone();
+        let bucket = Bytes::from_static(
+            b"<Bucket><Name>b</Name><CreationDate>2026-01-01T00:00:00.000Z</CreationDate></Bucket>",
+        );
+        let chunks = std::iter::repeat(bucket).inspect(move |chunk| {
+            counted.fetch_add(chunk.len() as u64, Relaxed);
+        });
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .header("content-length", &ANNOUNCED.to_string())
+            .generated(chunks.take((ANNOUNCED / 84) as usize))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = bare_parabyte(dir.path());
+    command
+        .env("AWS_ACCESS_KEY_ID", "id")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .args(["ls", "--endpoint-url", &server.endpoint(), "s3://"]);
+    let output =
+        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(120)));
+    let text = stderr(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("more than any store sends"), "{text}");
+    let read = made.load(Relaxed);
+    assert!(
+        read < 16 << 20,
+        "{read} bytes of the answer were made to be read"
+    );
+}
+
 /// A hundred thousand keys in W4's shape, from a store whose page costs the same wherever it
 /// starts: the parallel listing prints every key once, in order, and asks for few pages more
 /// than the sequential listing would (each part may read its first page from inside the one

@@ -76,6 +76,21 @@ impl S3Store {
 /// One page of the bucket list, read up to [`MAX_PAGE_BYTES`]: a store sends at most
 /// 10,000 buckets a page, a few MiB, so memory never grows with what a server sends.
 async fn read_page(response: Response, what: &str) -> Result<Vec<u8>> {
+    let too_large = || Error::Protocol {
+        what: what.to_owned(),
+        detail: format!(
+            "a page of the bucket list is over {} MiB, more than any store sends",
+            MAX_PAGE_BYTES >> 20
+        ),
+    };
+    // A length announced past the cap is refused before a byte of the body is read.
+    let announced = response
+        .headers()
+        .get(reqwest::header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+    if announced.is_some_and(|length| length > MAX_PAGE_BYTES as u64) {
+        return Err(too_large());
+    }
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.try_next().await.map_err(|e| Error::Network {
@@ -83,13 +98,7 @@ async fn read_page(response: Response, what: &str) -> Result<Vec<u8>> {
         detail: describe(&e),
     })? {
         if body.len() + chunk.len() > MAX_PAGE_BYTES {
-            return Err(Error::Protocol {
-                what: what.to_owned(),
-                detail: format!(
-                    "a page of the bucket list is over {} MiB, more than any store sends",
-                    MAX_PAGE_BYTES >> 20
-                ),
-            });
+            return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
