@@ -30,7 +30,9 @@ pub struct Cli {
     pub command: Command,
     /// Print each request on stderr as it completes: method, URL (secrets redacted), range,
     /// status and time taken. Turns the progress bar off.
-    #[arg(short, long, global = true)]
+    // Not global: `command()` gives it to each subcommand that sends requests, so
+    // `completions` does not list it.
+    #[arg(short, long)]
     pub verbose: bool,
 }
 
@@ -83,15 +85,15 @@ pub enum Command {
         streamed into it; DEST_PATH is the key below the prefix (no '..', empty segments or\n\
         leading '/') or a whole s3://bucket/key; SIZE and ETAG are for objects only.")]
     Cp(Box<CpArgs>),
-    /// Move: copy as cp does (the same options), then delete each source whose copy was
-    /// compared with it (the store's checksum or MD5); one whose copy failed or could not be
-    /// compared stays, reported. A move onto itself is refused.
+    /// Move: copy as cp does (into a directory, a file or s3://), then delete each source
+    /// whose copy was compared with it (the store's checksum or MD5); one whose copy failed
+    /// or could not be compared stays, reported. A move onto itself is refused.
     #[command(override_usage = "parabyte mv [OPTIONS] <SOURCE> <DESTINATION>")]
     #[command(after_help = "Examples:\n  \
         parabyte mv ./out/run-7/ s3://bucket/runs/run-7/   # upload, then remove the files\n  \
         parabyte mv -r s3://bucket/incoming/ s3://bucket/done/   # copy inside the store, then delete\n  \
         parabyte mv s3://bucket/export.csv ./export.csv")]
-    Mv(Box<CpArgs>),
+    Mv(Box<MvArgs>),
     /// Make the destination hold what the source holds: send each object missing or
     /// changed there (by default: another size, or a newer source, as aws s3 sync), and
     /// with --delete remove what the source lacks.
@@ -330,12 +332,12 @@ pub struct RmArgs {
     #[arg(value_name = "SOURCE")]
     pub source: String,
     /// Delete every key under the source as a prefix ('dir' means 'dir/').
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = "What to delete")]
     pub recursive: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]
-    pub transfer: TransferArgs,
+    pub transfer: DeleteArgs,
     #[command(flatten)]
     pub listing: ListingArgs,
     #[command(flatten)]
@@ -375,9 +377,59 @@ pub struct CatArgs {
     #[arg(value_name = "SOURCE")]
     pub source: String,
     #[command(flatten)]
-    pub transfer: TransferArgs,
+    pub transfer: CatTransferArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// `mv`: `cp`'s options less those a move cannot take (a manifest, standard output,
+/// --discard, another store to read from, a cluster).
+#[derive(Debug, Args)]
+pub struct MvArgs {
+    /// Source: s3://bucket/key, s3://bucket/prefix/ for everything under it, or a local
+    /// file or directory; each source is deleted once its copy arrived and was compared.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// Destination file or directory (a directory when it exists or ends in '/'), or
+    /// s3://bucket/key (s3://bucket/prefix/ for a tree, or to keep the file's name).
+    #[arg(value_name = "DESTINATION")]
+    pub destination: PathBuf,
+    /// Take everything under the source as a prefix, even without a trailing '/'.
+    #[arg(short, long, help_heading = "What to move")]
+    pub recursive: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
+    pub upload: UploadArgs,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
+    pub listing: ListingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl From<MvArgs> for CpArgs {
+    fn from(args: MvArgs) -> CpArgs {
+        CpArgs {
+            source: Some(args.source),
+            destination: Some(args.destination),
+            manifest: None,
+            recursive: args.recursive,
+            selection: args.selection,
+            discard: false,
+            upload: args.upload,
+            transfer: args.transfer,
+            listing: args.listing,
+            output: args.output,
+            store: args.store,
+            source_store: SourceStoreArgs::default(),
+            dask_scheduler: None,
+            dask_split_bytes: None,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -582,7 +634,7 @@ pub struct LsArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "How fast")]
 pub struct TransferArgs {
-    /// Objects downloaded at the same time.
+    /// Objects copied at the same time (downloaded, uploaded or copied inside the store).
     #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
     pub workers: usize,
     /// Ranged requests in flight for one large object.
@@ -618,6 +670,74 @@ pub struct TransferArgs {
     /// each with a skip line, instead of failing them (exit 1).
     #[arg(long, help_heading = "Checking and re-runs")]
     pub ignore_glacier_warnings: bool,
+}
+
+/// How `rm` deletes: DeleteObjects requests of up to 1,000 keys.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "How fast")]
+pub struct DeleteArgs {
+    /// DeleteObjects requests (up to 1,000 keys each) in flight at the same time.
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().workers)]
+    pub workers: usize,
+    /// Retries of a failed request before its keys fail.
+    #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
+    pub retries: u32,
+}
+
+impl DeleteArgs {
+    pub fn to_config(&self, listing: &ListingArgs) -> TransferConfig {
+        TransferConfig {
+            workers: self.workers,
+            retry: RetryPolicy {
+                max_retries: self.retries,
+                ..RetryPolicy::default()
+            },
+            ..listing.to_config()
+        }
+    }
+}
+
+/// How `cat` reads: one object at a time, in ranges.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "How fast")]
+pub struct CatTransferArgs {
+    /// Ranged requests in flight for one large object.
+    #[arg(
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = TransferConfig::default().ranges_per_object
+    )]
+    pub ranges_per_object: usize,
+    /// Size of an object's first ranged request (later ones grow in multiples of it, up to
+    /// 64 MiB, to keep --ranges-per-object busy): bytes or e.g. 8MiB, 16M.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(TransferConfig::default().part_size))]
+    pub part_size: Size,
+    /// Requests in flight at most (bounds connections and memory).
+    #[arg(long, value_name = "N", default_value_t = TransferConfig::default().max_requests)]
+    pub max_requests: usize,
+    /// Retries of a failed request before its object fails.
+    #[arg(long, value_name = "N", default_value_t = RetryPolicy::default().max_retries)]
+    pub retries: u32,
+    /// Check sizes only: skip the content check by the store's CRC or the ETag's MD5.
+    #[arg(long, help_heading = "Checking")]
+    pub no_verify: bool,
+}
+
+impl CatTransferArgs {
+    pub fn to_config(&self) -> TransferConfig {
+        TransferConfig {
+            ranges_per_object: self.ranges_per_object,
+            part_size: self.part_size.0,
+            max_requests: self.max_requests,
+            retry: RetryPolicy {
+                max_retries: self.retries,
+                ..RetryPolicy::default()
+            },
+            verify_content: !self.no_verify,
+            ..TransferConfig::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -805,16 +925,88 @@ impl StoreArgs {
 }
 
 impl Command {
-    /// How hard the command is told to push, for those that move objects.
-    pub fn transfer(&self) -> Option<&TransferArgs> {
+    /// The most requests the command's settings let be in flight at once, for those that
+    /// move or delete objects.
+    pub fn requests_in_flight(&self) -> Option<usize> {
         match self {
-            Command::Cp(args) | Command::Mv(args) => Some(&args.transfer),
-            Command::Sync(args) => Some(&args.transfer),
-            Command::Rm(args) => Some(&args.transfer),
-            Command::Cat(args) => Some(&args.transfer),
+            Command::Cp(args) => Some(args.transfer.requests_in_flight()),
+            Command::Mv(args) => Some(args.transfer.requests_in_flight()),
+            Command::Sync(args) => Some(args.transfer.requests_in_flight()),
+            Command::Rm(args) => Some(args.transfer.workers.max(1)),
+            Command::Cat(args) => Some(
+                args.transfer
+                    .max_requests
+                    .min(args.transfer.ranges_per_object)
+                    .max(1),
+            ),
             _ => None,
         }
     }
+}
+
+/// The command line as parabyte reads it: clap's, from the derive above, with `-v` given
+/// to each subcommand that sends requests (not `completions`) and the words of shared
+/// options fitted to `rm`, which deletes what they would copy.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let verbose = cli
+        .get_arguments()
+        .find(|arg| arg.get_id() == "verbose")
+        .cloned()
+        .expect("the top level has -v");
+    let names: Vec<String> = cli
+        .get_subcommands()
+        .map(|command| command.get_name().to_owned())
+        .filter(|name| name != "completions")
+        .collect();
+    let mut cli = cli;
+    for name in names {
+        cli = cli.mut_subcommand(&name, |command| {
+            let leaves: Vec<String> = command
+                .get_subcommands()
+                .map(|leaf| leaf.get_name().to_owned())
+                .collect();
+            match leaves.is_empty() {
+                true => command.arg(verbose.clone()),
+                false => leaves.iter().fold(command, |command, leaf| {
+                    command.mut_subcommand(leaf, |leaf| leaf.arg(verbose.clone()))
+                }),
+            }
+        });
+    }
+    cli.mut_subcommand("rm", |rm| {
+        let heading = "What to delete";
+        rm.mut_arg("exclude", |arg| arg.help_heading(heading))
+            .mut_arg("include", |arg| arg.help_heading(heading))
+            .mut_arg("raw", |arg| arg.help_heading(heading))
+            .mut_arg("dryrun", |arg| {
+                arg.help_heading(heading)
+                    .help("Name each key that would be deleted; send no DELETE")
+            })
+            // No bar is drawn for deletes; still accepted, as before.
+            .mut_arg("no_progress", |arg| arg.hide(true))
+    })
+    .mut_subcommand("mv", |mv| {
+        let heading = "What to move";
+        mv.mut_arg("exclude", |arg| arg.help_heading(heading))
+            .mut_arg("include", |arg| arg.help_heading(heading))
+            .mut_arg("raw", |arg| arg.help_heading(heading))
+            .mut_arg("dryrun", |arg| {
+                arg.help_heading(heading).help(
+                    "Print what would be copied and deleted, and why; send no GET, write and \
+                     delete nothing",
+                )
+            })
+    })
+}
+
+/// Whether `-v` was given: to the subcommand (or its own subcommand), or before it.
+pub fn verbose_given(matches: &ArgMatches) -> bool {
+    let here = matches!(matches.try_get_one::<bool>("verbose"), Ok(Some(true)));
+    here || matches
+        .subcommand()
+        .is_some_and(|(_, sub)| verbose_given(sub))
 }
 
 impl TransferArgs {
@@ -831,8 +1023,7 @@ impl TransferArgs {
         }
     }
 
-    /// For a command that lists nothing (`cat`): the listing settings stay the defaults.
-    pub fn to_config_unlisted(&self) -> TransferConfig {
+    fn to_config_unlisted(&self) -> TransferConfig {
         TransferConfig {
             workers: self.workers,
             ranges_per_object: self.ranges_per_object,
@@ -885,6 +1076,20 @@ mod tests {
         for told in ["'-'", "A re-run skips", "resumes"] {
             assert!(help.contains(told), "{told}\n{help}");
         }
+    }
+
+    #[test]
+    fn the_command_with_each_subcommands_words_is_well_formed() {
+        let cli = command();
+        cli.clone().debug_assert();
+        let find = |name: &str| {
+            cli.find_subcommand(name)
+                .unwrap_or_else(|| panic!("{name}"))
+                .get_arguments()
+                .any(|arg| arg.get_id() == "verbose")
+        };
+        assert!(!find("completions"));
+        assert!(find("cp") && find("rm") && find("mb"));
     }
 
     #[test]

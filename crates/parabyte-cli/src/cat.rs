@@ -21,8 +21,7 @@ pub(crate) const READER_GONE: u8 = 128 + 13;
 
 pub(crate) async fn cat(args: CatArgs) -> Result<u8, Error> {
     let source = Location::parse(&args.source)?;
-    let client =
-        Client::connect(&args.store.to_config(), args.transfer.to_config_unlisted()).await?;
+    let client = Client::connect(&args.store.to_config(), args.transfer.to_config()).await?;
     match source {
         Location::S3(url) if has_wildcard(&url.key) => cat_matches(&client, &url).await,
         source => {

@@ -2,15 +2,13 @@
 
 use std::io::Write;
 
-use clap::CommandFactory;
-
-use crate::args::Cli;
+use crate::args::command;
 use crate::status::{tell, FATAL, SUCCESS};
 
 /// `parabyte completions SHELL`: the completion script on stdout.
 pub(crate) fn print_completions(shell: clap_complete::Shell) -> u8 {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "parabyte", &mut script);
+    clap_complete::generate(shell, &mut command(), "parabyte", &mut script);
     let mut out = std::io::stdout().lock();
     match out.write_all(&script).and_then(|()| out.flush()) {
         Ok(()) => SUCCESS,

@@ -27,8 +27,8 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use args::Command;
-use completions::print_completions;
 use cat::cat;
+use completions::print_completions;
 use cp::{copy, sync_as_copy, Mode};
 use du::disk_usage;
 use ls::list;
@@ -140,7 +140,7 @@ where
 async fn run(command: Command, verbose: bool) -> u8 {
     let result = match command {
         Command::Cp(args) => copy(*args, verbose, Mode::Copy).await,
-        Command::Mv(args) => copy(*args, verbose, Mode::Move).await,
+        Command::Mv(args) => copy((*args).into(), verbose, Mode::Move).await,
         Command::Sync(args) => {
             let (args, mode) = sync_as_copy(*args);
             copy(args, verbose, mode).await

@@ -3,9 +3,9 @@
 
 use std::ffi::OsString;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
-use crate::args::{order_filters, Cli};
+use crate::args::{command, order_filters, verbose_given, Cli};
 
 /// clap answers an unknown flag (`--bwlimit` from rclone, `--sse` from the AWS CLI) with
 /// "to pass '--bwlimit' as a value, use '-- --bwlimit'", which would make a source or
@@ -29,7 +29,7 @@ pub(crate) fn without_misleading_tip(mut error: clap::Error) -> clap::Error {
         _ => Vec::new(),
     };
     let name = flag.split_once('=').map_or(flag.as_str(), |(name, _)| name);
-    let owners: Vec<String> = Cli::command()
+    let owners: Vec<String> = command()
         .get_subcommands()
         .filter(|command| option_named(command, name).is_some())
         .map(|command| format!("parabyte {}", command.get_name()))
@@ -69,7 +69,7 @@ fn other_tools_flag(flag: &str) -> Option<&'static str> {
 /// before the subcommand that the subcommand has are moved after its name. Anything else
 /// stays where it is, for clap to name.
 fn options_after_the_subcommand(args: Vec<OsString>) -> Vec<OsString> {
-    let cli = Cli::command();
+    let cli = command();
     let Some((program, rest)) = args.split_first() else {
         return args;
     };
@@ -147,8 +147,9 @@ where
     T: Into<OsString> + Clone,
 {
     let args = options_after_the_subcommand(args.into_iter().map(Into::into).collect());
-    let matches = Cli::command().try_get_matches_from(args)?;
+    let matches = command().try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.verbose = verbose_given(&matches);
     order_filters(&mut cli, &matches);
     Ok(cli)
 }

@@ -15,7 +15,7 @@ const REQUESTS_PER_THREAD: usize = 16;
 /// waking it each time: one stream of 1 GiB cost 0.40 CPU seconds on two threads and 0.27
 /// on one, 1000 small objects 16 at a time 0.118 and 0.097 (docs/PROFILE.md, stop 34).
 pub(crate) fn worker_threads(command: &Command) -> Option<usize> {
-    let in_flight = command.transfer()?.requests_in_flight();
+    let in_flight = command.requests_in_flight()?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     Some(in_flight.div_ceil(REQUESTS_PER_THREAD).clamp(1, cores))
 }

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::location::{Location, ObjectUrl, S3Url};
 use crate::plan::{
     decide, list_prefix, plan, plan_into_store, plan_items, plan_local, plan_uploads, CopyRequest,
-    Planned, RemoveRequest, Source, UploadOptions, WebJob, Work,
+    Destination, Planned, RemoveRequest, Source, UploadOptions, WebJob, Work,
 };
 use crate::report::{Failure, ObjectReport, Preview, Reporter, Status, Summary};
 use crate::source::listing::{list, KeyBounds, ListSpec};
@@ -208,6 +208,16 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             return Err(Error::InvalidInput(
                 "mv moves S3 objects and local files; a web server's files or a manifest's \
                  cannot be deleted where they are: use cp"
+                    .into(),
+            ));
+        }
+        if matches!(
+            request.destination,
+            Destination::Stdout | Destination::Discard
+        ) {
+            return Err(Error::InvalidInput(
+                "mv deletes each source once its copy is kept, and standard output ('-') or \
+                 --discard keeps none: read an object with cat (or cp SOURCE -), then rm it"
                     .into(),
             ));
         }
