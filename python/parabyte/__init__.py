@@ -31,8 +31,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
-from . import _native
-from ._keywords import DOWNLOAD_KEYWORDS, UPLOAD_KEYWORDS, DownloadOptions, UploadOptions
+from . import _keywords, _native
+from ._keywords import (
+    DOWNLOAD_KEYWORDS,
+    REMOVE_KEYWORDS,
+    SYNC_KEYWORDS,
+    UPLOAD_KEYWORDS,
+    DownloadOptions,
+    RemoveOptions,
+    SyncCompare,
+    SyncOptions,
+    UploadOptions,
+)
 from ._native import (
     Buffer,
     Failure,
@@ -76,14 +86,17 @@ __all__ = [
     "ObjectInfo",
     "PermissionDeniedError",
     "Progress",
+    "RemoveOptions",
     "Requests",
     "StoreError",
     "Summary",
     "SyncCompare",
+    "SyncOptions",
     "TransferFailedError",
     "UploadOptions",
     "Verified",
     "__version__",
+    "copy_async",
     "delete",
     "delete_async",
     "delete_many",
@@ -110,15 +123,38 @@ __all__ = [
     "upload_many_async",
 ]
 
+
+def __dir__() -> builtins.list[str]:
+    """The API: what `__all__` names, and `list` and `copy`, which `import *` leaves out so
+    as not to shadow the builtin and the standard module. Modules and helpers this one
+    uses (`os`, `threading`, `Any`, ...) are no part of it."""
+    return sorted({*__all__, "copy", "list"})
+
+
+# Keywords that choose among files, and the dry run that names them: `upload_many` names
+# each file and `put_bytes` has none, so neither takes them.
+_CHOOSING = frozenset({"recursive", "exclude", "include", "raw", "follow_symlinks", "dry_run"})
+
+# The keywords of each transfer besides its source and destination, as its CLI command
+# takes them (`copy` and `move`: `cp` and `mv`; `remove`: `rm`); every other keyword of a
+# module-level function is a `Client` option.
+_KEYWORDS_OF: dict[str, frozenset[str]] = {
+    "download": DOWNLOAD_KEYWORDS,
+    "upload": UPLOAD_KEYWORDS,
+    "copy": UPLOAD_KEYWORDS,
+    "move": UPLOAD_KEYWORDS,
+    "sync": UPLOAD_KEYWORDS - {"recursive"} | SYNC_KEYWORDS,
+    "upload_many": UPLOAD_KEYWORDS - _CHOOSING,
+    "put_bytes": UPLOAD_KEYWORDS - _CHOOSING,
+    "remove": REMOVE_KEYWORDS,
+}
+
 # parabyte's threads must stop calling into Python before the interpreter finalizes.
 atexit.register(_native.close_gate)
 
 ProgressCallback = Callable[[Progress], object]
 ItemLike = Item | ObjectInfo | str
 Destination = str | os.PathLike[str] | None
-SyncCompare = Literal["size_and_time", "size_only", "exact_timestamps", "checksum"]
-"""How `sync` tells a changed object: size and time (as aws s3 sync), size alone, exact
-times (downloads), or CRC64NVME contents."""
 ByteRange = tuple[int, int]
 """`(start, end)`: bytes start to end - 1, as in a slice."""
 
@@ -187,6 +223,17 @@ class Client(_native.Client):
             )
         return (functools.partial(Client, **self._options), ())
 
+    def download(
+        self,
+        source: str,
+        destination: Destination,
+        **options: Unpack[DownloadOptions],
+    ) -> Summary:
+        """Download an object or a URL to a file, or everything under a prefix (or matching a
+        wildcard pattern) into a directory; the keywords are `DownloadOptions`, the `cp`
+        flags of the same names (`dry_run` is `--dryrun`)."""
+        return super().download(source, destination, **options)
+
     async def download_async(
         self,
         source: str,
@@ -207,6 +254,17 @@ class Client(_native.Client):
         """`download_many` as a coroutine."""
         return await super().download_many_async(items, destination, progress=progress)
 
+    def upload(
+        self,
+        source: str | os.PathLike[str],
+        destination: str,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Upload a file to `s3://bucket/key` (or under `s3://bucket/prefix/`), or a
+        directory's tree under `destination` as a prefix; the keywords are `UploadOptions`,
+        the `cp` flags of the same names."""
+        return super().upload(source, destination, **options)
+
     async def upload_async(
         self,
         source: str | os.PathLike[str],
@@ -216,6 +274,19 @@ class Client(_native.Client):
         """`upload` as a coroutine, with the same keywords (`UploadOptions`); cancelling it
         cancels the transfer, and aborts its unfinished multipart uploads."""
         return await super().upload_async(source, destination, **options)
+
+    def copy(
+        self,
+        source: str,
+        destination: str,
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Copy `s3://bucket/key` (or a prefix, with `recursive` or a trailing "/", or a
+        wildcard pattern) to `destination` inside the store: no byte passes through here.
+        Keywords as for `upload`, plus `recursive`."""
+        return super().copy(source, destination, recursive=recursive, **options)
 
     async def copy_async(
         self,
@@ -228,6 +299,16 @@ class Client(_native.Client):
         """`copy` as a coroutine."""
         return await super().copy_async(source, destination, recursive=recursive, **options)
 
+    def upload_many(
+        self,
+        items: Iterable[tuple[str | os.PathLike[str], str]],
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Upload each `(path, "s3://bucket/key")` (a destination ending in "/" keeps the
+        file's name), many at once; the keywords are `UploadOptions` but those that choose
+        files (`recursive`, `exclude`, `include`, `raw`, `follow_symlinks`, `dry_run`)."""
+        return super().upload_many(items, **options)
+
     async def upload_many_async(
         self,
         items: Iterable[tuple[str | os.PathLike[str], str]],
@@ -236,43 +317,49 @@ class Client(_native.Client):
         """`upload_many` as a coroutine."""
         return await super().upload_many_async(items, **options)
 
-    async def remove_async(
-        self,
-        source: str,
-        *,
-        recursive: bool = False,
-        exclude: builtins.list[str] | None = None,
-        include: builtins.list[str] | None = None,
-        raw: bool = False,
-    ) -> Summary:
+    def remove(self, source: str, **options: Unpack[RemoveOptions]) -> Summary:
+        """Delete the one key `s3://bucket/key` names (a trailing "/" is part of the key; a
+        key that is not there raises), or with `recursive` (or a wildcard pattern) every key
+        under it that `exclude`/`include` keep; the keywords are `RemoveOptions`, the `rm`
+        flags of the same names (`dry_run` deletes nothing)."""
+        return super().remove(source, **options)
+
+    async def remove_async(self, source: str, **options: Unpack[RemoveOptions]) -> Summary:
         """`remove` as a coroutine."""
-        return await super().remove_async(
-            source, recursive=recursive, exclude=exclude, include=include, raw=raw
-        )
+        return await super().remove_async(source, **options)
+
+    def sync(
+        self,
+        source: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
+        **options: Unpack[SyncOptions],
+    ) -> Summary:
+        """Make `destination` hold what `source` holds (an S3 prefix and a local directory
+        either way, or two S3 prefixes); the keywords are `SyncOptions`, the `sync` flags of
+        the same names (`compare` for `--size-only`, `--exact-timestamps`, `--checksum`)."""
+        return super().sync(source, destination, **options)
 
     async def sync_async(
         self,
         source: str | os.PathLike[str],
         destination: str | os.PathLike[str],
-        *,
-        delete: bool = False,
-        max_delete: int | None = None,
-        delete_if_source_empty: bool = False,
-        compare: SyncCompare = "size_and_time",
-        dry_run: bool = False,
-        **options: Unpack[UploadOptions],
+        **options: Unpack[SyncOptions],
     ) -> Summary:
         """`sync` as a coroutine."""
-        return await super().sync_async(
-            source,
-            destination,
-            delete=delete,
-            max_delete=max_delete,
-            delete_if_source_empty=delete_if_source_empty,
-            compare=compare,
-            dry_run=dry_run,
-            **options,
-        )
+        return await super().sync_async(source, destination, **options)
+
+    def move(
+        self,
+        source: str | os.PathLike[str],
+        destination: str | os.PathLike[str],
+        *,
+        recursive: bool = False,
+        **options: Unpack[UploadOptions],
+    ) -> Summary:
+        """Copy `source` to `destination` (S3 keys or prefixes, local files or directories),
+        then delete each source whose copy was compared with it; keywords as for `copy`
+        (`dry_run` moves nothing)."""
+        return super().move(source, destination, recursive=recursive, **options)
 
     async def move_async(
         self,
@@ -292,6 +379,11 @@ class Client(_native.Client):
     async def delete_many_async(self, urls: Sequence[str]) -> Summary:
         """`delete_many` as a coroutine."""
         return await super().delete_many_async(urls)
+
+    def put_bytes(self, destination: str, data: Any, **options: Unpack[UploadOptions]) -> Summary:
+        """Store any contiguous bytes-like `data` as the object `destination`, uncopied; the
+        keywords are `UploadOptions` but those that choose files."""
+        return super().put_bytes(destination, data, **options)
 
     async def put_bytes_async(
         self, destination: str, data: Any, **options: Unpack[UploadOptions]
@@ -373,13 +465,25 @@ def _client(options: dict[str, Any]) -> Client:
     return client
 
 
+# The keywords a `Client` takes, which every module-level function passes on to one.
+_CLIENT_OPTIONS = frozenset(inspect.signature(_native.Client).parameters)
+
+
 def _split(
-    options: dict[str, Any], names: frozenset[str] = DOWNLOAD_KEYWORDS
+    function: str, options: dict[str, Any], own: Iterable[str] = ()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A module-level call's keywords: those of the transfer (`names`), and the `Client`
-    options."""
+    """A module-level call's keywords: those of the transfer (`_KEYWORDS_OF`), and the
+    `Client` options. Any other is refused, naming `function` and the nearest keyword it
+    takes (its own named ones, `own`, among them)."""
+    names = _KEYWORDS_OF.get(function.removesuffix("_async"), frozenset())
     keywords = {name: options.pop(name) for name in names if name in options}
+    _keywords.check(function, options, _CLIENT_OPTIONS | names | set(own))
     return keywords, options
+
+
+def _client_options(function: str, options: dict[str, Any], own: Iterable[str] = ()) -> Client:
+    """The client for a module-level call that has no keywords of its own but `own`."""
+    return _client(_split(function, options, own)[1])
 
 
 def download(source: str, destination: Destination, **options: Any) -> Summary:
@@ -387,16 +491,16 @@ def download(source: str, destination: Destination, **options: Any) -> Summary:
     pattern such as `s3://bucket/imgs/*.jpg`) into a directory.
 
     The download's keywords are `DownloadOptions` (`recursive`, `exclude`, `include`, `raw`,
-    `progress`, `after`, `until_after`); every other keyword is a `Client` option
-    (endpoint_url, workers, part_size, ...).
+    `dry_run`, `progress`, `after`, `until_after`), as `cp` takes them; every other keyword
+    is a `Client` option (endpoint_url, workers, part_size, ...).
     """
-    keywords, client_options = _split(options)
+    keywords, client_options = _split("download", options)
     return _client(client_options).download(source, destination, **keywords)
 
 
 async def download_async(source: str, destination: Destination, **options: Any) -> Summary:
     """`download` as a coroutine, with the same keywords."""
-    keywords, client_options = _split(options)
+    keywords, client_options = _split("download_async", options)
     return await _client(client_options).download_async(source, destination, **keywords)
 
 
@@ -404,24 +508,24 @@ def upload(source: str | os.PathLike[str], destination: str, **options: Any) -> 
     """Upload a file to `s3://bucket/key` (or under `s3://bucket/prefix/`), or a directory's
     files under `destination` as a prefix.
 
-    The upload's keywords are `UploadOptions` (`exclude`, `include`, `raw`, `progress`,
-    `no_clobber`, `content_type`, `metadata`, ...); every other keyword is a `Client`
-    option (endpoint_url, part_size, ...).
+    The upload's keywords are `UploadOptions` (`exclude`, `include`, `raw`, `dry_run`,
+    `progress`, `no_clobber`, `content_type`, `metadata`, ...), as `cp` takes them; every
+    other keyword is a `Client` option (endpoint_url, part_size, ...).
     """
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("upload", options)
     return _client(client_options).upload(source, destination, **keywords)
 
 
 async def upload_async(source: str | os.PathLike[str], destination: str, **options: Any) -> Summary:
     """`upload` as a coroutine, with the same keywords."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("upload_async", options)
     return await _client(client_options).upload_async(source, destination, **keywords)
 
 
 def copy(source: str, destination: str, *, recursive: bool = False, **options: Any) -> Summary:
     """Copy `s3://bucket/key` (or a prefix, or a pattern) to `destination` inside the store;
     keywords as for `upload`, plus `recursive`."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("copy", options)
     return _client(client_options).copy(source, destination, recursive=recursive, **keywords)
 
 
@@ -429,7 +533,7 @@ async def copy_async(
     source: str, destination: str, *, recursive: bool = False, **options: Any
 ) -> Summary:
     """`copy` as a coroutine."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("copy_async", options)
     return await _client(client_options).copy_async(
         source, destination, recursive=recursive, **keywords
     )
@@ -437,8 +541,9 @@ async def copy_async(
 
 def upload_many(items: Iterable[tuple[str | os.PathLike[str], str]], **options: Any) -> Summary:
     """Upload each `(path, "s3://bucket/key")`, many at once; the keywords are
-    `UploadOptions` but `exclude`, `include` and `raw`; every other one is a `Client` option."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    `UploadOptions` but those that choose files (`recursive`, `exclude`, `include`, `raw`,
+    `follow_symlinks`, `dry_run`); every other one is a `Client` option."""
+    keywords, client_options = _split("upload_many", options)
     return _client(client_options).upload_many(items, **keywords)
 
 
@@ -446,25 +551,23 @@ async def upload_many_async(
     items: Iterable[tuple[str | os.PathLike[str], str]], **options: Any
 ) -> Summary:
     """`upload_many` as a coroutine."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("upload_many_async", options)
     return await _client(client_options).upload_many_async(items, **keywords)
 
 
-def remove(source: str, *, recursive: bool = False, **options: Any) -> Summary:
+def remove(source: str, **options: Any) -> Summary:
     """Delete one key (a trailing "/" is part of it; a key that is not there raises), or with
-    `recursive` every key under a prefix; the keywords `exclude`, `include` and `raw` choose
-    keys as for `download`, every other one is a `Client` option."""
-    keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
-    return _client(client_options).remove(source, recursive=recursive, **keywords)
+    `recursive` every key under a prefix; the keywords are `RemoveOptions` (`recursive`,
+    `exclude`, `include`, `raw`, `dry_run`), as `rm` takes them; every other one is a
+    `Client` option."""
+    keywords, client_options = _split("remove", options)
+    return _client(client_options).remove(source, **keywords)
 
 
-_SYNC_KEYWORDS = UPLOAD_KEYWORDS | {
-    "delete",
-    "max_delete",
-    "delete_if_source_empty",
-    "compare",
-    "dry_run",
-}
+async def remove_async(source: str, **options: Any) -> Summary:
+    """`remove` as a coroutine."""
+    keywords, client_options = _split("remove_async", options)
+    return await _client(client_options).remove_async(source, **keywords)
 
 
 def sync(
@@ -473,10 +576,10 @@ def sync(
     """Make `destination` hold what `source` holds (an S3 prefix and a local directory either
     way, or two S3 prefixes): what is missing or changed is sent, and with `delete=True` what
     the source lacks is removed once both sides were listed whole and the source was read
-    without a failure or refusal. Keywords: `delete`, `max_delete`, `delete_if_source_empty`
-    (an empty source deletes nothing without it), `compare`, `dry_run` and `UploadOptions`;
-    every other one is a `Client` option."""
-    keywords, client_options = _split(options, _SYNC_KEYWORDS)
+    without a failure or refusal. Keywords: `SyncOptions` (`delete`, `max_delete`,
+    `delete_if_source_empty` (an empty source deletes nothing without it), `compare`, and
+    the `UploadOptions`, `dry_run` among them); every other one is a `Client` option."""
+    keywords, client_options = _split("sync", options)
     return _client(client_options).sync(source, destination, **keywords)
 
 
@@ -484,69 +587,74 @@ async def sync_async(
     source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
 ) -> Summary:
     """`sync` as a coroutine."""
-    keywords, client_options = _split(options, _SYNC_KEYWORDS)
+    keywords, client_options = _split("sync_async", options)
     return await _client(client_options).sync_async(source, destination, **keywords)
 
 
 def move(
-    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    *,
+    recursive: bool = False,
+    **options: Any,
 ) -> Summary:
     """Copy, then delete each source whose copy was compared with it (keys or local
-    files); a move onto itself is refused. Keywords as for `copy`."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS | {"recursive"})
-    return _client(client_options).move(source, destination, **keywords)
+    files); a move onto itself is refused. Keywords as for `copy` (`dry_run` moves
+    nothing)."""
+    keywords, client_options = _split("move", options)
+    return _client(client_options).move(source, destination, recursive=recursive, **keywords)
 
 
 async def move_async(
-    source: str | os.PathLike[str], destination: str | os.PathLike[str], **options: Any
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    *,
+    recursive: bool = False,
+    **options: Any,
 ) -> Summary:
     """`move` as a coroutine."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS | {"recursive"})
-    return await _client(client_options).move_async(source, destination, **keywords)
+    keywords, client_options = _split("move_async", options)
+    return await _client(client_options).move_async(
+        source, destination, recursive=recursive, **keywords
+    )
 
 
 def delete(url: str, **options: Any) -> Summary:
     """Delete one key; a refusal is raised. Every keyword is a `Client` option."""
-    return _client(options).delete(url)
+    return _client_options("delete", options).delete(url)
 
 
 async def delete_async(url: str, **options: Any) -> Summary:
     """`delete` as a coroutine."""
-    return await _client(options).delete_async(url)
+    return await _client_options("delete_async", options).delete_async(url)
 
 
 def delete_many(urls: Sequence[str], **options: Any) -> Summary:
     """Delete each key, 1,000 of a bucket a request; failures are in the summary. Every
     keyword is a `Client` option."""
-    return _client(options).delete_many(urls)
+    return _client_options("delete_many", options).delete_many(urls)
 
 
 async def delete_many_async(urls: Sequence[str], **options: Any) -> Summary:
     """`delete_many` as a coroutine."""
-    return await _client(options).delete_many_async(urls)
-
-
-async def remove_async(source: str, *, recursive: bool = False, **options: Any) -> Summary:
-    """`remove` as a coroutine."""
-    keywords, client_options = _split(options, frozenset({"exclude", "include", "raw"}))
-    return await _client(client_options).remove_async(source, recursive=recursive, **keywords)
+    return await _client_options("delete_many_async", options).delete_many_async(urls)
 
 
 def put_bytes(destination: str, data: Any, **options: Any) -> Summary:
     """Store any contiguous bytes-like `data` as the object `destination`, uncopied."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("put_bytes", options)
     return _client(client_options).put_bytes(destination, data, **keywords)
 
 
 async def put_bytes_async(destination: str, data: Any, **options: Any) -> Summary:
     """`put_bytes` as a coroutine."""
-    keywords, client_options = _split(options, UPLOAD_KEYWORDS)
+    keywords, client_options = _split("put_bytes_async", options)
     return await _client(client_options).put_bytes_async(destination, data, **keywords)
 
 
 def list(prefix: str, *, recursive: bool = True, **options: Any) -> ListIterator:
     """Entries under `prefix` as they are listed; use with `for` or `async for`."""
-    return _client(options).list(prefix, recursive=recursive)
+    return _client_options("list", options, ["recursive"]).list(prefix, recursive=recursive)
 
 
 def download_many(
@@ -558,7 +666,8 @@ def download_many(
 ) -> Summary:
     """Download many objects into `destination`. Items with a known size (and ETag), such as
     `Item(url, size=..., etag=...)` or entries from `list`, cost no probe request."""
-    return _client(options).download_many(items, destination, progress=progress)
+    client = _client_options("download_many", options, ["progress"])
+    return client.download_many(items, destination, progress=progress)
 
 
 async def download_many_async(
@@ -569,7 +678,8 @@ async def download_many_async(
     **options: Any,
 ) -> Summary:
     """`download_many` as a coroutine."""
-    return await _client(options).download_many_async(items, destination, progress=progress)
+    client = _client_options("download_many_async", options, ["progress"])
+    return await client.download_many_async(items, destination, progress=progress)
 
 
 @overload
@@ -588,7 +698,9 @@ def get_bytes(
     """One object's bytes, fetched as parallel ranges into one buffer (no copy to Python).
     `range=(start, end)` fetches those bytes only (end excluded, cut at the object's end);
     `ranges=[(start, end), ...]` gives a list of buffers, all of the same version."""
-    return _client(options).get_bytes(source, range=range, ranges=ranges)
+    return _client_options("get_bytes", options, ["range", "ranges"]).get_bytes(
+        source, range=range, ranges=ranges
+    )
 
 
 @overload
@@ -607,7 +719,8 @@ async def get_bytes_async(
     **options: Any,
 ) -> Buffer | builtins.list[Buffer]:
     """`get_bytes` as a coroutine."""
-    return await _client(options).get_bytes_async(source, range=range, ranges=ranges)
+    client = _client_options("get_bytes_async", options, ["range", "ranges"])
+    return await client.get_bytes_async(source, range=range, ranges=ranges)
 
 
 @overload
@@ -627,7 +740,9 @@ def get_bytes_many(
     """Many objects' bytes, `workers` at a time, as a list in the order given (URLs, `Item`s
     or listed entries; a known size spares the probe). `on_error="raise"`: the first failure
     raises; `"return"`: its exception takes its object's place and the others arrive."""
-    return _client(options).get_bytes_many(sources, on_error=on_error)
+    return _client_options("get_bytes_many", options, ["on_error"]).get_bytes_many(
+        sources, on_error=on_error
+    )
 
 
 @overload
@@ -645,4 +760,47 @@ async def get_bytes_many_async(
     **options: Any,
 ) -> builtins.list[Buffer] | builtins.list[Buffer | Exception]:
     """`get_bytes_many` as a coroutine."""
-    return await _client(options).get_bytes_many_async(sources, on_error=on_error)
+    client = _client_options("get_bytes_many_async", options, ["on_error"])
+    return await client.get_bytes_many_async(sources, on_error=on_error)
+
+
+def _hinted(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method` (one whose keywords are all named), refusing a keyword it does not take
+    with the nearest one it does, as the methods the extension parses keywords for do."""
+    takes = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    parameters = inspect.signature(method).parameters.values()
+    valid = frozenset(p.name for p in parameters if p.kind in takes and p.name != "self")
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def call_async(self: Client, *args: Any, **keywords: Any) -> Any:
+            _keywords.check(name, keywords, valid)
+            return await method(self, *args, **keywords)
+
+        return call_async
+
+    @functools.wraps(method)
+    def call(self: Client, *args: Any, **keywords: Any) -> Any:
+        _keywords.check(name, keywords, valid)
+        return method(self, *args, **keywords)
+
+    return call
+
+
+def _finish_the_api() -> None:
+    """Every method of `Client` refuses an unknown keyword naming the nearest one, and
+    `help()` of each transfer, method or module-level function, lists its keywords."""
+    for name in dir(_native.Client):
+        if name.startswith("_"):
+            continue
+        method = getattr(Client, name)
+        kinds = [p.kind for p in inspect.signature(method).parameters.values()]
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            setattr(Client, name, _hinted(name, method))
+    for transfer, names in _KEYWORDS_OF.items():
+        for name in (transfer, f"{transfer}_async"):
+            _keywords.show_keywords(getattr(Client, name), names, forwards=False)
+            _keywords.show_keywords(globals()[name], names, forwards=True)
+
+
+_finish_the_api()

@@ -6,11 +6,13 @@ import pathlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, SupportsIndex, TypeAlias, Unpack, overload
 
-from ._keywords import DownloadOptions, UploadOptions
+from ._keywords import DownloadOptions, RemoveOptions, SyncOptions, UploadOptions
 
 __version__: str
 DOWNLOAD_KEYWORDS: tuple[str, ...]
 UPLOAD_KEYWORDS: tuple[str, ...]
+REMOVE_KEYWORDS: tuple[str, ...]
+SYNC_KEYWORDS: tuple[str, ...]
 
 class Client:
     """A connection pool and options, reused across calls and threads. `parabyte.Client`
@@ -220,27 +222,20 @@ class Client:
     def remove(
         self,
         source: str,
-        *,
-        recursive: bool = False,
-        exclude: list[str] | None = None,
-        include: list[str] | None = None,
-        raw: bool = False,
+        **options: Unpack[RemoveOptions],
     ) -> Summary:
         """Delete the one key `s3://bucket/key` names (a trailing "/" is part of the key),
         or with `recursive` (or a wildcard pattern) every key under it that
         `exclude`/`include` keep, 1,000 a request (DeleteObjects). One named key that is not
         there raises `NotFoundError`, as does one with keys under it (those take
         `recursive=True`; nothing is deleted). `summary.deleted` counts the keys deleted; a
-        key of a prefix or pattern the store refused is in `summary.failures`."""
+        key of a prefix or pattern the store refused is in `summary.failures`. `dry_run`
+        deletes nothing and counts what would go."""
 
     def remove_async(
         self,
         source: str,
-        *,
-        recursive: bool = False,
-        exclude: list[str] | None = None,
-        include: list[str] | None = None,
-        raw: bool = False,
+        **options: Unpack[RemoveOptions],
     ) -> Awaitable[Summary]:
         """`remove` as an awaitable."""
 
@@ -248,15 +243,7 @@ class Client:
         self,
         source: _Path,
         destination: _Path,
-        *,
-        delete: bool = False,
-        max_delete: int | None = None,
-        delete_if_source_empty: bool = False,
-        compare: Literal[
-            "size_and_time", "size_only", "exact_timestamps", "checksum"
-        ] = "size_and_time",
-        dry_run: bool = False,
-        **options: Unpack[UploadOptions],
+        **options: Unpack[SyncOptions],
     ) -> Summary:
         """Make `destination` hold what `source` holds: an S3 prefix and a local directory
         either way, or two S3 prefixes. Each object missing or changed there is sent
@@ -272,15 +259,7 @@ class Client:
         self,
         source: _Path,
         destination: _Path,
-        *,
-        delete: bool = False,
-        max_delete: int | None = None,
-        delete_if_source_empty: bool = False,
-        compare: Literal[
-            "size_and_time", "size_only", "exact_timestamps", "checksum"
-        ] = "size_and_time",
-        dry_run: bool = False,
-        **options: Unpack[UploadOptions],
+        **options: Unpack[SyncOptions],
     ) -> Awaitable[Summary]:
         """`sync` as an awaitable."""
 

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::FutureExt;
 use parabyte::{
-    CopyOptions, CopyRequest, Destination, Filter, KeyBounds, Location, ObjectUrl, RemoveRequest,
-    S3Url, Source, SourceStore, StoreConfig, TransferConfig,
+    CopyRequest, Destination, KeyBounds, Location, ObjectUrl, RemoveRequest, S3Url, Source,
+    SourceStore, StoreConfig, TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -18,7 +18,7 @@ use pyo3::IntoPyObjectExt;
 use crate::awaitable::awaitable;
 use crate::buffer::Buffer;
 use crate::byte_range::ByteRangeArg;
-use crate::download_keywords::DownloadKeywords;
+use crate::download_keywords::{remove_request, DownloadKeywords};
 use crate::errors::{to_py, InvalidInputError};
 use crate::gathered::{Gathered, OnError};
 use crate::lent::lend;
@@ -425,32 +425,28 @@ impl Client {
     /// Delete the one key `s3://bucket/key` names (a trailing "/" is part of the key; a key
     /// that is not there, or that has keys under it, is raised), or with `recursive` (or a
     /// wildcard pattern) every key under it that `exclude`/`include` keep, 1,000 a request.
-    #[pyo3(signature = (source, *, recursive = false, exclude = None, include = None, raw = false))]
+    /// `dry_run=True` deletes nothing; the summary counts what would go. The keywords
+    /// (`REMOVE_KEYWORDS`) are parsed in one place for this and `remove_async`.
+    #[pyo3(signature = (source, **keywords))]
     fn remove(
         &self,
         py: Python<'_>,
         source: &str,
-        recursive: bool,
-        exclude: Option<Vec<String>>,
-        include: Option<Vec<String>>,
-        raw: bool,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Summary> {
-        let request = Self::remove_request(source, recursive, exclude, include, raw)?;
+        let request = remove_request("remove", source, keywords)?;
         transfer_sync(py, self.removal(py, request)?, None)
     }
 
     /// `remove` as an awaitable.
-    #[pyo3(signature = (source, *, recursive = false, exclude = None, include = None, raw = false))]
+    #[pyo3(signature = (source, **keywords))]
     fn remove_async<'py>(
         &self,
         py: Python<'py>,
         source: &str,
-        recursive: bool,
-        exclude: Option<Vec<String>>,
-        include: Option<Vec<String>>,
-        raw: bool,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = Self::remove_request(source, recursive, exclude, include, raw)?;
+        let request = remove_request("remove_async", source, keywords)?;
         transfer_async(py, self.removal(py, request)?, None)
     }
 
@@ -498,7 +494,7 @@ impl Client {
         keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Summary> {
         let mut keywords = UploadKeywords::parse("move", keywords)?;
-        let request = keywords.tree_request(&source, &destination, false)?;
+        let request = keywords.tree_request(&source, &destination)?;
         transfer_sync(py, self.moving(py, request)?, keywords.progress.take())
     }
 
@@ -512,7 +508,7 @@ impl Client {
         keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut keywords = UploadKeywords::parse("move_async", keywords)?;
-        let request = keywords.tree_request(&source, &destination, false)?;
+        let request = keywords.tree_request(&source, &destination)?;
         transfer_async(py, self.moving(py, request)?, keywords.progress.take())
     }
 
@@ -794,7 +790,7 @@ impl Client {
     ) -> PyResult<(Transfer<Summary>, Option<Py<PyAny>>)> {
         let (sync, rest) = SyncKeywords::take(method, keywords)?;
         let mut keywords = UploadKeywords::parse(method, rest.as_ref())?;
-        let request = keywords.tree_request(source, destination, sync.dry_run)?;
+        let request = keywords.tree_request(source, destination)?;
         let client = self.inner(py)?;
         let options = sync.options;
         let transfer: Transfer<Summary> = Box::new(move |reporter| {
@@ -856,38 +852,6 @@ impl Client {
             }
             .boxed()
         }))
-    }
-
-    /// `remove`'s request.
-    fn remove_request(
-        source: &str,
-        recursive: bool,
-        exclude: Option<Vec<String>>,
-        include: Option<Vec<String>>,
-        raw: bool,
-    ) -> PyResult<RemoveRequest> {
-        let excludes = exclude
-            .unwrap_or_default()
-            .into_iter()
-            .map(|p| Filter::exclude(&p));
-        let includes = include
-            .unwrap_or_default()
-            .into_iter()
-            .map(|p| Filter::include(&p));
-        Ok(RemoveRequest {
-            source: S3Url::parse(source).map_err(to_py)?,
-            recursive,
-            options: CopyOptions {
-                filters: excludes
-                    .chain(includes)
-                    .collect::<parabyte::Result<_>>()
-                    .map_err(to_py)?,
-                raw,
-                dry_run: false,
-                upload: Default::default(),
-                follow_symlinks: false,
-            },
-        })
     }
 
     /// `put_bytes`' transfer: one object, whose failure is raised.

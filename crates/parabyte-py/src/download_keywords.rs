@@ -3,7 +3,9 @@
 //! is refused with the nearest known one. Python's `DownloadOptions` (python/parabyte/
 //! _keywords.py) types the same names, and a test holds the two lists equal.
 
-use parabyte::{CopyOptions, CopyRequest, Destination, Filter, KeyBounds, S3Url, Source};
+use parabyte::{
+    CopyOptions, CopyRequest, Destination, Filter, KeyBounds, RemoveRequest, S3Url, Source,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -11,11 +13,12 @@ use pyo3::types::PyDict;
 use crate::errors::to_py;
 
 /// Every keyword `download` takes besides the source and the destination.
-pub const DOWNLOAD_KEYWORDS: [&str; 7] = [
+pub const DOWNLOAD_KEYWORDS: [&str; 8] = [
     "recursive",
     "exclude",
     "include",
     "raw",
+    "dry_run",
     "progress",
     "after",
     "until_after",
@@ -28,6 +31,8 @@ pub struct DownloadKeywords {
     exclude: Vec<String>,
     include: Vec<String>,
     raw: bool,
+    /// `cp --dryrun`: nothing fetched or written; the summary counts what would be.
+    dry_run: bool,
     pub progress: Option<Py<PyAny>>,
     after: Option<String>,
     until_after: Option<String>,
@@ -48,6 +53,7 @@ impl DownloadKeywords {
                 "exclude" => parsed.exclude = patterns(&name, &value)?,
                 "include" => parsed.include = patterns(&name, &value)?,
                 "raw" => parsed.raw = value.extract()?,
+                "dry_run" => parsed.dry_run = value.extract()?,
                 "progress" => parsed.progress = (!none).then(|| value.unbind()),
                 "after" => parsed.after = value.extract()?,
                 "until_after" => parsed.until_after = value.extract()?,
@@ -68,7 +74,7 @@ impl DownloadKeywords {
                 .collect::<parabyte::Result<_>>()
                 .map_err(to_py)?,
             raw: self.raw,
-            dry_run: false,
+            dry_run: self.dry_run,
             upload: Default::default(),
             follow_symlinks: false,
         };
@@ -84,6 +90,52 @@ impl DownloadKeywords {
         }
         Ok(request)
     }
+}
+
+/// Every keyword `remove` takes besides the source, as `rm` takes them.
+pub const REMOVE_KEYWORDS: [&str; 5] = ["recursive", "exclude", "include", "raw", "dry_run"];
+
+/// `remove`'s request, from its keywords; `method` names the call in errors.
+pub fn remove_request(
+    method: &str,
+    source: &str,
+    keywords: Option<&Bound<'_, PyDict>>,
+) -> PyResult<RemoveRequest> {
+    let mut parsed = DownloadKeywords::default();
+    for (name, value) in keywords.into_iter().flat_map(|keywords| keywords.iter()) {
+        let name: String = name.extract()?;
+        match name.as_str() {
+            "recursive" => parsed.recursive = value.extract()?,
+            "exclude" if !value.is_none() => parsed.exclude = patterns(&name, &value)?,
+            "include" if !value.is_none() => parsed.include = patterns(&name, &value)?,
+            "exclude" | "include" => {}
+            "raw" => parsed.raw = value.extract()?,
+            "dry_run" => parsed.dry_run = value.extract()?,
+            unknown => return Err(unexpected(method, unknown, &REMOVE_KEYWORDS)),
+        }
+    }
+    let excludes = parsed
+        .exclude
+        .iter()
+        .map(|pattern| Filter::exclude(pattern));
+    let includes = parsed
+        .include
+        .iter()
+        .map(|pattern| Filter::include(pattern));
+    Ok(RemoveRequest {
+        source: S3Url::parse(source).map_err(to_py)?,
+        recursive: parsed.recursive,
+        options: CopyOptions {
+            filters: excludes
+                .chain(includes)
+                .collect::<parabyte::Result<_>>()
+                .map_err(to_py)?,
+            raw: parsed.raw,
+            dry_run: parsed.dry_run,
+            upload: Default::default(),
+            follow_symlinks: false,
+        },
+    })
 }
 
 /// `exclude=["*.tmp"]`: a sequence of patterns; a lone string is refused, since it would

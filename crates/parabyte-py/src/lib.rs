@@ -99,6 +99,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("DOWNLOAD_KEYWORDS", download_keywords::DOWNLOAD_KEYWORDS)?;
     module.add("UPLOAD_KEYWORDS", upload_keywords::UPLOAD_KEYWORDS)?;
+    module.add("REMOVE_KEYWORDS", download_keywords::REMOVE_KEYWORDS)?;
+    module.add("SYNC_KEYWORDS", sync_keywords::SYNC_KEYWORDS)?;
     module.add_class::<buffer::Buffer>()?;
     module.add_class::<client::Client>()?;
     module.add_class::<client::Item>()?;

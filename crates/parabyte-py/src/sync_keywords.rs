@@ -1,5 +1,5 @@
-//! The keywords `Client.sync` takes besides the upload keywords: what counts as changed,
-//! deleting, and a dry run.
+//! The keywords `Client.sync` takes besides the upload keywords (`dry_run` among them): what
+//! counts as changed, and deleting.
 
 use parabyte::{SyncCompare, SyncOptions};
 use pyo3::exceptions::PyValueError;
@@ -10,19 +10,12 @@ use crate::download_keywords::unexpected;
 use crate::upload_keywords::UPLOAD_KEYWORDS;
 
 /// `sync`'s own keywords.
-pub const SYNC_KEYWORDS: [&str; 5] = [
-    "delete",
-    "max_delete",
-    "delete_if_source_empty",
-    "compare",
-    "dry_run",
-];
+pub const SYNC_KEYWORDS: [&str; 4] = ["delete", "max_delete", "delete_if_source_empty", "compare"];
 
 /// What `sync`'s own keywords ask for.
 #[derive(Default)]
 pub struct SyncKeywords {
     pub options: SyncOptions,
-    pub dry_run: bool,
 }
 
 impl SyncKeywords {
@@ -47,8 +40,7 @@ impl SyncKeywords {
                 "delete_if_source_empty" => {
                     parsed.options.delete_if_source_empty = value.extract()?
                 }
-                "compare" => parsed.options.compare = compare(&value.extract::<String>()?)?,
-                _ => parsed.dry_run = value.extract()?,
+                _ => parsed.options.compare = compare(&value.extract::<String>()?)?,
             }
         }
         // A misspelt keyword is told the nearest of both lists.

@@ -15,13 +15,15 @@ use pyo3::types::PyDict;
 use crate::download_keywords::{patterns, unexpected};
 use crate::errors::to_py;
 
-/// Every keyword `upload` and `copy` take besides the source and the destination (`copy`
-/// also takes `recursive`).
-pub const UPLOAD_KEYWORDS: [&str; 14] = [
+/// Every keyword `upload`, `copy` and `move` take besides the source and the destination, as
+/// `cp` takes them (`recursive` changes nothing for `upload`: a directory goes whole).
+pub const UPLOAD_KEYWORDS: [&str; 16] = [
+    "recursive",
     "exclude",
     "include",
     "raw",
     "follow_symlinks",
+    "dry_run",
     "progress",
     "no_clobber",
     "content_type",
@@ -34,18 +36,28 @@ pub const UPLOAD_KEYWORDS: [&str; 14] = [
     "metadata",
 ];
 
-/// Of those, the ones that choose files: `put_bytes` has none to choose.
-const SELECTION: [&str; 4] = ["exclude", "include", "raw", "follow_symlinks"];
+/// Of those, the ones that choose files, and the dry run that names them: `put_bytes` has
+/// none to choose, `upload_many` names each.
+const SELECTION: [&str; 6] = [
+    "recursive",
+    "exclude",
+    "include",
+    "raw",
+    "follow_symlinks",
+    "dry_run",
+];
 
 /// What the keywords of one upload call ask for.
 #[derive(Default)]
 pub struct UploadKeywords {
-    /// `copy` only: take the source as a prefix.
+    /// `copy` and `move`: take the source as a prefix.
     recursive: bool,
     exclude: Vec<String>,
     include: Vec<String>,
     raw: bool,
     follow_symlinks: bool,
+    /// `cp --dryrun`: nothing read, written or deleted; the summary counts what would be.
+    dry_run: bool,
     pub progress: Option<Py<PyAny>>,
     pub options: UploadOptions,
     sse: Option<String>,
@@ -61,19 +73,21 @@ impl UploadKeywords {
         };
         // put_bytes has no files, upload_many names each: neither chooses among them.
         let chooses_files = !(method.starts_with("put_bytes") || method.starts_with("upload_many"));
-        let copies = method.starts_with("copy") || method.starts_with("move");
         for (name, value) in keywords.iter() {
             let name: String = name.extract()?;
-            if !chooses_files && SELECTION.contains(&name.as_str()) {
+            // A sync takes a tree whole: `recursive` is no keyword of it, as no flag of `sync`.
+            let tree = method.starts_with("sync") && name == "recursive";
+            if tree || (!chooses_files && SELECTION.contains(&name.as_str())) {
                 return Err(unexpected(method, &name, &[]));
             }
             let options = &mut parsed.options;
             match name.as_str() {
-                "recursive" if copies => parsed.recursive = value.extract()?,
+                "recursive" => parsed.recursive = value.extract()?,
                 "exclude" => parsed.exclude = patterns(&name, &value)?,
                 "include" => parsed.include = patterns(&name, &value)?,
                 "raw" => parsed.raw = value.extract()?,
                 "follow_symlinks" => parsed.follow_symlinks = value.extract()?,
+                "dry_run" => parsed.dry_run = value.extract()?,
                 "progress" => parsed.progress = (!value.is_none()).then(|| value.unbind()),
                 "no_clobber" => options.no_clobber = value.extract()?,
                 "content_type" => options.content_type = value.extract()?,
@@ -142,12 +156,7 @@ impl UploadKeywords {
     }
 
     /// A `sync` or `move` of `source` to `destination`: each an s3:// URL or a local path.
-    pub fn tree_request(
-        &self,
-        source: &Path,
-        destination: &Path,
-        dry_run: bool,
-    ) -> PyResult<CopyRequest> {
+    pub fn tree_request(&self, source: &Path, destination: &Path) -> PyResult<CopyRequest> {
         let destination = match Location::parse(text(destination)?).map_err(to_py)? {
             Location::S3(url) => Destination::Store(url),
             Location::Local(path) => Destination::Path(path),
@@ -160,7 +169,6 @@ impl UploadKeywords {
         let source = Location::parse(text(source)?).map_err(to_py)?;
         let mut request = self.request_from(source, self.recursive, "s3://placeholder/")?;
         request.destination = destination;
-        request.options.dry_run = dry_run;
         Ok(request)
     }
 
@@ -182,7 +190,7 @@ impl UploadKeywords {
                     .collect::<parabyte::Result<_>>()
                     .map_err(to_py)?,
                 raw: self.raw,
-                dry_run: false,
+                dry_run: self.dry_run,
                 upload: self.options.clone(),
                 follow_symlinks: self.follow_symlinks,
             },
