@@ -19,7 +19,8 @@ build:
 tools:
 	scripts/install-test-servers.sh
 
-## demo: start a local S3 server, fill it, download from it with progress and summary
+## demo: start a local S3 server and fill it; download everything, upload the tree back under
+## another prefix, change it and sync the change, each with its progress and summary
 demo: tools
 	$(CARGO) build --release --locked -p parabyte-cli -p parabyte-testkit
 	scripts/demo.sh
