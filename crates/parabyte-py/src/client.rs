@@ -721,7 +721,7 @@ impl Client {
 
 impl Client {
     /// The core client of this process: after a fork, the child connects its own.
-    fn inner(&self, py: Python<'_>) -> PyResult<Arc<parabyte::Client>> {
+    pub(crate) fn inner(&self, py: Python<'_>) -> PyResult<Arc<parabyte::Client>> {
         let pid = std::process::id();
         {
             let connected = self

@@ -32,6 +32,7 @@ mod runtime;
 mod summary;
 mod sync_keywords;
 mod upload_keywords;
+mod version_reads;
 
 use std::ffi::OsString;
 
@@ -116,5 +117,13 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(run_cli, module)?)?;
     module.add_function(wrap_pyfunction!(cluster_copy_args, module)?)?;
     module.add_function(wrap_pyfunction!(client::parse_manifest, module)?)?;
+    module.add_function(wrap_pyfunction!(
+        version_reads::get_ranges_of_version,
+        module
+    )?)?;
+    module.add_function(wrap_pyfunction!(
+        version_reads::get_ranges_of_version_async,
+        module
+    )?)?;
     Ok(())
 }

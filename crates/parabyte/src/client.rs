@@ -23,6 +23,7 @@ use crate::source::s3::{BucketEntry, ObjectInfo, S3Store, UnfinishedUpload};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::Engine;
+use crate::validator::Validator;
 
 /// A connection to a store with transfer settings; cheap to share between calls and
 /// threads, which all draw on its one request limit.
@@ -205,22 +206,27 @@ impl Client {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Vec<u8>>> {
         let source = source.into();
-        let ranges = ranges
-            .iter()
-            .map(|range| match range.end.checked_sub(1) {
-                Some(end) if range.start <= end => Ok(ByteRange {
-                    start: range.start,
-                    end,
-                }),
-                _ => Err(Error::InvalidInput(format!(
-                    "{source}: the range {}..{} holds no byte; give start < end",
-                    range.start, range.end
-                ))),
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let ranges = byte_ranges(&source, ranges)?;
         self.driver
             .engine(Arc::new(Silent))
             .fetch_slices(&source, &ranges)
+            .await
+    }
+
+    /// [`Client::get_ranges`] pinned to the version whose ETag is `etag` (`If-Match` on
+    /// every GET): an object replaced since that ETag was seen fails with
+    /// [`Error::Changed`], so bytes of two versions are never mixed.
+    pub async fn get_ranges_of_version(
+        &self,
+        source: impl Into<ObjectUrl>,
+        ranges: &[std::ops::Range<u64>],
+        etag: &str,
+    ) -> Result<Vec<Vec<u8>>> {
+        let source = source.into();
+        let ranges = byte_ranges(&source, ranges)?;
+        self.driver
+            .engine(Arc::new(Silent))
+            .fetch_slices_pinned(&source, &ranges, Some(Validator::ETag(etag.to_owned())))
             .await
     }
 
@@ -406,6 +412,24 @@ impl Client {
             spec,
         )
     }
+}
+
+/// `start..end` ranges (end excluded) as the engine's inclusive ones; an empty one is
+/// refused.
+fn byte_ranges(source: &ObjectUrl, ranges: &[std::ops::Range<u64>]) -> Result<Vec<ByteRange>> {
+    ranges
+        .iter()
+        .map(|range| match range.end.checked_sub(1) {
+            Some(end) if range.start <= end => Ok(ByteRange {
+                start: range.start,
+                end,
+            }),
+            _ => Err(Error::InvalidInput(format!(
+                "{source}: the range {}..{} holds no byte; give start < end",
+                range.start, range.end
+            ))),
+        })
+        .collect()
 }
 
 /// A listing's pages as one entry after another.

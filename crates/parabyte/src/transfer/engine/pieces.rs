@@ -86,22 +86,35 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
         source: &ObjectUrl,
         ranges: &[ByteRange],
     ) -> Result<Vec<Vec<u8>>> {
+        self.fetch_slices_pinned(source, ranges, None).await
+    }
+
+    /// [`Engine::fetch_slices`], every GET pinned (`If-Match`) to the version `known`
+    /// names when given: another version there fails with [`Error::Changed`] (a reader
+    /// that holds an object open across calls, as fsspec's files do).
+    pub(crate) async fn fetch_slices_pinned(
+        &self,
+        source: &ObjectUrl,
+        ranges: &[ByteRange],
+        known: Option<Validator>,
+    ) -> Result<Vec<Vec<u8>>> {
         let Some((&first, rest)) = ranges.split_first() else {
             return Ok(Vec::new());
         };
-        let pinned = &Pinned::new(None);
+        let pinned_from_start = known.is_some();
+        let pinned = &Pinned::new(known);
         let (head, total) = with_retries(&self.config.retry, &self.counters, || async move {
-            let response =
-                self.send(source, Some(first), None)
-                    .await
-                    .map_err(|error| match error {
-                        // Unpinned, so not another version: a 416, the start is past the end.
-                        Error::Changed { .. } => Error::InvalidInput(format!(
-                            "{source}: the range from byte {} starts past its end",
-                            first.start
-                        )),
-                        other => other,
-                    })?;
+            let response = self
+                .send(source, Some(first), pinned.validator())
+                .await
+                .map_err(|error| match error {
+                    // Unpinned, so not another version: a 416, the start is past the end.
+                    Error::Changed { .. } if !pinned_from_start => Error::InvalidInput(format!(
+                        "{source}: the range from byte {} starts past its end",
+                        first.start
+                    )),
+                    other => other,
+                })?;
             let (got, total) = match response.fetched.shape {
                 Shape::Partial { range, total } => (Some(range), total),
                 Shape::Empty => (None, 0),
