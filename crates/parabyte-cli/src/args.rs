@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
 use parabyte::{
-    parse_size, parse_timeout_seconds, RetryPolicy, SourceStore, StoreConfig, TransferConfig,
+    parse_size, parse_timeout, RetryPolicy, SourceStore, StoreConfig, TransferConfig,
 };
 
 #[derive(Debug, Parser)]
@@ -782,8 +782,9 @@ pub struct StoreArgs {
     /// PEM file of extra certificate authorities to trust (a private CA).
     #[arg(long, value_name = "FILE", env = "AWS_CA_BUNDLE")]
     pub ca_bundle: Option<PathBuf>,
-    /// Seconds to wait for a connection or for the next byte before retrying.
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true,
+    /// How long to wait for a connection or for the next byte before retrying: seconds, or
+    /// a duration such as 5s, 500ms or 2m.
+    #[arg(long, value_name = "DURATION", allow_negative_numbers = true,
           default_value_t = Seconds(StoreConfig::default().read_timeout))]
     pub timeout: Seconds,
     /// Local addresses to send from, e.g. 10.0.0.5,10.0.1.5: connections take them in
@@ -880,8 +881,9 @@ impl fmt::Display for Size {
     }
 }
 
-/// `--timeout` in seconds: above 0 and at most a day (`inf`, `NaN` or `1e30` are usage
-/// errors, not a panic), shown in `--help` from `StoreConfig::default()`.
+/// `--timeout`: seconds or a duration with its unit (`parabyte::parse_timeout`, the one
+/// parser Python's `timeout=` goes through too), above 0 and at most a day (`inf`, `NaN`
+/// or `1e30` are usage errors, not a panic), shown in `--help` from `StoreConfig::default()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seconds(pub Duration);
 
@@ -889,13 +891,7 @@ impl FromStr for Seconds {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Seconds, String> {
-        let seconds: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| "not a number of seconds (e.g. 30 or 0.5)".to_owned())?;
-        parse_timeout_seconds(seconds)
-            .map(Seconds)
-            .map_err(|e| e.to_string())
+        parse_timeout(text).map(Seconds).map_err(|e| e.to_string())
     }
 }
 

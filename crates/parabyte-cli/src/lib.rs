@@ -14,6 +14,7 @@ mod dryrun;
 mod du;
 mod escape;
 mod ls;
+mod options_table;
 mod parse;
 mod progress;
 mod rm;
@@ -40,6 +41,9 @@ use stat::stat;
 use status::{tell, FATAL, SOME_FAILED};
 
 pub use cluster::{cluster_copy, ClusterCopy};
+pub use options_table::{
+    markdown, option_table, python_argument, python_keyword, python_markdown, OptionRow, Reach,
+};
 
 /// How long an interrupted run waits for the aborts of its unfinished uploads.
 const ABORT_WAIT: Duration = Duration::from_secs(10);

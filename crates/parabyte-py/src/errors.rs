@@ -56,34 +56,28 @@ pub fn task_failed(join: tokio::task::JoinError) -> PyErr {
     PyRuntimeError::new_err(format!("parabyte transfer task failed: {join}"))
 }
 
-/// The CLI flags core messages mention, with the keyword each one is in Python; flags that
-/// switch something on become `name=True`.
-const KEYWORDS: &[(&str, &str)] = &[
-    ("--endpoint-url", "endpoint_url="),
-    ("--region", "region="),
-    ("--profile", "profile="),
-    ("--no-sign-request", "no_sign_request=True"),
-    ("--request-payer requester", "request_payer=\"requester\""),
-    ("--ca-bundle", "ca_bundle="),
-    ("--timeout", "timeout="),
-    ("--bind", "bind="),
-    ("--workers", "workers="),
-    ("--ranges-per-object", "ranges_per_object="),
-    ("--threads", "threads="),
-    ("--part-size", "part_size="),
-    ("--max-requests", "max_requests="),
-    ("--retries", "retries="),
-    ("--list-parallelism", "list_parallelism="),
-    ("--list-page-size", "list_page_size="),
-    ("--path-style", "path_style=True"),
-    ("--recursive", "recursive=True"),
-    ("--raw", "raw=True"),
-    ("--exclude", "exclude="),
-    ("--include", "include="),
-    ("--no-verify", "verify=False"),
-    ("--force", "force=True"),
-    ("--ignore-glacier-warnings", "ignore_glacier_warnings=True"),
-];
+/// The CLI flags core messages mention, with the keyword each one is in Python (from the
+/// one table of options, `parabyte_cli::option_table`); flags that switch something on
+/// become `name=True`. Longest first, so `--list-page-size` is never read as a shorter flag.
+fn keywords() -> &'static [(String, String)] {
+    static KEYWORDS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    KEYWORDS.get_or_init(|| {
+        let mut keywords: Vec<(String, String)> = parabyte_cli::option_table()
+            .into_iter()
+            .filter_map(|row| {
+                let argument = parabyte_cli::python_argument(&row.flag)?;
+                Some((format!("--{}", row.flag), argument))
+            })
+            .collect();
+        // A value messages give with the flag, as Python writes it.
+        keywords.push((
+            "--request-payer requester".to_owned(),
+            "request_payer=\"requester\"".to_owned(),
+        ));
+        keywords.sort_by_key(|(flag, _)| std::cmp::Reverse(flag.len()));
+        keywords
+    })
+}
 
 /// A core message with its CLI flags named as Python keywords: "--workers must be at least
 /// 1" reads "workers must be at least 1", "--part-size 100 is too small" reads
@@ -100,8 +94,8 @@ pub fn keyword_names(message: &str) -> String {
             .chars()
             .next_back()
             .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
-        let flag = KEYWORDS.iter().find(|(flag, _)| {
-            from_flag.strip_prefix(flag).is_some_and(|after| {
+        let flag = keywords().iter().find(|(flag, _)| {
+            from_flag.strip_prefix(flag.as_str()).is_some_and(|after| {
                 after
                     .chars()
                     .next()

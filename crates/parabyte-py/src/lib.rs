@@ -24,6 +24,7 @@ mod errors;
 mod gathered;
 mod lent;
 mod listing;
+mod option_rows;
 mod options;
 mod progress;
 mod pyvalue;
@@ -116,6 +117,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
     module.add_function(wrap_pyfunction!(run_cli, module)?)?;
     module.add_function(wrap_pyfunction!(cluster_copy_args, module)?)?;
+    module.add_function(wrap_pyfunction!(option_rows::option_table, module)?)?;
     module.add_function(wrap_pyfunction!(client::parse_manifest, module)?)?;
     module.add_function(wrap_pyfunction!(
         version_reads::get_ranges_of_version,

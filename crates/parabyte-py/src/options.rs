@@ -16,7 +16,7 @@ pub enum Size {
     Text(String),
 }
 
-/// `timeout=30`, `timeout=0.5` or `timeout="5s"` (also "500ms", "2m"): seconds.
+/// `timeout=30`, `timeout=0.5` or `timeout="5s"` (also "500ms", "2m", "1h 30m").
 #[derive(Debug, FromPyObject)]
 pub enum Seconds {
     Number(f64),
@@ -24,30 +24,13 @@ pub enum Seconds {
 }
 
 impl Seconds {
-    fn seconds(&self) -> PyResult<f64> {
-        let text = match self {
-            Seconds::Number(seconds) => return Ok(*seconds),
-            Seconds::Text(text) => text.trim(),
-        };
-        let (number, scale) = if let Some(number) = text.strip_suffix("ms") {
-            (number, 0.001)
-        } else if let Some(number) = text.strip_suffix('s') {
-            (number, 1.0)
-        } else if let Some(number) = text.strip_suffix('m') {
-            (number, 60.0)
-        } else {
-            (text, 1.0)
-        };
-        number
-            .trim()
-            .parse::<f64>()
-            .map(|value| value * scale)
-            .map_err(|_| {
-                InvalidInputError::new_err(format!(
-                    "timeout={text:?} is no duration: give seconds (30, 0.5) or text such as \
-                     \"5s\", \"500ms\" or \"2m\""
-                ))
-            })
+    /// Read by the CLI's own parser (`parabyte::parse_timeout`), so `timeout="1h 30m"`
+    /// and `--timeout "1h 30m"` mean the same and are refused in the same words.
+    fn duration(&self) -> parabyte::Result<std::time::Duration> {
+        match self {
+            Seconds::Number(seconds) => parabyte::parse_timeout_seconds(*seconds),
+            Seconds::Text(text) => parabyte::parse_timeout(text),
+        }
     }
 }
 
@@ -87,9 +70,7 @@ impl StoreOptions {
         };
         let timeout = self
             .timeout
-            .map(|timeout| timeout.seconds())
-            .transpose()?
-            .map(parabyte::parse_timeout_seconds)
+            .map(|timeout| timeout.duration())
             .transpose()
             .map_err(to_py)?;
         let local_addresses = self

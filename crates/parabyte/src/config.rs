@@ -156,6 +156,26 @@ const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// Check a `--timeout` in seconds: a number above 0 and at most a day (not NaN, infinite or
 /// negative, which cannot be a duration).
+/// A timeout as the CLI's `--timeout` and Python's `timeout=` take it: seconds (`30`,
+/// `0.5`) or a duration with its unit (`5s`, `500ms`, `2m`, `1h 30m`, read by humantime),
+/// above 0 and at most a day. The one parser of durations, so both read alike.
+pub fn parse_timeout(text: &str) -> Result<Duration> {
+    let text = text.trim();
+    let seconds = match text.parse::<f64>() {
+        Ok(seconds) => seconds,
+        Err(_) => humantime::parse_duration(text)
+            .map_err(|e| {
+                Error::InvalidInput(format!(
+                    "--timeout {text:?} is no duration ({e}): give seconds (30, 0.5) or a \
+                     duration such as 5s, 500ms or 2m"
+                ))
+            })?
+            .as_secs_f64(),
+    };
+    parse_timeout_seconds(seconds)
+}
+
+/// A timeout given as a number of seconds, checked as [`parse_timeout`] checks one.
 pub fn parse_timeout_seconds(seconds: f64) -> Result<Duration> {
     if !(seconds > 0.0 && seconds <= MAX_TIMEOUT_SECONDS) {
         return Err(Error::InvalidInput(format!(
@@ -341,6 +361,25 @@ mod tests {
         for bad in [f64::INFINITY, 1e30, f64::NAN, -1.0, 0.0, -0.0, 86_400.5] {
             let error = parse_timeout_seconds(bad).unwrap_err().to_string();
             assert!(error.contains("--timeout"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn timeouts_read_as_seconds_or_durations_with_their_units() {
+        for (text, millis) in [
+            ("30", 30_000),
+            (" 0.5 ", 500),
+            ("5s", 5_000),
+            ("500ms", 500),
+            ("2m", 120_000),
+            ("1h 30m", 5_400_000),
+        ] {
+            let read = parse_timeout(text).unwrap();
+            assert_eq!(read, Duration::from_millis(millis), "{text}");
+        }
+        for bad in ["five", "0", "0s", "inf", "2days", "-1", ""] {
+            let error = parse_timeout(bad).unwrap_err().to_string();
+            assert!(error.starts_with("--timeout"), "{bad}: {error}");
         }
     }
 

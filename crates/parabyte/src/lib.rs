@@ -57,7 +57,7 @@ mod validator;
 
 pub use client::Client;
 pub use config::{
-    parse_size, parse_timeout_seconds, Keys, SourceStore, StoreConfig, TransferConfig,
+    parse_size, parse_timeout, parse_timeout_seconds, Keys, SourceStore, StoreConfig, TransferConfig,
 };
 pub use counters::RequestCounts;
 pub use disk::sink::kept_for_resume;
