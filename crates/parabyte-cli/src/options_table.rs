@@ -91,8 +91,20 @@ const CLIENT_WIDE: &[&str] = &[
     "ignore-glacier-warnings",
 ];
 
-/// Flags whose Python keyword is not their name in snake case.
-const RENAMED: &[(&str, &str)] = &[("no-verify", "verify"), ("dryrun", "dry_run")];
+/// Flags whose Python keyword is not their name in snake case: switches that turn
+/// something off are keywords that say what stays on (`verify=False`).
+const RENAMED: &[(&str, &str)] = &[
+    ("no-verify", "verify"),
+    ("no-guess-mime-type", "guess_content_type"),
+    ("dryrun", "dry_run"),
+];
+
+/// Switches that are one value of a Python keyword: sync's ways to compare.
+const CHOICES: &[(&str, &str, &str)] = &[
+    ("size-only", "compare", "size_only"),
+    ("exact-timestamps", "compare", "exact_timestamps"),
+    ("checksum", "compare", "checksum"),
+];
 
 /// A flag that means something else to one command than to the others: there it is that
 /// command's own keyword, not the client's (`rb --force` deletes the bucket's objects).
@@ -159,7 +171,11 @@ pub fn python_keyword(flag: &str) -> Option<String> {
     if reach(flag) == Reach::CliOnly {
         return None;
     }
-    let renamed = RENAMED.iter().find(|(from, _)| *from == flag);
+    let renamed = RENAMED
+        .iter()
+        .map(|(from, keyword)| (from, keyword))
+        .chain(CHOICES.iter().map(|(from, keyword, _)| (from, keyword)))
+        .find(|(from, _)| **from == flag);
     Some(match renamed {
         Some((_, keyword)) => (*keyword).to_owned(),
         None => flag.replace('-', "_"),
@@ -171,6 +187,9 @@ pub fn python_keyword(flag: &str) -> Option<String> {
 /// `name=False` (`--no-verify`: `verify=False`).
 pub fn python_argument(flag: &str) -> Option<String> {
     let keyword = python_keyword(flag)?;
+    if let Some((_, _, value)) = CHOICES.iter().find(|(from, _, _)| *from == flag) {
+        return Some(format!("{keyword}=\"{value}\""));
+    }
     let row = option_table().into_iter().find(|row| row.flag == flag)?;
     Some(match (row.value_name.is_empty(), flag.starts_with("no-")) {
         (false, _) => format!("{keyword}="),
@@ -211,10 +230,11 @@ pub fn markdown(rows: &[OptionRow]) -> String {
             "" => format!("`--{}`", row.flag),
             value => format!("`--{} {value}`", row.flag),
         };
-        let python = match (row.reach, &row.keyword) {
-            (Reach::Client, Some(keyword)) => format!("`Client({keyword}=)`"),
-            (Reach::Call, Some(keyword)) => format!("`{keyword}=`"),
-            _ => String::new(),
+        let argument = python_argument(&row.flag).unwrap_or_default();
+        let python = match row.reach {
+            Reach::Client => format!("`Client({argument})`"),
+            Reach::Call => format!("`{argument}`"),
+            Reach::CliOnly => String::new(),
         };
         let help = row.help.replace('\n', " ").replace('|', "\\|");
         table.push_str(&format!(
@@ -291,6 +311,14 @@ mod tests {
             Some("recursive=True")
         );
         assert_eq!(python_argument("json"), None, "the command line's own");
+        assert_eq!(
+            python_argument("no-guess-mime-type").as_deref(),
+            Some("guess_content_type=False")
+        );
+        assert_eq!(
+            python_argument("size-only").as_deref(),
+            Some("compare=\"size_only\"")
+        );
     }
 
     /// Every name in the lists above is an option some command takes: a renamed or
@@ -302,6 +330,7 @@ mod tests {
             .iter()
             .chain(CLIENT_WIDE)
             .chain(RENAMED.iter().map(|(from, _)| from))
+            .chain(CHOICES.iter().map(|(from, _, _)| from))
         {
             assert!(
                 flags.iter().any(|flag| flag == name),
