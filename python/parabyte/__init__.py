@@ -109,12 +109,16 @@ __all__ = [
     "get_bytes_async",
     "get_bytes_many",
     "get_bytes_many_async",
+    "make_bucket",
+    "make_bucket_async",
     "move",
     "move_async",
     "put_bytes",
     "put_bytes_async",
     "remove",
     "remove_async",
+    "remove_bucket",
+    "remove_bucket_async",
     "sync",
     "sync_async",
     "upload",
@@ -638,6 +642,34 @@ def delete_many(urls: Sequence[str], **options: Any) -> Summary:
 async def delete_many_async(urls: Sequence[str], **options: Any) -> Summary:
     """`delete_many` as a coroutine."""
     return await _client_options("delete_many_async", options).delete_many_async(urls)
+
+
+def make_bucket(url: str, **options: Any) -> None:
+    """Make the bucket `s3://bucket`, as `parabyte mb` does, in the region requests are
+    signed for; one that exists already is raised, saying whether it is yours. Every
+    keyword is a `Client` option."""
+    _client_options("make_bucket", options).make_bucket(url)
+
+
+async def make_bucket_async(url: str, **options: Any) -> None:
+    """`make_bucket` as a coroutine."""
+    await _client_options("make_bucket_async", options).make_bucket_async(url)
+
+
+def remove_bucket(url: str, *, force: bool = False, **options: Any) -> int:
+    """Remove the bucket `s3://bucket`, as `parabyte rb` does: one that holds objects is
+    refused and kept. With `force=True` every object is deleted first, the whole bucket
+    listed before any delete (a listing that fails deletes nothing), then the bucket; a
+    key that cannot be deleted is raised and keeps the bucket. Returns the number of
+    objects deleted. Every other keyword is a `Client` option."""
+    client = _client_options("remove_bucket", options, own=("force",))
+    return client.remove_bucket(url, force=force)
+
+
+async def remove_bucket_async(url: str, *, force: bool = False, **options: Any) -> int:
+    """`remove_bucket` as a coroutine."""
+    client = _client_options("remove_bucket_async", options, own=("force",))
+    return await client.remove_bucket_async(url, force=force)
 
 
 def put_bytes(destination: str, data: Any, **options: Any) -> Summary:

@@ -299,6 +299,22 @@ class Client:
     def delete_many_async(self, urls: Sequence[str]) -> Awaitable[Summary]:
         """`delete_many` as an awaitable."""
 
+    def make_bucket(self, url: str) -> None:
+        """Make the bucket `s3://bucket`, in the region requests are signed for; one that
+        exists already is raised, saying whether it is yours."""
+
+    def make_bucket_async(self, url: str) -> Awaitable[None]:
+        """`make_bucket` as an awaitable."""
+
+    def remove_bucket(self, url: str, *, force: bool = False) -> int:
+        """Remove the bucket `s3://bucket`; one that holds objects is refused and kept. With
+        `force`, every object is deleted first (the whole bucket listed before any delete:
+        a listing that fails deletes nothing), then the bucket; a key that cannot be
+        deleted is raised and keeps the bucket. Returns the objects deleted."""
+
+    def remove_bucket_async(self, url: str, *, force: bool = False) -> Awaitable[int]:
+        """`remove_bucket` as an awaitable."""
+
     def put_bytes(
         self,
         destination: str,

@@ -537,6 +537,37 @@ impl Client {
         transfer_async(py, self.deleting(py, urls, false)?, None)
     }
 
+    /// Make the bucket `url` names (`s3://bucket`), in the region requests are signed for;
+    /// one that exists already is raised, saying whether it is yours.
+    fn make_bucket(&self, py: Python<'_>, url: &str) -> PyResult<()> {
+        transfer_sync(py, self.bucket_making(py, url)?, None)
+    }
+
+    /// `make_bucket` as an awaitable.
+    fn make_bucket_async<'py>(&self, py: Python<'py>, url: &str) -> PyResult<Bound<'py, PyAny>> {
+        transfer_async(py, self.bucket_making(py, url)?, None)
+    }
+
+    /// Remove the bucket `url` names (`s3://bucket`); one that holds objects is refused and
+    /// kept. With `force`, every object is deleted first (the whole bucket is listed
+    /// before any delete: a listing that fails deletes nothing), then the bucket; a key
+    /// that cannot be deleted is raised and keeps the bucket. Returns the objects deleted.
+    #[pyo3(signature = (url, *, force = false))]
+    fn remove_bucket(&self, py: Python<'_>, url: &str, force: bool) -> PyResult<u64> {
+        transfer_sync(py, self.bucket_removal(py, url, force)?, None)
+    }
+
+    /// `remove_bucket` as an awaitable.
+    #[pyo3(signature = (url, *, force = false))]
+    fn remove_bucket_async<'py>(
+        &self,
+        py: Python<'py>,
+        url: &str,
+        force: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        transfer_async(py, self.bucket_removal(py, url, force)?, None)
+    }
+
     /// Store any bytes-like `data` (bytes, bytearray, memoryview, a NumPy array) as the
     /// object `destination`, without copying it; the upload keywords that do not choose
     /// files apply.
@@ -842,6 +873,41 @@ impl Client {
         }))
     }
 
+    /// `make_bucket`'s call.
+    fn bucket_making(&self, py: Python<'_>, url: &str) -> PyResult<Transfer<()>> {
+        let bucket = bucket_named(url)?;
+        let client = self.inner(py)?;
+        Ok(Box::new(move |_| {
+            async move { client.create_bucket(&bucket).await.map_err(to_py) }.boxed()
+        }))
+    }
+
+    /// `remove_bucket`'s call: the objects deleted first with `force`, then the bucket.
+    fn bucket_removal(&self, py: Python<'_>, url: &str, force: bool) -> PyResult<Transfer<u64>> {
+        let bucket = bucket_named(url)?;
+        let client = self.inner(py)?;
+        Ok(Box::new(move |reporter| {
+            async move {
+                let deleted = match force {
+                    true => {
+                        let summary = client
+                            .empty_bucket(&bucket, reporter)
+                            .await
+                            .map_err(to_py)?;
+                        if let Some(failure) = summary.failures.first() {
+                            return Err(to_py(&failure.error));
+                        }
+                        summary.deleted
+                    }
+                    false => 0,
+                };
+                client.delete_bucket(&bucket).await.map_err(to_py)?;
+                Ok(deleted)
+            }
+            .boxed()
+        }))
+    }
+
     /// `remove`'s transfer.
     fn removal(&self, py: Python<'_>, request: RemoveRequest) -> PyResult<Transfer<Summary>> {
         let client = self.inner(py)?;
@@ -1009,6 +1075,18 @@ fn object_url(text: &str) -> PyResult<ObjectUrl> {
 
 /// A summary as Python gets it; with `raise_first`, its first failure raised instead (a
 /// request for one object, whose failure is the call's).
+/// The bucket `url` names: `s3://bucket`, with no key.
+fn bucket_named(url: &str) -> PyResult<String> {
+    let url = S3Url::parse(url).map_err(to_py)?;
+    match url.key.is_empty() {
+        true => Ok(url.bucket),
+        false => Err(InvalidInputError::new_err(format!(
+            "a bucket is s3://{} with no key; '{}' names a key",
+            url.bucket, url.key
+        ))),
+    }
+}
+
 fn settle(summary: parabyte::Summary, raise_first: bool) -> PyResult<Summary> {
     match summary.failures.first() {
         Some(failure) if raise_first => Err(to_py(&failure.error)),
