@@ -533,6 +533,7 @@ def test_options_a_cluster_cannot_honour_yet_are_refused(store: Store, tmp_path:
         (["--exclude", "*.bin", store.url("small/")], "--exclude/--include"),
         (["--dryrun", store.url("small/")], "--dryrun"),
         ([store.url("small/*.bin")], "a wildcard source"),
+        (["--object-lines", "always", store.url("small/")], "--object-lines always"),
     ]:
         done = _cli("cp", "--dask-scheduler", address, *extra, str(tmp_path))
         assert done.returncode == 2, done.stderr

@@ -8,6 +8,7 @@ use parabyte::{StoreConfig, TransferConfig};
 
 use crate::args::{Cli, Command};
 use crate::parse::parse;
+use crate::progress::ObjectLines;
 
 /// `parabyte cp --dask-scheduler ADDRESS ...` (or with `PARABYTE_DASK_SCHEDULER` set), as
 /// parsed by the same flags: the Python package runs it on the cluster (`parabyte.dask`).
@@ -67,6 +68,9 @@ where
         Some("a wildcard source")
     } else if args.source_store.to_config(&Default::default()).is_some() {
         Some("a source store of its own (--source-*)")
+    } else if args.output.object_lines == ObjectLines::Always {
+        // The workers report counts, not each object: a line asked for is never dropped.
+        Some("--object-lines always")
     } else {
         None
     }
