@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Core library layers: module prefix -> the prefixes it may import (besides itself).
 LEAVES = ["error", "config", "location", "timestamp", "ranges", "validator", "checksum", "body_buffers",
-          "counters", "retry", "report", "pattern", "transfer_scope"]
+          "counters", "retry", "report", "pattern", "transfer_scope", "property_cases"]
 CORE_RULES = {
     **{leaf: LEAVES for leaf in LEAVES},
     # A local directory is a store whose writes go through disk/'s gates.

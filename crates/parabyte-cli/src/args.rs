@@ -8,9 +8,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::{ArgMatches, Args, Parser, Subcommand};
-use parabyte::{
-    parse_size, parse_timeout, RetryPolicy, SourceStore, StoreConfig, TransferConfig,
-};
+use parabyte::{parse_size, parse_timeout, RetryPolicy, SourceStore, StoreConfig, TransferConfig};
 
 #[derive(Debug, Parser)]
 #[command(

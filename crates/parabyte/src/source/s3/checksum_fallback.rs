@@ -12,15 +12,12 @@ use md5::{Digest as _, Md5};
 use reqwest::header::HeaderMap;
 
 use super::checksum_headers::encrypted_by_key;
-use super::errors::{classify, read_error};
+use super::errors::{checksum_refusal, classify, read_error, refuses_checksums, CHECKSUM_HEADERS};
 
-use super::{Call, S3Store};
+use super::S3Store;
 use crate::error::{Error, Result};
 use crate::source::http_client::Response;
 use crate::source::write_body::WriteBody;
-
-/// What [`Error::Unsupported`] names when a store refused checksum headers.
-const CHECKSUM_HEADERS: &str = "take checksum headers (x-amz-checksum-*)";
 
 impl S3Store {
     /// Whether writes go with Content-MD5, the store having refused checksum headers.
@@ -56,37 +53,6 @@ impl S3Store {
         }
         let (code, message) = (&document.code, &document.message);
         classify(status, code, message, what, bucket, self.anonymous())
-    }
-}
-
-/// Whether `call` carries the checksum headers of a write (not a read's
-/// `x-amz-checksum-mode`). Writes sent before the first refusal came back still carry
-/// them, and are refused after it: each is sent again with Content-MD5.
-pub(super) fn carries_checksums(call: &Call<'_>) -> bool {
-    call.headers
-        .iter()
-        .any(|(name, _)| name.starts_with("x-amz-checksum-") && *name != "x-amz-checksum-mode")
-}
-
-/// The error [`S3Store::falling_back`] takes for a refusal of checksum headers.
-pub(super) fn checksum_refusal() -> Error {
-    Error::Unsupported {
-        store: "this S3 store",
-        operation: CHECKSUM_HEADERS.to_owned(),
-    }
-}
-
-/// Whether an error answer refuses a write's checksum headers. A PUT is implemented by
-/// every store: a NotImplemented or an invalid argument that names a checksum is about the
-/// headers (Cloudflare R2 once said "Header 'x-amz-checksum-algorithm' with value
-/// 'CRC64NVME' not implemented"). A NotImplemented that says nothing is taken so too.
-pub(super) fn refuses_checksums(status: u16, code: &str, message: &str) -> bool {
-    let about_checksums = message.to_ascii_lowercase().contains("checksum");
-    match code {
-        "NotImplemented" => about_checksums || message.is_empty(),
-        "InvalidArgument" | "InvalidRequest" | "UnsupportedHeader" => about_checksums,
-        "" => status == 501,
-        _ => false,
     }
 }
 

@@ -7,9 +7,7 @@
 use futures::TryStreamExt;
 use reqwest::StatusCode;
 
-use super::checksum_fallback::{checksum_refusal, refuses_checksums};
 use super::xml::{self, ErrorDocument};
-use super::Call;
 use crate::error::{Error, Result};
 use crate::source::http_client::Response;
 
@@ -60,6 +58,31 @@ pub(super) async fn read_body_up_to(response: Response, limit: usize) -> Vec<u8>
     body
 }
 
+/// What [`Error::Unsupported`] names when a store refused checksum headers.
+pub(super) const CHECKSUM_HEADERS: &str = "take checksum headers (x-amz-checksum-*)";
+
+/// The error `S3Store::falling_back` takes for a refusal of checksum headers.
+pub(super) fn checksum_refusal() -> Error {
+    Error::Unsupported {
+        store: "this S3 store",
+        operation: CHECKSUM_HEADERS.to_owned(),
+    }
+}
+
+/// Whether an error answer refuses a write's checksum headers. A PUT is implemented by
+/// every store: a NotImplemented or an invalid argument that names a checksum is about the
+/// headers (Cloudflare R2 once said "Header 'x-amz-checksum-algorithm' with value
+/// 'CRC64NVME' not implemented"). A NotImplemented that says nothing is taken so too.
+pub(super) fn refuses_checksums(status: u16, code: &str, message: &str) -> bool {
+    let about_checksums = message.to_ascii_lowercase().contains("checksum");
+    match code {
+        "NotImplemented" => about_checksums || message.is_empty(),
+        "InvalidArgument" | "InvalidRequest" | "UnsupportedHeader" => about_checksums,
+        "" => status == 501,
+        _ => false,
+    }
+}
+
 /// What Go's HTTP server (MinIO's) answers a plain HTTP request on its TLS port.
 const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
 
@@ -72,11 +95,10 @@ const HTTP_TO_HTTPS: &[u8] = b"Client sent an HTTP request to an HTTPS server";
 pub(super) async fn region_check(
     response: Response,
     signed_for: &str,
-    call: &Call<'_>,
+    (what, bucket): (&str, &str),
     anonymous: bool,
     carried_checksums: bool,
 ) -> Result<RegionCheck> {
-    let (what, bucket) = (call.what, call.bucket);
     let endpoint = format!(
         "{}://{}",
         response.url().scheme(),

@@ -120,6 +120,17 @@ pub(super) struct Call<'a> {
     pub(super) body: Option<&'a WriteBody>,
 }
 
+impl Call<'_> {
+    /// Whether the call carries the checksum headers of a write (not a read's
+    /// `x-amz-checksum-mode`). Writes sent before the first refusal came back still carry
+    /// them, and are refused after it: each is sent again with Content-MD5.
+    fn carries_checksums(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(name, _)| name.starts_with("x-amz-checksum-") && *name != "x-amz-checksum-mode")
+    }
+}
+
 impl S3Store {
     /// Resolve region, endpoint and credentials the way the AWS CLI does.
     pub(crate) async fn connect(config: &StoreConfig, counters: Arc<Counters>) -> Result<S3Store> {
@@ -208,8 +219,15 @@ impl S3Store {
         let region = bucket.settled().unwrap_or_else(|| self.region.clone());
         let response = self.send(get, &region).await?;
         let anonymous = self.anonymous();
-        let carried = checksum_fallback::carries_checksums(get);
-        let checked = region_check(response, &region, get, anonymous, carried).await;
+        let carried = get.carries_checksums();
+        let checked = region_check(
+            response,
+            &region,
+            (get.what, get.bucket),
+            anonymous,
+            carried,
+        )
+        .await;
         match &checked {
             Ok(RegionCheck::Elsewhere(learned)) => bucket.settle(learned),
             // Any other answer: the store took the region (or did not care).
