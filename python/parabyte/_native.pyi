@@ -655,6 +655,33 @@ def parse_manifest(text: str) -> tuple[list[Item], list[tuple[int, str]]]:
     """A manifest's items (each with its destination path) and its bad lines as
     `(line, message)`, read as `parabyte cp --manifest` reads them."""
 
+def get_ranges_of_version(
+    client: Client, source: str, etag: str, ranges: Sequence[_Range]
+) -> list[Buffer]:
+    """Byte ranges `(start, end)` of `s3://bucket/key`, each a buffer, all of the version
+    whose ETag is `etag` (`If-Match` on every GET); another version there raises
+    `ObjectChangedError`. What `parabyte.fsspec`'s files read with."""
+
+def get_ranges_of_version_async(
+    client: Client, source: str, etag: str, ranges: Sequence[_Range]
+) -> Awaitable[list[Buffer]]:
+    """`get_ranges_of_version` as an awaitable."""
+
+class StreamedUpload:
+    """One object being written (`start_upload`): `write` its bytes, then `close` to store
+    it; `abort`, or dropping it unclosed, stores nothing."""
+
+    def write(self, data: bytes) -> int:
+        """Hand `data` to the upload (parts go up while the writer goes on)."""
+    def close(self) -> Summary:
+        """Store the object; its failure is raised."""
+    def abort(self) -> None:
+        """Abort the upload: nothing is stored."""
+
+def start_upload(client: Client, destination: str, *, no_clobber: bool = False) -> StreamedUpload:
+    """Begin a streamed upload to `s3://bucket/key` (what `parabyte.fsspec`'s files open
+    for writing use); with `no_clobber` a key that exists is kept (`summary.skipped`)."""
+
 _Path: TypeAlias = str | os.PathLike[str]
 _Progress: TypeAlias = Callable[[Progress], object]
 _ItemLike: TypeAlias = Item | ObjectInfo | str

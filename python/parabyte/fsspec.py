@@ -629,9 +629,11 @@ class ParabyteFile(AbstractBufferedFile):
     ranged GETs of the part size, every one pinned (`If-Match`) to the ETag seen at open:
     an object replaced under the open file fails the read with `ObjectChangedError`.
 
-    Write ("wb", "xb"): the bytes are held until `close()`, then stored as one object (one
-    PUT, or a multipart upload whose parts each carry their CRC64NVME); a file closed by an
-    exception inside its `with` block, or never closed, stores nothing. "xb" refuses a key
+    Write ("wb", "xb"): streamed; from the first full block (`block_size`) a multipart
+    upload runs, its parts (each with its CRC64NVME) going up while the writer goes on, so
+    memory stays bounded; a file that ends within a part is one PUT. Only `close()` stores
+    the object: a file closed by an exception inside its `with` block, or never closed,
+    aborts the upload and stores nothing. "xb" refuses a key
     that exists, at open and again at close (`If-None-Match`).
     """
 
@@ -686,28 +688,32 @@ class ParabyteFile(AbstractBufferedFile):
             return bytes(pieces[0])
         return b"".join(memoryview(piece) for piece in pieces)
 
-    # Writing: everything is kept until close, then stored in one call.
+    # Writing: a streamed upload runs from the first full block; each block the buffer
+    # fills goes to it (parts go up while the writer goes on), and only close stores.
+    _upload: Any = None
+
     def _initiate_upload(self) -> None:
-        pass
+        self._upload = _native.start_upload(
+            self.fs.client, f"s3://{self.path}", no_clobber=self.mode == "xb"
+        )
 
     def _upload_chunk(self, final: bool = False) -> bool:
+        data = self.buffer.getvalue()
+        if data:
+            self._upload.write(data)
         if not final:
-            return False  # keep the buffer: nothing is stored before close
-        data = self.buffer.getbuffer()
-        try:
-            summary = self.fs.client.put_bytes(
-                f"s3://{self.path}", data, no_clobber=self.mode == "xb"
-            )
-        finally:
-            del data
+            return True
+        summary = self._upload.close()
         if self.mode == "xb" and summary.skipped:
             raise FileExistsError(f"s3://{self.path} exists; mode 'xb' does not replace it")
         return True
 
     def discard(self) -> None:
-        """Drop what was written: nothing is stored."""
+        """Drop what was written: the upload is aborted and nothing is stored."""
         if self.writable():
             self.buffer = io.BytesIO()
+            if self._upload is not None:
+                self._upload.abort()
         self.closed = True
 
     def __exit__(self, kind: object, value: object, traceback: object) -> None:

@@ -304,27 +304,39 @@ def test_an_open_file_is_pinned_to_the_version_it_saw(fs, root) -> None:
         assert f.read(10) == b"B" * 10
 
 
-def test_open_for_writing_stores_on_close_only(fs, root, s3) -> None:
-    data = bytes(range(256)) * 50_000  # 12.8 MB: a multipart upload
+def unfinished_uploads(s3, path: str) -> list[str]:
+    bucket, _, key = path.partition("/")
+    listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key)
+    return [upload["Key"] for upload in listed.get("Uploads", [])]
+
+
+def test_open_for_writing_streams_parts_and_stores_on_close_only(fs, root, s3) -> None:
+    data = bytes(range(256)) * 50_000  # 12.8 MB: two parts of 8 MiB
     with fs.open(f"{root}/w", "wb", block_size=5 << 20) as f:
         for offset in range(0, len(data), 1 << 20):
             f.write(data[offset : offset + (1 << 20)])
+        # What was written went on to the upload, a block at a time: not held here.
+        assert f.buffer.tell() < 5 << 20
         assert not fs.exists(f"{root}/w")  # nothing stored before close
     assert boto3_bytes(s3, f"{root}/w") == data
+    bucket, _, key = f"{root}/w".partition("/")
+    assert s3.head_object(Bucket=bucket, Key=key)["ETag"].endswith('-2"')  # multipart
 
     class Failed(Exception):
         pass
 
-    with pytest.raises(Failed), fs.open(f"{root}/failed", "wb") as f:
-        f.write(b"half")
+    with pytest.raises(Failed), fs.open(f"{root}/failed", "wb", block_size=5 << 20) as f:
+        f.write(data)  # past a part: the multipart upload has begun
         raise Failed
     assert not fs.exists(f"{root}/failed")
+    assert unfinished_uploads(s3, f"{root}/failed") == []  # aborted, its parts gone
 
-    f = fs.open(f"{root}/abandoned", "wb")
-    f.write(b"never closed")
+    f = fs.open(f"{root}/abandoned", "wb", block_size=5 << 20)
+    f.write(data)
     del f
     gc.collect()
     assert not fs.exists(f"{root}/abandoned")
+    assert unfinished_uploads(s3, f"{root}/abandoned") == []
 
 
 def test_open_xb_refuses_an_existing_key(fs, root) -> None:

@@ -30,6 +30,7 @@ mod progress;
 mod pyvalue;
 mod run;
 mod runtime;
+mod streamed_upload;
 mod summary;
 mod sync_keywords;
 mod upload_keywords;
@@ -101,6 +102,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("DOWNLOAD_KEYWORDS", download_keywords::DOWNLOAD_KEYWORDS)?;
     module.add("UPLOAD_KEYWORDS", upload_keywords::UPLOAD_KEYWORDS)?;
+    module.add("SUMMARY_FIELDS", parabyte::Summary::field_names())?;
     module.add("REMOVE_KEYWORDS", download_keywords::REMOVE_KEYWORDS)?;
     module.add("SYNC_KEYWORDS", sync_keywords::SYNC_KEYWORDS)?;
     module.add_class::<buffer::Buffer>()?;
@@ -127,5 +129,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
         version_reads::get_ranges_of_version_async,
         module
     )?)?;
+    module.add_class::<streamed_upload::StreamedUpload>()?;
+    module.add_function(wrap_pyfunction!(streamed_upload::start_upload, module)?)?;
     Ok(())
 }

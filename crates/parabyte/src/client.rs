@@ -23,6 +23,7 @@ use crate::source::s3::{BucketEntry, ObjectInfo, S3Store, UnfinishedUpload};
 use crate::source::web::WebSource;
 use crate::source::Sources;
 use crate::transfer::engine::Engine;
+use crate::transfer::upload::Chunk;
 use crate::validator::Validator;
 
 /// A connection to a store with transfer settings; cheap to share between calls and
@@ -166,6 +167,24 @@ impl Client {
     ) -> Result<Summary> {
         self.driver
             .put_bytes(data.into(), to, options, reporter)
+            .await
+    }
+
+    /// Store what a writer sends over `receiver` as the object `to`, as it arrives: one PUT
+    /// when it ends within a part, else a multipart upload whose parts (each with its
+    /// CRC64NVME) go up while the writer goes on, `ranges_per_object` in flight, so memory
+    /// stays bounded. The object is stored only once [`Chunk::End`] arrives: a channel
+    /// closed before it (the writer failed, or was dropped) aborts the upload, and nothing
+    /// is stored. With `no_clobber` an object already there is kept and counted as skipped.
+    pub async fn put_written(
+        &self,
+        receiver: tokio::sync::mpsc::Receiver<Chunk>,
+        to: &S3Url,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.driver
+            .put_written(receiver, to, options, reporter)
             .await
     }
 

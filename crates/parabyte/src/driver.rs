@@ -33,7 +33,7 @@ use crate::source::local::LocalStore;
 use crate::source::Store;
 use crate::transfer::engine::{Engine, Finished, Job};
 use crate::transfer::throttle::RequestLimit;
-use crate::transfer::upload::{stream_from, CopyJob, UploadJob, Uploader};
+use crate::transfer::upload::{stream_from, Chunk, CopyJob, UploadJob, Uploader, WriterChunks};
 use crate::transfer_scope;
 use delete::{delete_batch, report_deleted, DELETE_BATCH};
 use web::put_web;
@@ -337,6 +337,28 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
     ) -> Result<Summary> {
         let options = options.write_options()?;
         let put = self.uploader.put_bytes(data, to, &options, &*reporter);
+        let mut summary = self
+            .one_upload(put, &to.to_string(), reporter.as_ref())
+            .await?;
+        match summary.failures.pop() {
+            Some(failure) => Err(failure.error),
+            None => Ok(summary),
+        }
+    }
+
+    /// Store what a writer sends over `receiver` under `to`, as [`Uploader::put_stream`]
+    /// stores standard input: one PUT when it ends within a part, else a multipart upload
+    /// sent as it arrives. A writer that stops without [`Chunk::End`] stores nothing.
+    pub(crate) async fn put_written(
+        &self,
+        receiver: mpsc::Receiver<Chunk>,
+        to: &S3Url,
+        options: &UploadOptions,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let options = options.write_options()?;
+        let input = WriterChunks::new(receiver, "(writer)".to_owned());
+        let put = self.uploader.put_stream(input, to, &options, &*reporter);
         let mut summary = self
             .one_upload(put, &to.to_string(), reporter.as_ref())
             .await?;

@@ -57,7 +57,8 @@ mod validator;
 
 pub use client::Client;
 pub use config::{
-    parse_size, parse_timeout, parse_timeout_seconds, Keys, SourceStore, StoreConfig, TransferConfig,
+    parse_size, parse_timeout, parse_timeout_seconds, Keys, SourceStore, StoreConfig,
+    TransferConfig,
 };
 pub use counters::RequestCounts;
 pub use disk::sink::kept_for_resume;
@@ -78,4 +79,4 @@ pub use source::listing::{KeyBounds, Listed, ObjectEntry};
 pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum, UnfinishedUpload};
 pub use source::Encryption;
 pub use timestamp::Timestamp;
-pub use transfer::upload::{uploads_aborted, uploads_kept};
+pub use transfer::upload::{uploads_aborted, uploads_kept, Chunk};

@@ -34,7 +34,8 @@ use crate::transfer::engine::Finished;
 use crate::transfer::throttle::RequestLimit;
 use content::Content;
 pub use open::{uploads_aborted, uploads_kept};
-pub(crate) use pieces::{stream_from, Answer, Pieces};
+pub use pieces::Chunk;
+pub(crate) use pieces::{stream_from, Answer, Pieces, WriterChunks};
 pub(crate) use server_copy::CopyJob;
 use writer::{Commit, Opening, Sent};
 

@@ -8,6 +8,7 @@ use std::path::Path;
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
 use crate::source::Body;
@@ -67,6 +68,77 @@ impl<R: AsyncRead + Unpin + Send> Pieces for Reader<R> {
             .await
             .map_err(|e| Error::io("cannot read", &self.name, e))?;
         Ok(Bytes::from(buffer))
+    }
+}
+
+/// What a writer hands a streamed upload ([`crate::Client::put_written`]): some bytes, or
+/// the end of what it writes.
+#[derive(Debug)]
+pub enum Chunk {
+    /// The next bytes of the object.
+    Data(Bytes),
+    /// The writer is done: the object is what it sent.
+    End,
+}
+
+/// A writer's bytes arriving over a channel (a Python file open for writing), read a part
+/// at a time as they come. A channel that closes before [`Chunk::End`] is a writer that
+/// failed or was dropped unclosed: the read fails, so the upload is aborted and nothing is
+/// stored.
+pub(crate) struct WriterChunks {
+    receiver: mpsc::Receiver<Chunk>,
+    /// Received but not yet handed on.
+    held: Bytes,
+    ended: bool,
+    name: String,
+}
+
+impl WriterChunks {
+    pub(crate) fn new(receiver: mpsc::Receiver<Chunk>, name: String) -> WriterChunks {
+        WriterChunks {
+            receiver,
+            held: Bytes::new(),
+            ended: false,
+            name,
+        }
+    }
+}
+
+impl Pieces for WriterChunks {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn next_piece(&mut self, limit: u64) -> Result<Bytes> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let mut piece = BytesMut::new();
+        while piece.len() < limit {
+            if self.held.is_empty() {
+                if self.ended {
+                    break;
+                }
+                match self.receiver.recv().await {
+                    Some(Chunk::Data(bytes)) => self.held = bytes,
+                    Some(Chunk::End) => self.ended = true,
+                    None => {
+                        return Err(Error::io(
+                            "cannot read",
+                            Path::new(&self.name),
+                            std::io::Error::other(
+                                "the writer stopped before it was closed; nothing is stored",
+                            ),
+                        ))
+                    }
+                }
+                continue;
+            }
+            let take = self.held.len().min(limit - piece.len());
+            if piece.is_empty() && take == self.held.len() && take == limit {
+                return Ok(std::mem::take(&mut self.held)); // a whole part as written: no copy
+            }
+            piece.extend_from_slice(&self.held.split_to(take));
+        }
+        Ok(piece.freeze())
     }
 }
 

@@ -162,6 +162,48 @@ async fn a_stream_goes_up_as_it_is_read_or_is_aborted() {
     assert!(store.data_of(URL).is_none());
 }
 
+/// Chunks of `sizes` bytes of `bytes` sent over a channel, ended with `Chunk::End` when
+/// `ended`, else the channel dropped (a writer that failed).
+fn writer_chunks(bytes: &[u8], sizes: &[usize], ended: bool) -> pieces::WriterChunks {
+    let (sender, receiver) = tokio::sync::mpsc::channel(sizes.len() + 1);
+    let mut offset = 0;
+    for &size in sizes {
+        let chunk = Bytes::copy_from_slice(&bytes[offset..offset + size]);
+        sender.try_send(pieces::Chunk::Data(chunk)).unwrap();
+        offset += size;
+    }
+    if ended {
+        sender.try_send(pieces::Chunk::End).unwrap();
+    }
+    pieces::WriterChunks::new(receiver, "(writer)".into())
+}
+
+#[tokio::test]
+async fn a_writers_chunks_go_up_whole_only_once_it_ends() {
+    let to = S3Url::parse(URL).unwrap();
+    let options = WriteOptions::default();
+    let bytes = data(10, 12 * MIB + 7);
+    // Chunks of any sizes, smaller and larger than a part, make the object they add up to.
+    let mib = MIB as usize;
+    let sizes = [1, 3 * mib, 7 * mib, 2 * mib + 5, 1];
+    for (sizes, ended) in [(&sizes[..], true), (&sizes[..4], false)] {
+        let store = Arc::new(MemoryStore::new());
+        let sent = &bytes[..sizes.iter().sum::<usize>()];
+        let outcome = uploader(&store)
+            .put_stream(writer_chunks(sent, sizes, ended), &to, &options, &Silent)
+            .await;
+        if ended {
+            assert_eq!(outcome.unwrap(), Finished::Downloaded(bytes.len() as u64));
+            assert_eq!(store.data_of(URL).unwrap(), bytes);
+        } else {
+            // The writer stopped unclosed: the upload is aborted and nothing is stored.
+            assert!(matches!(outcome, Err(Error::Io { .. })), "{outcome:?}");
+            assert!(store.data_of(URL).is_none());
+        }
+        assert_eq!(store.open_uploads(), 0);
+    }
+}
+
 fn server_error() -> Error {
     Error::Http {
         what: "UploadPart".into(),
