@@ -11,6 +11,8 @@ from ._keywords import DownloadOptions, RemoveOptions, SyncOptions, UploadOption
 __version__: str
 DOWNLOAD_KEYWORDS: tuple[str, ...]
 UPLOAD_KEYWORDS: tuple[str, ...]
+SUMMARY_FIELDS: list[str]
+"""`Summary`'s fields, as the CLI's `--json` names them."""
 REMOVE_KEYWORDS: tuple[str, ...]
 SYNC_KEYWORDS: tuple[str, ...]
 
@@ -595,8 +597,8 @@ class Summary:
     sent_with_md5_objects: list[str]
     """Those objects as `s3://bucket/key` (the first 1,000): stored without a CRC."""
     bytes: int
-    elapsed: float
-    """Seconds."""
+    elapsed_seconds: float
+    """Wall time in seconds (`elapsed` is the same)."""
     first_object_seconds: float | None
     """Seconds until the first object's download began (with a listing: the first page)."""
     bytes_per_second: float
@@ -619,7 +621,7 @@ class Summary:
         sent_with_md5: int = 0,
         sent_with_md5_objects: list[str] = ...,
         bytes: int = 0,
-        elapsed: float = 0.0,
+        elapsed_seconds: float = 0.0,
         first_object_seconds: float | None = None,
         bytes_per_second: float = 0.0,
         requests: Requests = ...,
@@ -634,6 +636,20 @@ class Summary:
     @property
     def ok(self) -> bool:
         """True when every object arrived."""
+    @property
+    def elapsed(self) -> float:
+        """`elapsed_seconds`, by its shorter name."""
+    @staticmethod
+    def merged(
+        parts: list[Summary],
+        elapsed_seconds: float,
+        *,
+        failures: list[Failure] | None = None,
+        resumed_from: list[Summary] | None = None,
+    ) -> Summary:
+        """The one way summaries add up (a job spread over a cluster): every count summed,
+        `failures` (or the parts' own) listed, `resumed` counted of `resumed_from` only
+        (by default every part)."""
     def raise_for_failures(self) -> None:
         """Raise `TransferFailedError` (with this summary) if any object failed."""
 

@@ -52,9 +52,7 @@ from ._native import (
     Failure,
     Item,
     ObjectInfo,
-    Requests,
     Summary,
-    Verified,
     parse_manifest,
 )
 from .exceptions import Error, InvalidInputError, NetworkError
@@ -774,45 +772,8 @@ def _sum_up(
         share.cpu_seconds += result.cpu_seconds
         failures.extend(summary.failures)
 
-    def total(name: str) -> int:
-        return sum(getattr(summary, name) for summary in summaries)
-
-    total_bytes = total("bytes")
     # A split object's pieces were put together as an interrupted download's parts would
     # be; nothing of it was resumed from an earlier run.
     whole = [result.summary for result, _ in results if not result.pieces]
-    summary = Summary(
-        objects=total("objects"),
-        failed=len(failures),
-        skipped=total("skipped"),
-        skipped_by_size_and_time=total("skipped_by_size_and_time"),
-        deleted=total("deleted"),
-        resumed=sum(s.resumed for s in whole),
-        resumed_bytes=sum(s.resumed_bytes for s in whole),
-        sent_with_md5=total("sent_with_md5"),
-        sent_with_md5_objects=[
-            name for s in summaries for name in s.sent_with_md5_objects
-        ][:1000],
-        bytes=total_bytes,
-        elapsed=elapsed,
-        first_object_seconds=None,
-        bytes_per_second=total_bytes / elapsed if elapsed > 0 else 0.0,
-        requests=Requests(
-            get=sum(s.requests.get for s in summaries),
-            list=sum(s.requests.list for s in summaries),
-            head=sum(s.requests.head for s in summaries),
-            put=sum(s.requests.put for s in summaries),
-            multipart=sum(s.requests.multipart for s in summaries),
-            copy=sum(s.requests.copy for s in summaries),
-            delete=sum(s.requests.delete for s in summaries),
-        ),
-        connections=total("connections"),
-        retries=total("retries"),
-        verified=Verified(
-            checksum=sum(s.verified.checksum for s in summaries),
-            md5=sum(s.verified.md5 for s in summaries),
-            size_only=sum(s.verified.size_only for s in summaries),
-        ),
-        failures=failures,
-    )
+    summary = Summary.merged(summaries, elapsed, failures=failures, resumed_from=whole)
     return ClusterSummary(summary, workers, tasks)

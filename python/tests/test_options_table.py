@@ -97,3 +97,34 @@ def test_messages_name_flags_as_keywords() -> None:
         assert "workers" in str(error) and "--workers" not in str(error), str(error)
     else:
         raise AssertionError("workers=0 was taken")
+
+
+def test_the_summary_has_the_fields_the_cli_json_shows() -> None:
+    # One declaration (the core's `Summary`, as `--json` prints it): Python's summary, its
+    # dict and its stub name the same fields.
+    fields = set(_native.SUMMARY_FIELDS)
+    assert "elapsed_seconds" in fields and "sent_with_md5_objects" in fields
+    assert set(parabyte.Summary().to_dict()) == fields
+    stub = Path(_native.__file__).with_name("_native.pyi")
+    tree = ast.parse(stub.read_text())
+    summary = next(
+        node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Summary"
+    )
+    stubbed = {
+        node.target.id
+        for node in summary.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+    assert stubbed == fields
+
+
+def test_summaries_add_up_by_the_one_merge() -> None:
+    first = parabyte.Summary(
+        objects=2, bytes=10, sent_with_md5=1, sent_with_md5_objects=["s3://b/a"]
+    )
+    second = parabyte.Summary(objects=1, bytes=5, resumed=1, resumed_bytes=3)
+    merged = parabyte.Summary.merged([first, second], 2.0, resumed_from=[first])
+    assert (merged.objects, merged.bytes, merged.resumed) == (3, 15, 0)
+    assert merged.sent_with_md5_objects == ["s3://b/a"]
+    assert merged.bytes_per_second == 7.5
+    assert merged.elapsed == merged.elapsed_seconds == 2.0

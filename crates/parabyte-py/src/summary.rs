@@ -192,6 +192,10 @@ impl Failure {
 }
 
 /// What one transfer did.
+/// Objects stored without a CRC that a summary names, as a run's does (the core's
+/// `counters::NAMED_AT_MOST`).
+const NAMED_AT_MOST: usize = 1000;
+
 #[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
@@ -216,8 +220,8 @@ pub struct Summary {
     pub sent_with_md5_objects: Vec<String>,
     /// Body bytes received.
     pub bytes: u64,
-    /// Wall time in seconds.
-    pub elapsed: f64,
+    /// Wall time in seconds (the CLI's JSON names it so; `elapsed` is the same).
+    pub elapsed_seconds: f64,
     /// Seconds until the first object's download began (with a listing: the first page).
     pub first_object_seconds: Option<f64>,
     /// `bytes / elapsed`.
@@ -248,7 +252,7 @@ impl From<parabyte::Summary> for Summary {
             sent_with_md5: summary.sent_with_md5,
             sent_with_md5_objects: summary.sent_with_md5_objects,
             bytes: summary.bytes,
-            elapsed: summary.elapsed.as_secs_f64(),
+            elapsed_seconds: summary.elapsed.as_secs_f64(),
             first_object_seconds: summary
                 .first_object_started
                 .map(|started| started.as_secs_f64()),
@@ -296,7 +300,7 @@ impl Summary {
         fields.set_item("sent_with_md5", self.sent_with_md5)?;
         fields.set_item("sent_with_md5_objects", self.sent_with_md5_objects.clone())?;
         fields.set_item("bytes", self.bytes)?;
-        fields.set_item("elapsed", self.elapsed)?;
+        fields.set_item("elapsed_seconds", self.elapsed_seconds)?;
         fields.set_item("first_object_seconds", self.first_object_seconds)?;
         fields.set_item("bytes_per_second", self.bytes_per_second)?;
         fields.set_item("requests", self.requests.clone())?;
@@ -325,7 +329,7 @@ impl Summary {
         sent_with_md5 = 0,
         sent_with_md5_objects = Vec::new(),
         bytes = 0,
-        elapsed = 0.0,
+        elapsed_seconds = 0.0,
         first_object_seconds = None,
         bytes_per_second = 0.0,
         requests = Requests { get: 0, list: 0, head: 0, put: 0, multipart: 0, copy: 0, delete: 0 },
@@ -345,7 +349,7 @@ impl Summary {
         sent_with_md5: u64,
         sent_with_md5_objects: Vec<String>,
         bytes: u64,
-        elapsed: f64,
+        elapsed_seconds: f64,
         first_object_seconds: Option<f64>,
         bytes_per_second: f64,
         requests: Requests,
@@ -365,7 +369,7 @@ impl Summary {
             sent_with_md5,
             sent_with_md5_objects,
             bytes,
-            elapsed,
+            elapsed_seconds,
             first_object_seconds,
             bytes_per_second,
             requests,
@@ -380,6 +384,73 @@ impl Summary {
     #[getter]
     fn ok(&self) -> bool {
         self.failures.is_empty()
+    }
+
+    /// `elapsed_seconds`, by its shorter name.
+    #[getter]
+    fn elapsed(&self) -> f64 {
+        self.elapsed_seconds
+    }
+
+    /// The one way summaries add up (a job spread over a cluster): every count summed,
+    /// `failures` (or the parts' own, in order) listed, the objects stored without a CRC
+    /// named up to a thousand, `bytes_per_second` over `elapsed_seconds`, and `resumed`
+    /// counted of `resumed_from` only (by default every part).
+    #[staticmethod]
+    #[pyo3(signature = (parts, elapsed_seconds, *, failures = None, resumed_from = None))]
+    fn merged(
+        parts: Vec<Summary>,
+        elapsed_seconds: f64,
+        failures: Option<Vec<Failure>>,
+        resumed_from: Option<Vec<Summary>>,
+    ) -> Summary {
+        let total = |count: fn(&Summary) -> u64| parts.iter().map(count).sum::<u64>();
+        let failures =
+            failures.unwrap_or_else(|| parts.iter().flat_map(|p| p.failures.clone()).collect());
+        let resumed = resumed_from.as_deref().unwrap_or(&parts);
+        let bytes = total(|s| s.bytes);
+        Summary {
+            objects: total(|s| s.objects),
+            failed: failures.len() as u64,
+            skipped: total(|s| s.skipped),
+            skipped_by_size_and_time: total(|s| s.skipped_by_size_and_time),
+            deleted: total(|s| s.deleted),
+            resumed: resumed.iter().map(|s| s.resumed).sum(),
+            resumed_bytes: resumed.iter().map(|s| s.resumed_bytes).sum(),
+            sent_with_md5: total(|s| s.sent_with_md5),
+            sent_with_md5_objects: parts
+                .iter()
+                .flat_map(|s| s.sent_with_md5_objects.iter().cloned())
+                .take(NAMED_AT_MOST)
+                .collect(),
+            bytes,
+            elapsed_seconds,
+            first_object_seconds: parts
+                .iter()
+                .filter_map(|s| s.first_object_seconds)
+                .reduce(f64::min),
+            bytes_per_second: match elapsed_seconds > 0.0 {
+                true => bytes as f64 / elapsed_seconds,
+                false => 0.0,
+            },
+            requests: Requests {
+                get: total(|s| s.requests.get),
+                list: total(|s| s.requests.list),
+                head: total(|s| s.requests.head),
+                put: total(|s| s.requests.put),
+                multipart: total(|s| s.requests.multipart),
+                copy: total(|s| s.requests.copy),
+                delete: total(|s| s.requests.delete),
+            },
+            connections: total(|s| s.connections),
+            retries: total(|s| s.retries),
+            verified: Verified {
+                checksum: total(|s| s.verified.checksum),
+                md5: total(|s| s.verified.md5),
+                size_only: total(|s| s.verified.size_only),
+            },
+            failures,
+        }
     }
 
     /// Raise `parabyte.TransferFailedError` (with this summary) if any object failed.
@@ -423,7 +494,7 @@ impl Summary {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let fields = self.fields(py)?;
         let millis = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
-        fields.set_item("elapsed", millis(self.elapsed))?;
+        fields.set_item("elapsed_seconds", millis(self.elapsed_seconds))?;
         fields.set_item(
             "first_object_seconds",
             self.first_object_seconds.map(millis),

@@ -156,7 +156,7 @@ pub struct Failure {
 }
 
 /// What one transfer did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct Summary {
     /// Objects written (or fetched, when discarding).
     pub objects: u64,
@@ -206,6 +206,15 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The fields as the CLI's `--json` names them: the one list Python's `Summary` and its
+    /// stubs are held to.
+    pub fn field_names() -> Vec<String> {
+        match serde_json::to_value(Summary::default()) {
+            Ok(serde_json::Value::Object(fields)) => fields.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     pub(crate) fn new(
         objects: u64,
         skipped: u64,
