@@ -26,6 +26,7 @@ import builtins
 import functools
 import inspect
 import os
+import textwrap
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -171,40 +172,9 @@ class Client(_native.Client):
     methods are coroutines, so `asyncio.create_task`, `asyncio.gather` and type checkers
     take them. A client pickles as its options (a `multiprocessing` worker connects
     again), except one given keys as arguments: those are secrets, and never go into a
-    pickle. Every option is a keyword; left out, it keeps the default in brackets.
-
-    endpoint_url: an S3-compatible endpoint, e.g. "http://127.0.0.1:9000".
-    region: the region to sign for [AWS_REGION, the profile's, us-east-1].
-    profile: a named profile from ~/.aws/config and ~/.aws/credentials [AWS_PROFILE].
-    access_key_id, secret_access_key, session_token: explicit keys [the AWS chain].
-    no_sign_request: anonymous requests, for public buckets [False].
-    path_style: https://host/bucket/key addressing on AWS too [False].
-    ca_bundle: a PEM file of extra certificate authorities [AWS_CA_BUNDLE].
-    timeout: seconds to wait for a connection or the next byte: 30, 0.5 or "5s",
-        "500ms", "2m" [30].
-    bind: local IP addresses to send from, taken in turn (several NICs) [any].
-    request_payer: "requester" for a requester-pays bucket: every request says the
-        requester pays for it [None].
-    source_endpoint_url, source_region, source_profile, source_no_sign_request: where S3
-        sources are read when not where the destination is (another endpoint, region or
-        account; anonymously for a public bucket): `copy` then streams through parabyte;
-        `sync`, `move` and `remove` refuse [the destination's store].
-    workers: objects in flight [64].
-    ranges_per_object: ranged requests in flight per object [16] (`threads`: its old
-        name).
-    part_size: bytes of an object's first ranged GET, an int or "8MiB", "16M"; later ones
-        grow in multiples of it, up to 64 MiB [8 MiB].
-    max_requests: requests in flight overall, which bounds connections and memory [128].
-    copy_cutoff: a copy inside the store of an object larger than this goes in parallel
-        UploadPartCopy parts, a smaller one in one CopyObject; 5 MiB to 5 GiB [5 GiB].
-    retries: retries of a failed request before its object fails [5].
-    list_parallelism: key ranges listed at once [16].
-    list_page_size: keys per listing request [1000].
-    verify: check content by the store's CRC or the ETag's MD5, not size alone [True].
-    force: download again what an earlier run finished at the same version [False].
-    ignore_glacier_warnings: pass over objects in an archive tier (GLACIER,
-        DEEP_ARCHIVE) that are not restored, each reported as skipped, instead of
-        failing them [False].
+    pickle. Every option is a keyword; left out, it keeps the default in brackets. The
+    keywords, each a CLI flag's (`--part-size`: `part_size`), are listed below from the
+    one table of options the command line declares (`_native.option_table()`).
     """
 
     _options: dict[str, Any]
@@ -436,6 +406,32 @@ class Client(_native.Client):
 
 # Clients made for module-level calls with options, most recently used last. A client holds
 # a connection pool, so only a few are kept.
+
+
+def _client_keywords() -> str:
+    """The keywords of `Client`, as its docstring lists them: each client-wide option of
+    the one table, its help text and its default."""
+    lines = ["access_key_id, secret_access_key, session_token: explicit keys [the AWS chain]."]
+    seen: set[str] = set()
+    for row in _native.option_table():
+        # A flag some command words for itself (rm's --workers) keeps its first meaning.
+        if row["reach"] != "client" or row["keyword"] in seen:
+            continue
+        seen.add(row["keyword"])
+        switch_off = row["flag"].startswith("no-") and not row["keyword"].startswith("no_")
+        switch = "True" if switch_off else "False"
+        default = row["default"] or ("None" if row["value_name"] else switch)
+        help = row["help"].replace("\n", " ")
+        if switch_off:
+            help = f"False: {help[0].lower()}{help[1:]}"
+        text = f"{row['keyword']}: {help} [{default}]"
+        lines.extend(textwrap.wrap(text, 88, subsequent_indent="    "))
+    lines.append("threads: the old name of ranges_per_object.")
+    return "\n".join(lines)
+
+
+Client.__doc__ = f"{Client.__doc__}\n{textwrap.indent(_client_keywords(), '    ')}\n"
+
 _CACHED_CLIENTS = 8
 _clients: OrderedDict[tuple[tuple[str, Any], ...], Client] = OrderedDict()
 _clients_lock = threading.Lock()

@@ -660,8 +660,9 @@ pub struct TransferArgs {
     /// Check sizes only: skip the content check by the store's CRC or the ETag's MD5.
     #[arg(long, help_heading = "Checking and re-runs")]
     pub no_verify: bool,
-    /// Download every object, even those an earlier run left complete at the same version
-    /// (a re-run otherwise skips those and resumes what it left unfinished).
+    /// Copy every object again (download, upload or copy), even those an earlier run left
+    /// complete at the same version (a re-run otherwise skips those and resumes what it
+    /// left unfinished).
     #[arg(long, help_heading = "Checking and re-runs")]
     pub force: bool,
     /// Pass over objects in an archive tier (GLACIER, DEEP_ARCHIVE) that are not restored,

@@ -249,8 +249,10 @@ pub fn markdown(rows: &[OptionRow]) -> String {
 /// The client's keywords as docs/python.md shows them: keyword, flag, default, meaning.
 pub fn python_markdown(rows: &[OptionRow]) -> String {
     let mut table = String::from("| keyword | CLI flag | default | meaning |\n|---|---|---|---|\n");
+    let mut seen = std::collections::BTreeSet::new();
     for row in rows {
-        let Some(keyword) = &row.keyword else {
+        // A flag some command words for itself (rm's --workers) keeps its first meaning.
+        let Some(keyword) = row.keyword.as_ref().filter(|keyword| seen.insert(*keyword)) else {
             continue;
         };
         let inverted = match (row.flag.starts_with("no-"), keyword.starts_with("no_")) {
@@ -258,9 +260,16 @@ pub fn python_markdown(rows: &[OptionRow]) -> String {
             _ => "",
         };
         let help = row.help.replace('\n', " ").replace('|', "\\|");
+        // Python's own default where the flag has none: a switch's, or None.
+        let default = match (row.default.as_str(), row.value_name.is_empty()) {
+            ("", false) => "`None`".to_owned(),
+            ("", true) if inverted.is_empty() => "`False`".to_owned(),
+            ("", true) => "`True`".to_owned(),
+            (default, _) => default.to_owned(),
+        };
         table.push_str(&format!(
-            "| `{keyword}` | `--{}`{inverted} | {} | {help} |\n",
-            row.flag, row.default
+            "| `{keyword}` | `--{}`{inverted} | {default} | {help} |\n",
+            row.flag
         ));
     }
     table
