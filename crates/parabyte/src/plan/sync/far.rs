@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::location::S3Url;
 use crate::plan::planned::Planned;
 use crate::source::listing::{list, KeyBounds, ListSpec, Listed};
-use crate::source::local::LocalStore;
+use crate::source::local::files_in_key_order;
 use crate::source::Store;
 
 /// Where a sync writes.
@@ -147,14 +147,11 @@ impl FarListing {
             Far::Files { root, .. } if std::fs::symlink_metadata(root).is_err() => {
                 (futures::stream::empty().boxed(), String::new())
             }
-            Far::Files { root, .. } => {
-                let files = Arc::new(LocalStore::new(root.clone()));
-                let uncounted = Arc::new(Counters::default());
-                (
-                    list(files, uncounted, retry, spec("", "")).boxed(),
-                    String::new(),
-                )
-            }
+            // One walk, each directory read once (a listing's pages would each walk anew).
+            Far::Files { root, .. } => (
+                files_in_key_order(root.clone(), transfer.list_page_size),
+                String::new(),
+            ),
         };
         FarListing {
             pages,

@@ -4,6 +4,7 @@
 //! the validator a pinned read checks. It is a destination too (`writes.rs`): files are
 //! created, written and committed through `disk/`'s gates, the one place that does.
 
+mod files_in_order;
 mod walk;
 mod writes;
 
@@ -27,6 +28,7 @@ use crate::source::store::{
 use crate::source::write_body::WriteBody;
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
+pub(crate) use files_in_order::files_in_key_order;
 pub(crate) use walk::{Kind, Next, Walked, Window};
 
 /// How much of a file one chunk of a body holds.
