@@ -171,6 +171,8 @@ class ParabyteFileSystem(AsyncFileSystem):
 
     async def _info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         path = self._strip_protocol(path)
+        if not path:
+            return _dir_info("")  # the root, above the buckets
         bucket, key = self.split_path(path)
         if not key:
             # A bucket: there when it can be listed.

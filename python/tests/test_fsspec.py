@@ -14,9 +14,16 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from fsspec_stores import started_store
 
 import parabyte
 from parabyte.fsspec import ParabyteFileSystem, register_s3
+
+
+@pytest.fixture(scope="module")
+def store(request: pytest.FixtureRequest):
+    """A versitygw of the fsspec tests' own, not the session bucket other tests list."""
+    return started_store("versitygw", request)
 
 
 @pytest.fixture(scope="module")
@@ -53,23 +60,23 @@ def boto3_bytes(s3, path: str) -> bytes:
 # -- the entry point, s3:// --------------------------------------------------------------
 
 
-def test_the_entry_point_registers_the_parabyte_protocol(store) -> None:
+def test_the_entry_point_registers_the_parabyte_protocol(store, root) -> None:
     fs = fsspec.filesystem("parabyte", **store.client_options())
     assert isinstance(fs, ParabyteFileSystem)
-    key = store.keys("small/")[0]
-    assert fs.cat_file(f"parabyte://{store.bucket}/{key}") == store.stored(key)
+    fs.pipe_file(f"parabyte://{root}/e", b"entry point")
+    assert fs.cat_file(f"{root}/e") == b"entry point"
 
 
-def test_register_s3_serves_s3_urls_in_this_process(store) -> None:
+def test_register_s3_serves_s3_urls_in_this_process(store, fs, root) -> None:
     from fsspec.registry import _registry as registry
 
     before = {name: registry.get(name) for name in ("s3", "s3a")}
     try:
         register_s3()
-        key = store.keys("small/")[1]
-        with fsspec.open(f"s3://{store.bucket}/{key}", "rb", **store.client_options()) as f:
+        fs.pipe_file(f"{root}/s", b"through s3://")
+        with fsspec.open(f"s3://{root}/s", "rb", **store.client_options()) as f:
             assert isinstance(f.fs, ParabyteFileSystem)
-            assert f.read() == store.stored(key)
+            assert f.read() == b"through s3://"
     finally:
         for name, value in before.items():
             if value is None:
@@ -366,7 +373,8 @@ def test_errors_are_the_ones_fsspec_users_catch(fs, store, root) -> None:
     wrong = ParabyteFileSystem(
         **{**store.client_options(), "secret_access_key": "wrong"}, skip_instance_cache=True
     )
+    fs.pipe_file(f"{root}/secret", b"s")
     with pytest.raises(PermissionError):
-        wrong.cat_file(f"{store.bucket}/{store.keys('small/')[0]}")
+        wrong.cat_file(f"{root}/secret")
     with pytest.raises(NotImplementedError):
         fs.open(f"{root}/a", "ab")

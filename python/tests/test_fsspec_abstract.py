@@ -1,33 +1,25 @@
 """fsspec's own tests for filesystems (`fsspec.tests.abstract`: copy, get, put, open, pipe)
 run against `parabyte.fsspec.ParabyteFileSystem` on versitygw and on MinIO, with the fixtures
-s3fs gives them: the bucket as the root of each scenario (here a prefix of it, the
-session's bucket holding other tests' objects), folders that exist only while a key is
-under them (`supports_empty_directories` is False, as in s3fs)."""
+s3fs gives them: a bucket of its own as the root of each scenario, folders that exist only
+while a key is under them (`supports_empty_directories` is False, as in s3fs)."""
 
 from __future__ import annotations
 
 import pytest
 from fsspec.tests import abstract
 from fsspec.tests.abstract import AbstractFixtures
-from fsspec_stores import fsspec_options, start_testbed, stop_testbed
+from fsspec_stores import fsspec_options, started_store
 
 from parabyte.fsspec import ParabyteFileSystem
-
-
-@pytest.fixture(scope="session")
-def minio_store(tmp_path_factory: pytest.TempPathFactory):
-    store, process, log = start_testbed("minio", "fsspec-minio", tmp_path_factory.mktemp("minio"))
-    yield store
-    stop_testbed(process, log)
 
 
 class ParabyteFixtures(AbstractFixtures):
     @pytest.fixture(scope="class", params=["versitygw", "minio"])
     @classmethod
     def fs(cls, request: pytest.FixtureRequest) -> ParabyteFileSystem:
-        store = request.getfixturevalue("store" if request.param == "versitygw" else "minio_store")
+        store = started_store(request.param, request)
         fs = ParabyteFileSystem(**fsspec_options(store))
-        fs.test_root = f"{store.bucket}/fsspec-abstract"
+        fs.test_root = store.bucket
         return fs
 
     @pytest.fixture

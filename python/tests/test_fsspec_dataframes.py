@@ -8,6 +8,7 @@ import io
 import uuid
 
 import pytest
+from fsspec_stores import started_store
 
 from parabyte.fsspec import ParabyteFileSystem, register_s3
 
@@ -17,6 +18,12 @@ pq = pytest.importorskip("pyarrow.parquet")
 boto3 = pytest.importorskip("boto3")
 
 ROWS = 30_000
+
+
+@pytest.fixture(scope="module")
+def store(request: pytest.FixtureRequest):
+    """A versitygw of the fsspec tests' own, not the session bucket other tests list."""
+    return started_store("versitygw", request)
 
 
 @pytest.fixture(scope="module")
