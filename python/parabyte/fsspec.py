@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fsspec.asyn import AsyncFileSystem
+from fsspec.caching import ReadAheadCache, register_cache
 from fsspec.callbacks import DEFAULT_CALLBACK
 from fsspec.implementations.local import LocalFileSystem, make_path_posix, trailing_sep
 from fsspec.spec import AbstractBufferedFile
@@ -40,7 +41,7 @@ from fsspec.utils import other_paths
 from . import Client, Item, _native
 from .exceptions import InvalidInputError
 
-__all__ = ["ParabyteFile", "ParabyteFileSystem", "register_s3"]
+__all__ = ["GrowingReadAhead", "ParabyteFile", "ParabyteFileSystem", "register_s3"]
 
 # The keywords fsspec's base class takes for itself; every other one is a `Client` option.
 _FSSPEC_KEYWORDS = frozenset(
@@ -91,6 +92,39 @@ def _dir_info(name: str) -> dict[str, Any]:
     return {"name": name, "size": 0, "type": "directory", "StorageClass": "DIRECTORY"}
 
 
+# The most a sequential reader's read-ahead grows to: 8 ranges of 8 MiB in flight.
+MAX_READ_AHEAD = 64 << 20
+
+
+class GrowingReadAhead(ReadAheadCache):
+    """fsspec's read-ahead cache, whose read-ahead doubles (from the block size up to 64
+    MiB) while reads go on where the last fetch ended, and falls back to one block at a
+    jump: a sequential reader keeps many of the engine's parallel ranges busy, a reader
+    that seeks (a Parquet footer, a zip's directory) fetches little past what it asked."""
+
+    name = "parabyte"
+
+    def __init__(self, blocksize: int, fetcher: Any, size: int) -> None:
+        super().__init__(blocksize, fetcher, size)
+        self.ahead = blocksize
+
+    def _fetch(self, start: int | None, end: int | None) -> bytes:
+        begin = 0 if start is None else start
+        if not (self.start <= begin and (end or self.size) <= self.end):
+            # A miss: reading on from the end of the last fetch is sequential.
+            sequential = self.end > 0 and self.start <= begin <= self.end
+            self.ahead = min(self.ahead * 2, MAX_READ_AHEAD) if sequential else self.blocksize
+            self.blocksize, block = self.ahead, self.blocksize
+            try:
+                return super()._fetch(start, end)
+            finally:
+                self.blocksize = block
+        return super()._fetch(start, end)
+
+
+register_cache(GrowingReadAhead, clobber=True)
+
+
 class ParabyteFileSystem(AsyncFileSystem):
     """S3 (and S3-compatible stores) through parabyte's engine, as an fsspec filesystem.
 
@@ -98,7 +132,8 @@ class ParabyteFileSystem(AsyncFileSystem):
     `access_key_id`, `secret_access_key`, `session_token`, `timeout`, `workers`,
     `part_size`, ...), and fsspec's own (`asynchronous`, `loop`, `batch_size`,
     `skip_instance_cache`). `default_block_size` sets how many bytes a file opened for
-    reading fetches ahead (8 MiB); `default_cache_type` its fsspec cache ("readahead").
+    reading fetches ahead at first (8 MiB; doubled, up to 64 MiB, while reads are
+    sequential); `default_cache_type` its fsspec cache ("parabyte": `GrowingReadAhead`).
     """
 
     protocol = _PROTOCOLS
@@ -110,7 +145,7 @@ class ParabyteFileSystem(AsyncFileSystem):
         self,
         *,
         default_block_size: int = 8 << 20,
-        default_cache_type: str = "readahead",
+        default_cache_type: str = "parabyte",
         **options: Any,
     ) -> None:
         own = {name: value for name, value in options.items() if name in _FSSPEC_KEYWORDS}
@@ -647,7 +682,7 @@ class ParabyteFile(AbstractBufferedFile):
         path: str,
         mode: str = "rb",
         block_size: int = 8 << 20,
-        cache_type: str = "readahead",
+        cache_type: str = "parabyte",
         cache_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -680,7 +715,8 @@ class ParabyteFile(AbstractBufferedFile):
         if start >= end:
             return b""
         url = f"s3://{self.path}"
-        step = self._part_size
+        # Enough ranges to keep the engine's ranges in flight busy, none smaller than a part.
+        step = max(self._part_size, -(-(end - start) // 16))
         ranges = [(offset, min(offset + step, end)) for offset in range(start, end, step)]
         if self.etag is None:
             pieces = self.fs.client.get_bytes(url, ranges=ranges)

@@ -299,6 +299,30 @@ def test_open_reads_with_random_access(fs, root) -> None:
         assert archive.read("inner.txt") == b"zipped" * 1000
 
 
+def test_a_sequential_reader_reads_ahead_more_and_more(fs, root) -> None:
+    data = bytes(range(253)) * 100_000  # 25.3 MB
+    fs.pipe(f"{root}/seq", data)
+    with fs.open(f"{root}/seq", "rb", block_size=1 << 20) as f:
+        fetched = []
+        fetch = f.cache.fetcher
+
+        def counted(start, end):
+            fetched.append(end - start)
+            return fetch(start, end)
+
+        f.cache.fetcher = counted
+        got = b"".join(iter(lambda: f.read(1 << 20), b""))
+        assert got == data
+        # 1 MiB reads: the read-ahead doubles from 1 MiB (fsspec's "readahead" cache would
+        # fetch 13 times here, 2 MiB at a time).
+        assert len(fetched) <= 6, fetched
+        assert fetched[:4] == sorted(fetched[:4]) and fetched[3] >= 8 << 20, fetched
+        # A jump back reads a block again, not a growing window.
+        f.seek(100)
+        assert f.read(10) == data[100:110]
+        assert fetched[-1] <= 2 << 20
+
+
 def test_an_open_file_is_pinned_to_the_version_it_saw(fs, root) -> None:
     fs.pipe(f"{root}/v", b"A" * 3_000_000)
     with fs.open(f"{root}/v", "rb", block_size=1 << 20) as f:
