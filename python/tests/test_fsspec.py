@@ -85,6 +85,24 @@ def test_register_s3_serves_s3_urls_in_this_process(store, fs, root) -> None:
                 registry[name] = value
 
 
+def test_it_pickles_as_dask_ships_it_and_runs_in_a_users_event_loop(store, fs, root) -> None:
+    import asyncio
+    import pickle
+
+    fs.pipe_file(f"{root}/p", b"pickled")
+    again = pickle.loads(pickle.dumps(fs))
+    assert isinstance(again, ParabyteFileSystem) and again.cat_file(f"{root}/p") == b"pickled"
+
+    async def in_my_loop() -> dict:
+        mine = ParabyteFileSystem(
+            **store.client_options(), asynchronous=True, skip_instance_cache=True
+        )
+        await mine._pipe_file(f"{root}/q", b"async")
+        return await mine._cat([f"{root}/p", f"{root}/q"])
+
+    assert asyncio.run(in_my_loop()) == {f"{root}/p": b"pickled", f"{root}/q": b"async"}
+
+
 # -- listings ----------------------------------------------------------------------------
 
 
@@ -266,11 +284,19 @@ def test_cp_file_copies_inside_the_store_and_rm_deletes_in_batches(fs, root, mon
     assert fs.exists(f"{root}/dst/29")
 
 
-def test_pipe_file_create_refuses_an_existing_key(fs, root) -> None:
+def test_pipe_file_and_put_file_create_refuse_an_existing_key(fs, root, tmp_path) -> None:
     fs.pipe_file(f"{root}/p", b"first", mode="create")
     with pytest.raises(FileExistsError):
         fs.pipe_file(f"{root}/p", b"second", mode="create")
+    local = tmp_path / "local"
+    local.write_bytes(b"third")
+    with pytest.raises(FileExistsError):
+        fs.put_file(str(local), f"{root}/p", mode="create")
+    with pytest.raises(FileExistsError):
+        fs.put(str(local), f"{root}/p", mode="create")
     assert fs.cat_file(f"{root}/p") == b"first"
+    fs.put_file(str(local), f"{root}/p")  # overwriting, by default
+    assert fs.cat_file(f"{root}/p") == b"third"
 
 
 # -- files -------------------------------------------------------------------------------
