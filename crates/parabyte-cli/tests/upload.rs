@@ -200,10 +200,10 @@ fn a_copy_from_another_endpoint_and_account_streams_through_parabyte() {
     assert!(to.admin.get_object(&to.bucket, "one.bin").unwrap() == objects[2].1);
     assert_eq!(from.proxy.counts().get - there.get, 3);
 
-    // mv would delete the source's keys in the destination's store: refused, as sync's
-    // flags do not take a source store at all.
+    // mv would delete the source's keys in the destination's store: refused, as neither
+    // mv's nor sync's flags take a source store at all.
     for (command, said) in [
-        (["mv", "-r"], "works within one store"),
+        (["mv", "-r"], "--source-endpoint-url"),
         (["sync", "--delete"], "--source-endpoint-url"),
     ] {
         let output = run(to

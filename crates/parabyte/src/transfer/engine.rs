@@ -351,10 +351,23 @@ impl<S: Store<Object = ObjectUrl>> Engine<S> {
             (None, [only]) => only.start == 0 && only.end + 1 == known.size,
             _ => known.size == 0,
         };
-        let head_for = known
-            .validator
-            .clone()
-            .filter(|_| self.config.verify_content && !one_get);
+        // One GET of the whole object is checked by the checksum that came with it, or by
+        // the MD5 its ETag is. With neither (a multipart or encrypted ETag), a HEAD asks
+        // S3 for the checksum it may keep: the size alone checks only what the store
+        // offers nothing stronger for. A web server keeps no checksum to ask for.
+        let web = matches!(source, ObjectUrl::Http(_));
+        let one_get_checks_it = web
+            || match &first {
+                Some(first) => {
+                    let fetched = &first.response.fetched;
+                    fetched.checksum.is_some() || fetched.content_md5.is_some()
+                }
+                None => known.validator.as_ref().and_then(Validator::md5).is_some(),
+            };
+        let head_for = known.validator.clone().filter(|_| {
+            let nothing_to_check = known.size == 0;
+            self.config.verify_content && !(one_get && (one_get_checks_it || nothing_to_check))
+        });
         let check = ContentCheck::new(
             self.config.verify_content,
             head_for.is_some(),

@@ -849,15 +849,27 @@ async fn what_the_head_tells_decides_the_check() {
     assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
 }
 
+/// An object of one GET whose ETag is its MD5 is checked by that MD5, with no HEAD. One
+/// whose ETag is no MD5 (a multipart or encrypted upload) would be checked by its size
+/// alone: a HEAD asks for the CRC the store keeps, and a CRC the bytes do not have fails
+/// it. It used to be saved unchecked.
 #[tokio::test]
-async fn an_object_of_one_get_needs_no_head() {
+async fn an_object_of_one_get_is_checked_by_its_md5_or_else_the_crc_a_head_brings() {
     let object = data(21, PART);
-    let run = run_with(one_object(&object, Some("\"e1\"")), config(0));
+    let run = run_with(one_object(&object, Some(&md5_etag(&object))), config(0));
     run.source
-        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), PART);
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object)), PART);
     let (outcome, _) = download(&run, None).await;
     assert_eq!(outcome.unwrap(), Finished::Downloaded(PART));
     assert!(run.source.heads().is_empty());
+    assert_eq!(run.counters.snapshot().verified.md5, 1);
+
+    let run = run_with(one_object(&object, Some("\"e1-1\"")), config(0));
+    run.source
+        .keep_checksum(OBJECT, full(Crc::Crc64Nvme, crc64(&object) ^ 1), PART);
+    let (outcome, _) = download(&run, None).await;
+    assert!(matches!(outcome, Err(Error::Corrupt { .. })), "{outcome:?}");
+    assert_eq!(run.source.heads().len(), 1);
 }
 
 /// The CRC32C composite checksum of `object` uploaded in parts of `part_size`.
