@@ -184,6 +184,21 @@ fn summarize_counts_objects_and_bytes_in_parallel_listings_moto() {
     summarize_counts_objects_and_bytes_in_parallel_listings(ServerKind::Moto);
 }
 
+/// `ls s3://` against `server`, which must refuse its bucket list as too large.
+fn refused_bucket_list(server: &HostileServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = bare_parabyte(dir.path());
+    command
+        .env("AWS_ACCESS_KEY_ID", "id")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .args(["ls", "--endpoint-url", &server.endpoint(), "s3://"]);
+    let output =
+        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(120)));
+    let text = stderr(&output);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("more than any store sends"), "{text}");
+}
+
 /// A bucket list that never ends (a hostile or broken server) is refused once a page is
 /// larger than any store sends, in bounded memory; it used to be read whole, the process
 /// growing with the answer until it was killed.
@@ -200,17 +215,7 @@ fn an_endless_bucket_list_is_refused_in_bounded_memory() {
             .header("content-type", "application/xml")
             .generated(std::iter::once(head).chain(std::iter::repeat(bucket)))
     });
-    let dir = tempfile::tempdir().unwrap();
-    let mut command = bare_parabyte(dir.path());
-    command
-        .env("AWS_ACCESS_KEY_ID", "id")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .args(["ls", "--endpoint-url", &server.endpoint(), "s3://"]);
-    let output =
-        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(120)));
-    let text = stderr(&output);
-    assert!(!output.status.success(), "{text}");
-    assert!(text.contains("more than any store sends"), "{text}");
+    refused_bucket_list(&server);
     assert_eq!(server.request_count(), 1);
 }
 
@@ -237,17 +242,7 @@ fn a_bucket_list_announcing_more_than_a_page_holds_is_refused_unread() {
             .header("content-length", &ANNOUNCED.to_string())
             .generated(chunks.take((ANNOUNCED / 84) as usize))
     });
-    let dir = tempfile::tempdir().unwrap();
-    let mut command = bare_parabyte(dir.path());
-    command
-        .env("AWS_ACCESS_KEY_ID", "id")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
-        .args(["ls", "--endpoint-url", &server.endpoint(), "s3://"]);
-    let output =
-        run(assert_cmd::Command::from_std(command).timeout(std::time::Duration::from_secs(120)));
-    let text = stderr(&output);
-    assert!(!output.status.success(), "{text}");
-    assert!(text.contains("more than any store sends"), "{text}");
+    refused_bucket_list(&server);
     let read = made.load(Relaxed);
     assert!(
         read < 16 << 20,

@@ -9,19 +9,10 @@ mod common;
 use std::io::Write;
 use std::process::Stdio;
 
-use common::{run, stderr, summary, Bed};
+use common::{run, stderr, summary, tree, write_tree, Bed};
 use parabyte_testkit::{payload, Refusal, ServerKind};
 
 const MIB: usize = 1 << 20;
-
-fn tree() -> Vec<(&'static str, Vec<u8>)> {
-    vec![
-        ("empty", Vec::new()),
-        ("small.txt", payload(1, 1000)),
-        ("nested/two parts.bin", payload(3, 5 * MIB + 1)),
-        ("nested/deeper/ünïcödé+%.bin", payload(4, 11 * MIB + 7)),
-    ]
-}
 
 fn refused(bed: &Bed) -> u64 {
     bed.refusing.as_ref().expect("a refusing bed").refused()
@@ -33,11 +24,7 @@ fn stored(bed: &Bed, key: &str) -> Vec<u8> {
 
 fn every_write_goes_with_content_md5(kind: ServerKind, refusal: Refusal) {
     let bed = Bed::refusing_checksums(kind, "refusing", refusal);
-    for (path, bytes) in tree() {
-        let path = bed.path("src").join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
+    write_tree(&bed, "src");
 
     // A tree, with files of one part and of several.
     let output = run(bed.parabyte().args([

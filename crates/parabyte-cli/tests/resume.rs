@@ -206,15 +206,22 @@ fn an_interrupted_download_resumes_where_it_stopped() {
     assert_eq!(summary(&resumed)["bytes"], SIZE - kept);
     // Asked for, not only counted: the ranges the GETs named add up to what the journal
     // lacked, nothing fetched twice.
-    let asked: u64 = bed
-        .proxy
+    assert_eq!(
+        bytes_asked(&bed),
+        SIZE - kept,
+        "bytes asked for against bytes missing"
+    );
+    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
+}
+
+/// The bytes the GETs through the proxy asked for, by their ranges.
+fn bytes_asked(bed: &Bed) -> u64 {
+    bed.proxy
         .requests()
         .iter()
         .filter(|request| request.kind == RequestKind::Get)
         .map(|request| range_length(request.range.as_deref().expect("a ranged GET")))
-        .sum();
-    assert_eq!(asked, SIZE - kept, "bytes asked for against bytes missing");
-    assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(4, SIZE as usize));
+        .sum()
 }
 
 /// The length a `bytes=START-END` range names.
@@ -346,14 +353,11 @@ fn ctrl_c_at_default_settings_keeps_every_byte_that_reached_the_file() {
         SIZE - kept,
         "only what was missing"
     );
-    let asked: u64 = bed
-        .proxy
-        .requests()
-        .iter()
-        .filter(|request| request.kind == RequestKind::Get)
-        .map(|request| range_length(request.range.as_deref().expect("a ranged GET")))
-        .sum();
-    assert_eq!(asked, SIZE - kept, "bytes asked for against bytes missing");
+    assert_eq!(
+        bytes_asked(&bed),
+        SIZE - kept,
+        "bytes asked for against bytes missing"
+    );
     assert!(std::fs::read(bed.path("out/big")).unwrap() == payload(6, SIZE as usize));
     assert_eq!(files_under(&bed.path("out")), vec!["big"]);
 }

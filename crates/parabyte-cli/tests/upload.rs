@@ -10,33 +10,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{files_under, run, stderr, summary, wait_for, wait_for_exit, Bed};
+use common::{files_under, run, stderr, summary, tree, wait_for, wait_for_exit, write_tree, Bed};
 use parabyte_testkit::{
     payload, CountingProxy, Fault, RequestKind, Rule, ServerKind, Serving, WebServer,
     MINIO_KMS_KEY_ID,
 };
 
 const MIB: usize = 1024 * 1024;
-
-/// A tree with a file at every size the uploader tells apart: empty, small, exactly one
-/// part (one PUT), one byte more (two parts), several parts, and names that need encoding.
-fn tree() -> Vec<(&'static str, Vec<u8>)> {
-    vec![
-        ("empty", Vec::new()),
-        ("small.txt", payload(1, 1000)),
-        ("one part.bin", payload(2, 5 * MIB)),
-        ("nested/two parts.bin", payload(3, 5 * MIB + 1)),
-        ("nested/deeper/ünïcödé+%.bin", payload(4, 11 * MIB + 7)),
-    ]
-}
-
-fn write_tree(bed: &Bed, root: &str) {
-    for (path, bytes) in tree() {
-        let path = bed.path(root).join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
-}
 
 fn tree_round_trip(kind: ServerKind) {
     let bed = Bed::new(kind, "upload");

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use parabyte_testkit::{
-    shared, unique_bucket_name, BlockingAdmin, CountingProxy, Refusal, RefusingStore, ServerKind,
-    TestServer,
+    payload, shared, unique_bucket_name, BlockingAdmin, CountingProxy, Refusal, RefusingStore,
+    ServerKind, TestServer,
 };
 
 #[derive(Debug)]
@@ -174,4 +174,27 @@ pub fn temporary_name(name: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(name.as_bytes());
     format!(".parabyte-{}.tmp", hex::encode(&digest[..16]))
+}
+
+/// A tree with a file at every size the uploader tells apart: empty, small, exactly one
+/// part (one PUT), one byte more (two parts), several parts, and names that need encoding.
+pub fn tree() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("empty", Vec::new()),
+        ("small.txt", payload(1, 1000)),
+        ("one part.bin", payload(2, 5 * (1 << 20))),
+        ("nested/two parts.bin", payload(3, 5 * (1 << 20) + 1)),
+        (
+            "nested/deeper/ünïcödé+%.bin",
+            payload(4, 11 * (1 << 20) + 7),
+        ),
+    ]
+}
+
+pub fn write_tree(bed: &Bed, root: &str) {
+    for (path, bytes) in tree() {
+        let path = bed.path(root).join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
 }
