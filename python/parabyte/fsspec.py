@@ -100,7 +100,10 @@ class GrowingReadAhead(ReadAheadCache):
     """fsspec's read-ahead cache, whose read-ahead doubles (from the block size up to 64
     MiB) while reads go on where the last fetch ended, and falls back to one block at a
     jump: a sequential reader keeps many of the engine's parallel ranges busy, a reader
-    that seeks (a Parquet footer, a zip's directory) fetches little past what it asked."""
+    that seeks (a Parquet footer, a zip's directory) fetches little past what it asked.
+    A read larger than a block is fetched as asked, nothing ahead: it goes out as parallel
+    ranges by itself, and a window past it would only be held beside the reader's own copy
+    (pyarrow reads a Parquet file's column chunks so, tens of MiB at a time)."""
 
     name = "parabyte"
 
@@ -110,7 +113,17 @@ class GrowingReadAhead(ReadAheadCache):
 
     def _fetch(self, start: int | None, end: int | None) -> bytes:
         begin = 0 if start is None else start
-        if not (self.start <= begin and (end or self.size) <= self.end):
+        stop = self.size if end is None else min(end, self.size)
+        if begin >= stop:
+            return b""
+        hit = self.start <= begin and stop <= self.end
+        if not hit and stop - begin > self.blocksize:
+            self.miss_count += 1
+            self.total_requested_bytes += stop - begin
+            # The window is let go; a read on from here is still sequential.
+            self.cache, self.start, self.end = b"", stop, stop
+            return self.fetcher(begin, stop)
+        if not hit:
             # A miss: reading on from the end of the last fetch is sequential.
             sequential = self.end > 0 and self.start <= begin <= self.end
             self.ahead = min(self.ahead * 2, MAX_READ_AHEAD) if sequential else self.blocksize

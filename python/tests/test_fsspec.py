@@ -349,6 +349,29 @@ def test_a_sequential_reader_reads_ahead_more_and_more(fs, root) -> None:
         assert fetched[-1] <= 2 << 20
 
 
+def test_a_read_larger_than_a_block_fetches_nothing_ahead(fs, root) -> None:
+    # pyarrow reads a Parquet file's column chunks so: a window past them would only be
+    # held beside pyarrow's own copy.
+    data = bytes(range(251)) * 40_000  # 10 MB
+    fs.pipe(f"{root}/big-reads", data)
+    with fs.open(f"{root}/big-reads", "rb", block_size=1 << 20) as f:
+        fetched = []
+        fetch = f.cache.fetcher
+
+        def counted(start, end):
+            fetched.append((start, end))
+            return fetch(start, end)
+
+        f.cache.fetcher = counted
+        f.seek(1000)
+        end = 1000 + (3 << 20)
+        assert f.read(3 << 20) == data[1000:end]
+        assert fetched == [(1000, end)]
+        # A small read on from there is sequential: it reads ahead again, more than a block.
+        assert f.read(10) == data[end : end + 10]
+        assert fetched[-1][0] == end and fetched[-1][1] - end > 1 << 20, fetched
+
+
 def test_an_open_file_is_pinned_to_the_version_it_saw(fs, root) -> None:
     fs.pipe(f"{root}/v", b"A" * 3_000_000)
     with fs.open(f"{root}/v", "rb", block_size=1 << 20) as f:
