@@ -404,9 +404,12 @@ NOTES = (
     "obstore's adapter reads the whole object into memory on one stream and then writes it "
     "(F2: their peak RSS is the object's size and more); parabyte streams ranges into the "
     "file, and sent one HEAD for each object it fetched in more than one ranged GET (F2, "
-    "F3). F4's memory: parabyte's open file reads ahead of what pyarrow asks for (a window "
-    "from 8 MiB doubling to 64 MiB) and holds that window beside pyarrow's own copy of what "
-    "it read; docs/PROFILE.md, stop 43."
+    "F3). F4: parabyte's open file fetches a read larger than its block (pyarrow's column "
+    "chunks) as asked, with no window ahead of it; until stop 43 it read ahead of those too "
+    "(up to 64 MiB) and held that window beside pyarrow's own copy, 1.09x obstore's peak "
+    "memory: docs/PROFILE.md, stop 43. F4's peak RSS is mostly pandas' and pyarrow's (the "
+    "frame, the Arrow table, the pre-buffered column chunks): the filesystems differ there by "
+    "a few percent, about the spread of one filesystem's runs, so its verdict has little room."
 )
 
 
