@@ -255,52 +255,56 @@ def main() -> int:
     work = args.data_dir / f"parabyte-fsspec-{os.getpid()}"
     out_dir = REPO / "bench/results" / time.strftime("%Y%m%d-%H%M%S-fsspec")
     runs: dict[tuple[str, str], list[dict]] = {}
-    with FsspecStore(work / "store", REPO) as store:
-        scratch = work / "scratch"
-        scratch.mkdir()
-        t = time.monotonic()
-        expected = fill(store, work, chosen)
-        print(f"fsspec: filled the bucket in {time.monotonic() - t:.1f}s", flush=True)
-        for wl in chosen:
-            for rnd in range(args.runs):
-                shift = rnd % len(tools)  # no tool always first
-                for tool in tools[shift:] + tools[:shift]:
-                    records = runs.setdefault((wl, tool), [])
-                    if records and records[0]["error"]:
-                        continue  # a cell that failed once is not run again
-                    if time.monotonic() > deadline:
-                        continue
-                    waited = wait_for_quiet(QUIET_WAIT_S)
-                    result = run_once(
-                        command(wl, tool, store, expected, scratch),
-                        store,
-                        out_dir / "runs" / f"{wl}-{tool}-{rnd}",
-                        args.timeout,
-                        deep=(rnd == 0),
-                        proxied=True,
-                    )
-                    said = {}
-                    stdout = out_dir / "runs" / f"{wl}-{tool}-{rnd}" / "stdout"
-                    if result.error is None:
-                        said = json.loads(stdout.read_text().strip().splitlines()[-1])
-                    records.append(
-                        result.to_json()
-                        | {
-                            "waited_s": waited,
-                            "op_s": said.get("op_s"),
-                            "setup_s": said.get("setup_s"),
-                        }
-                    )
-                    print(
-                        f"  {wl} {tool:9} {result.wall_s:7.2f}s op {said.get('op_s')} "
-                        f"cpu {result.cpu_s:6.2f}s rss {result.peak_rss_mib:7.1f} MiB "
-                        f"{result.requests} conns {result.connections} "
-                        f"{result.error or 'ok'}",
-                        flush=True,
-                    )
-        (out_dir / "results.json").write_text(
-            json.dumps({f"{wl} {tool}": r for (wl, tool), r in runs.items()}, indent=1)
-        )
+    # Whatever happens, the store, the scratch files and the downloads leave the tmpfs.
+    try:
+        with FsspecStore(work / "store", REPO) as store:
+            scratch = work / "scratch"
+            scratch.mkdir()
+            t = time.monotonic()
+            expected = fill(store, work, chosen)
+            print(f"fsspec: filled the bucket in {time.monotonic() - t:.1f}s", flush=True)
+            for wl in chosen:
+                for rnd in range(args.runs):
+                    shift = rnd % len(tools)  # no tool always first
+                    for tool in tools[shift:] + tools[:shift]:
+                        records = runs.setdefault((wl, tool), [])
+                        if records and records[0]["error"]:
+                            continue  # a cell that failed once is not run again
+                        if time.monotonic() > deadline:
+                            continue
+                        waited = wait_for_quiet(QUIET_WAIT_S)
+                        result = run_once(
+                            command(wl, tool, store, expected, scratch),
+                            store,
+                            out_dir / "runs" / f"{wl}-{tool}-{rnd}",
+                            args.timeout,
+                            deep=(rnd == 0),
+                            proxied=True,
+                        )
+                        said = {}
+                        stdout = out_dir / "runs" / f"{wl}-{tool}-{rnd}" / "stdout"
+                        if result.error is None:
+                            said = json.loads(stdout.read_text().strip().splitlines()[-1])
+                        records.append(
+                            result.to_json()
+                            | {
+                                "waited_s": waited,
+                                "op_s": said.get("op_s"),
+                                "setup_s": said.get("setup_s"),
+                            }
+                        )
+                        print(
+                            f"  {wl} {tool:9} {result.wall_s:7.2f}s op {said.get('op_s')} "
+                            f"cpu {result.cpu_s:6.2f}s rss {result.peak_rss_mib:7.1f} MiB "
+                            f"{result.requests} conns {result.connections} "
+                            f"{result.error or 'ok'}",
+                            flush=True,
+                        )
+            (out_dir / "results.json").write_text(
+                json.dumps({f"{wl} {tool}": r for (wl, tool), r in runs.items()}, indent=1)
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     text = render(args, chosen, tools, runs, expected, time.monotonic() - started)
     print(text)
     if not args.no_docs:
