@@ -186,16 +186,27 @@ pub fn python_keyword(flag: &str) -> Option<String> {
 /// `--workers` is `workers=`, a switch `name=True`, a switch that turns something off
 /// `name=False` (`--no-verify`: `verify=False`).
 pub fn python_argument(flag: &str) -> Option<String> {
-    let keyword = python_keyword(flag)?;
-    if let Some((_, _, value)) = CHOICES.iter().find(|(from, _, _)| *from == flag) {
-        return Some(format!("{keyword}=\"{value}\""));
+    option_table()
+        .into_iter()
+        .find(|row| row.flag == flag)?
+        .python_argument()
+}
+
+impl OptionRow {
+    /// [`python_argument`] of this row's flag.
+    pub fn python_argument(&self) -> Option<String> {
+        let (flag, keyword) = (self.flag.as_str(), self.keyword.as_deref()?);
+        if let Some((_, _, value)) = CHOICES.iter().find(|(from, _, _)| *from == flag) {
+            return Some(format!("{keyword}=\"{value}\""));
+        }
+        Some(
+            match (self.value_name.is_empty(), flag.starts_with("no-")) {
+                (false, _) => format!("{keyword}="),
+                (true, true) if !keyword.starts_with("no_") => format!("{keyword}=False"),
+                (true, _) => format!("{keyword}=True"),
+            },
+        )
     }
-    let row = option_table().into_iter().find(|row| row.flag == flag)?;
-    Some(match (row.value_name.is_empty(), flag.starts_with("no-")) {
-        (false, _) => format!("{keyword}="),
-        (true, true) if !keyword.starts_with("no_") => format!("{keyword}=False"),
-        (true, _) => format!("{keyword}=True"),
-    })
 }
 
 fn value_name(arg: &clap::Arg) -> String {
@@ -230,7 +241,7 @@ pub fn markdown(rows: &[OptionRow]) -> String {
             "" => format!("`--{}`", row.flag),
             value => format!("`--{} {value}`", row.flag),
         };
-        let argument = python_argument(&row.flag).unwrap_or_default();
+        let argument = row.python_argument().unwrap_or_default();
         let python = match row.reach {
             Reach::Client => format!("`Client({argument})`"),
             Reach::Call => format!("`{argument}`"),

@@ -9,7 +9,7 @@ mod common;
 use std::io::Write;
 use std::process::Stdio;
 
-use common::{run, stderr, summary, tree, write_tree, Bed};
+use common::{run, stderr, summary, tree, upload_tree, Bed};
 use parabyte_testkit::{payload, Refusal, ServerKind};
 
 const MIB: usize = 1 << 20;
@@ -24,19 +24,9 @@ fn stored(bed: &Bed, key: &str) -> Vec<u8> {
 
 fn every_write_goes_with_content_md5(kind: ServerKind, refusal: Refusal) {
     let bed = Bed::refusing_checksums(kind, "refusing", refusal);
-    write_tree(&bed, "src");
 
     // A tree, with files of one part and of several.
-    let output = run(bed.parabyte().args([
-        "cp",
-        "-r",
-        "--json",
-        "--part-size",
-        "5MiB",
-        "src",
-        &bed.url("up"),
-    ]));
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = upload_tree(&bed);
     // Learned once a run: only the writes that set out before the first refusal came back
     // (at most one per object) carried the headers.
     let first_run = refused(&bed);

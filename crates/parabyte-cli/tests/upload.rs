@@ -10,7 +10,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{files_under, run, stderr, summary, tree, wait_for, wait_for_exit, write_tree, Bed};
+use common::{
+    files_under, run, stderr, summary, tree, upload_tree, wait_for, wait_for_exit, write_tree, Bed,
+};
 use parabyte_testkit::{
     payload, CountingProxy, Fault, RequestKind, Rule, ServerKind, Serving, WebServer,
     MINIO_KMS_KEY_ID,
@@ -20,17 +22,7 @@ const MIB: usize = 1024 * 1024;
 
 fn tree_round_trip(kind: ServerKind) {
     let bed = Bed::new(kind, "upload");
-    write_tree(&bed, "src");
-    let output = run(bed.parabyte().args([
-        "cp",
-        "-r",
-        "--json",
-        "--part-size",
-        "5MiB",
-        "src",
-        &bed.url("up"),
-    ]));
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = upload_tree(&bed);
     for (path, bytes) in tree() {
         let stored = bed
             .admin

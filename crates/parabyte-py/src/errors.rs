@@ -65,7 +65,7 @@ fn keywords() -> &'static [(String, String)] {
         let mut keywords: Vec<(String, String)> = parabyte_cli::option_table()
             .into_iter()
             .filter_map(|row| {
-                let argument = parabyte_cli::python_argument(&row.flag)?;
+                let argument = row.python_argument()?;
                 Some((format!("--{}", row.flag), argument))
             })
             .collect();

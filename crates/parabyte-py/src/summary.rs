@@ -192,10 +192,6 @@ impl Failure {
 }
 
 /// What one transfer did.
-/// Objects stored without a CRC that a summary names, as a run's does (the core's
-/// `counters::NAMED_AT_MOST`).
-const NAMED_AT_MOST: usize = 1000;
-
 #[pyclass(frozen, eq, get_all, from_py_object, module = "parabyte")]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
@@ -421,7 +417,7 @@ impl Summary {
             sent_with_md5_objects: parts
                 .iter()
                 .flat_map(|s| s.sent_with_md5_objects.iter().cloned())
-                .take(NAMED_AT_MOST)
+                .take(parabyte::NAMED_AT_MOST)
                 .collect(),
             bytes,
             elapsed_seconds,

@@ -60,7 +60,7 @@ pub use config::{
     parse_size, parse_timeout, parse_timeout_seconds, Keys, SourceStore, StoreConfig,
     TransferConfig,
 };
-pub use counters::RequestCounts;
+pub use counters::{RequestCounts, NAMED_AT_MOST};
 pub use disk::sink::kept_for_resume;
 pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};

@@ -198,3 +198,20 @@ pub fn write_tree(bed: &Bed, root: &str) {
         std::fs::write(path, bytes).unwrap();
     }
 }
+
+/// [`tree`] written under `src` and uploaded by `cp -r --json` in parts of 5 MiB to
+/// `s3://bucket/up/`; the run's output, which must have succeeded.
+pub fn upload_tree(bed: &Bed) -> Output {
+    write_tree(bed, "src");
+    let output = run(bed.parabyte().args([
+        "cp",
+        "-r",
+        "--json",
+        "--part-size",
+        "5MiB",
+        "src",
+        &bed.url("up"),
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    output
+}
