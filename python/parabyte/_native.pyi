@@ -662,10 +662,134 @@ def _restore(cls: type[Any], fields: dict[str, Any]) -> Any:
 def run_cli(argv: list[str]) -> int:
     """The `parabyte` command line on `argv` (program name first); returns its exit status."""
 
-def cluster_copy_args(argv: list[str]) -> dict[str, Any] | None:
-    """`parabyte cp --dask-scheduler ...` parsed by the command line's flags (`scheduler`,
-    `source`, `destination`, `manifest`, `recursive`, `json`, `quiet`, and `options`, the
-    `Client` keywords); `None` for any other command line."""
+def cluster_job_args(argv: list[str]) -> dict[str, Any] | None:
+    """`parabyte cp|sync|mv|rm --dask-scheduler ...` parsed by the command line's flags
+    (`command`, `scheduler`, `source`, `destination`, `manifest`, `recursive`, `json`,
+    `quiet`, `options`, the `Client` keywords, and `keywords`, the function's own); `None`
+    for any other command line."""
+
+# The calls `parabyte.dask` cuts a write job into (see python/parabyte/_cluster_writes.py).
+_Upload = tuple[str, str, int, int, int, str]
+_Part = tuple[int, str, int]
+
+def sync_part(
+    client: Client,
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    after: str | None,
+    until_after: str | None,
+    **keywords: Any,
+) -> tuple[Summary, tuple[int, list[str] | str] | None]:
+    """One range of a sync (names below both sides); with `delete=True` its verdict on
+    deletes, which it does not make."""
+
+def sync_deletes_allowed(
+    verdicts: Sequence[tuple[int, list[str] | str] | None],
+    source: str,
+    destination: str,
+    **keywords: Any,
+) -> tuple[int | None, str | None]:
+    """The delete rule over every range's verdict: `(count, None)`, or `(None, reason)`."""
+
+def sync_deletes(
+    client: Client,
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    names: list[str],
+    **keywords: Any,
+) -> Summary:
+    """Delete `names` below the sync's destination, as the sync deletes them."""
+
+def copy_range(
+    client: Client,
+    prefix: str,
+    destination: str,
+    after: str | None,
+    until_after: str | None,
+    moving: bool = False,
+    **keywords: Any,
+) -> Summary:
+    """One range of a prefix copied (or moved) to `destination`."""
+
+def remove_range(
+    client: Client, prefix: str, after: str | None, until_after: str | None, **keywords: Any
+) -> Summary:
+    """One range of a prefix deleted."""
+
+class TreeWalk:
+    """A tree walked for an upload: `("file", path, url, size)`, `("passed_over", name,
+    why)` or `("refused", name, why)`."""
+
+    def __iter__(self) -> TreeWalk: ...
+    def __next__(self) -> tuple[Any, ...]: ...
+
+def walk_upload(
+    client: Client, source: str | os.PathLike[str], destination: str, **keywords: Any
+) -> TreeWalk:
+    """The tree `source` walked as an upload to `destination` walks it."""
+
+def open_shared_upload(
+    client: Client, path: str | os.PathLike[str], destination: str, **keywords: Any
+) -> _Upload:
+    """Open the upload of a large file in parts, for workers to send."""
+
+def send_shared_parts(
+    client: Client,
+    path: str | os.PathLike[str],
+    upload: _Upload,
+    first: int,
+    last: int,
+    *,
+    progress: Callable[[Progress], object] | None = None,
+) -> tuple[list[_Part], Summary]:
+    """Send parts `first..=last` of a file's shared upload."""
+
+def commit_shared_upload(
+    client: Client,
+    path: str | os.PathLike[str],
+    upload: _Upload,
+    parts: list[_Part],
+    **keywords: Any,
+) -> Summary:
+    """Complete a file's shared upload, checked by its whole CRC64NVME."""
+
+def open_shared_copy(
+    client: Client,
+    source: str,
+    destination: str,
+    size: int | None = None,
+    etag: str | None = None,
+    **keywords: Any,
+) -> _Upload:
+    """Open the copy of an object in UploadPartCopy parts."""
+
+def copy_shared_parts(
+    client: Client,
+    source: str,
+    upload: _Upload,
+    first: int,
+    last: int,
+    *,
+    progress: Callable[[Progress], object] | None = None,
+) -> tuple[list[_Part], Summary]:
+    """Copy parts `first..=last` of a shared copy."""
+
+def commit_shared_copy(client: Client, source: str, upload: _Upload, parts: list[_Part]) -> Summary:
+    """Complete a shared copy, compared with its source."""
+
+def abort_shared_upload(client: Client, upload: _Upload) -> None:
+    """Abort a shared upload."""
+
+def abort_uploads_left(
+    client: Client,
+    prefix: str,
+    since_ms: int,
+    *,
+    keys: list[str] | None = None,
+    after: str | None = None,
+    until_after: str | None = None,
+) -> int:
+    """Abort the uploads a task's earlier attempts left open; returns how many."""
 
 def parse_manifest(text: str) -> tuple[list[Item], list[tuple[int, str]]]:
     """A manifest's items (each with its destination path) and its bad lines as

@@ -31,13 +31,9 @@ one failure per object it held (or one for its key range).
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Self
 
 try:
     import distributed
@@ -45,19 +41,47 @@ except ImportError as error:  # the extra is optional; say how to get it
     raise ImportError(
         "parabyte.dask needs Dask's distributed scheduler: pip install 'parabyte[dask]'"
     ) from error
-from distributed.comm import get_address_host
 
-from . import Client, ItemLike, _client
+from . import Client, ItemLike, _client, _native, _split
+from ._cluster_downloads import KeyRange, _plan, _read_manifest
+from ._cluster_run import (
+    ClusterProgress,
+    ClusterSummary,
+    ProgressCallback,
+    WorkerShare,
+    _dask_client,
+    _run,
+)
+from ._cluster_worker import _processes_per_host, _TaskResult
+from ._cluster_writes import (
+    Job,
+    Opened,
+    _Call,
+    _Shared,
+    abort_leftovers,
+    delete_tasks,
+    plan_copy,
+    plan_remove,
+    plan_sync,
+    plan_upload,
+    storing,
+)
 from ._native import (
     Failure,
-    Item,
-    ObjectInfo,
-    Summary,
-    parse_manifest,
 )
-from .exceptions import Error, InvalidInputError, NetworkError
+from .exceptions import InvalidInputError
 
-__all__ = ["ClusterProgress", "ClusterSummary", "KeyRange", "WorkerShare", "copy"]
+__all__ = [
+    "ClusterProgress",
+    "ClusterSummary",
+    "KeyRange",
+    "WorkerShare",
+    "copy",
+    "move",
+    "remove",
+    "sync",
+    "upload",
+]
 
 TASK_BYTES = 1 << 30
 """Default bytes per items task: big enough that a task's fixed cost (about 10 ms on the
@@ -69,166 +93,13 @@ DRIVER_KEYS = 100_000
 """Default number of keys the driver lists itself before splitting the rest into ranges."""
 RANGES_PER_WORKER = 8
 """Default key ranges per worker: enough that fast workers take over slow ranges."""
-PROGRESS_INTERVAL_S = 0.5
-"""How often a running task reports its progress to the driver, at most."""
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach a scheduler given by address."""
-_PIECE = "/piece-"
-"""Between a split object's task name and a piece's first byte, in progress reports."""
-
-
-@dataclass(frozen=True)
-class KeyRange:
-    """One range of a prefix's key space (see `Client.split_key_space`): the keys listed
-    after `after` up to the first key listed after `until_after` (`None`: from the first
-    key, to the end)."""
-
-    prefix: str
-    after: str | None
-    until_after: str | None
-
-    def __str__(self) -> str:
-        start = "from the first" if self.after is None else f"after {self.after!r}"
-        end = "the end" if self.until_after is None else f"the first key after {self.until_after!r}"
-        return f"{self.prefix} (keys {start} up to {end})"
-
-
-@dataclass(frozen=True)
-class _ItemsTask:
-    items: list[Item]
-    bytes: int
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Sent as columns of plain values: pickling a thousand `Item`s one by one cost the
-        # driver and the worker about 0.1 CPU s each per 10,000 objects, columns 100x less.
-        columns = (
-            [item.source for item in self.items],
-            [
-                None if item.destination is None else os.fspath(item.destination)
-                for item in self.items
-            ],
-            [item.size for item in self.items],
-            [item.etag for item in self.items],
-        )
-        return (_items_task, (columns, self.bytes))
-
-
-def _items_task(columns: tuple[list[Any], ...], task_bytes: int) -> _ItemsTask:
-    """An `_ItemsTask` from the columns `_ItemsTask.__reduce__` sent."""
-    sources, destinations, sizes, etags = columns
-    items = [
-        Item(source, destination, size=size, etag=etag)
-        for source, destination, size, etag in zip(sources, destinations, sizes, etags, strict=True)
-    ]
-    return _ItemsTask(items, task_bytes)
-
-
-@dataclass(frozen=True)
-class _PiecesTask:
-    """One object larger than `split_bytes`: a task per piece (`start, end` byte ranges),
-    each into a piece file of its own, then one that makes the object of them."""
-
-    item: Item
-    bytes: int
-    pieces: list[tuple[int, int]]
-
-
-_Task = _ItemsTask | _PiecesTask | KeyRange
-
-
-@dataclass(frozen=True)
-class _PieceResult:
-    worker: str
-    start: int
-    end: int
-    summary: Summary | None
-    """`None` when the piece failed: the task that assembles the object fetches its bytes."""
-    cpu_seconds: float
-
-
-@dataclass(frozen=True)
-class _TaskResult:
-    worker: str
-    summary: Summary
-    cpu_seconds: float
-    pieces: tuple[_PieceResult, ...] = ()
-
-
-def _took(task: _Task) -> list[str | KeyRange]:
-    """What a task covered, as `WorkerShare.took` lists it."""
-    if isinstance(task, KeyRange):
-        return [task]
-    if isinstance(task, _PiecesTask):
-        return [task.item.source]
-    return [item.source for item in task.items]
-
-
-@dataclass
-class WorkerShare:
-    """What one worker did: its tasks, their totals, and which objects (or key ranges) it
-    took, which for node-local destinations says where each file is."""
-
-    tasks: int = 0
-    objects: int = 0
-    skipped: int = 0
-    failed: int = 0
-    bytes: int = 0
-    cpu_seconds: float = 0.0
-    """CPU time of its tasks' process while they ran (a worker thread per task counts the
-    whole process, so run workers with one thread for exact figures)."""
-    took: list[str | KeyRange] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ClusterSummary:
-    """The job's `Summary` (totals over every task, `elapsed` the driver's wall time) and
-    what each worker did. Reads like a `Summary`: `objects`, `bytes`, `failures`, `ok`,
-    `raise_for_failures()` ... come from `summary`."""
-
-    summary: Summary
-    workers: dict[str, WorkerShare]
-    tasks: int
-
-    def __getattr__(self, name: str) -> Any:
-        # Only the summary's own fields: dunder lookups (pickle, copy) and a half-built
-        # instance must not recurse into here.
-        summary = self.__dict__.get("summary")
-        if name.startswith("__") or summary is None:
-            raise AttributeError(name)
-        return getattr(summary, name)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's fields, then `tasks` and `workers` (key ranges as text)."""
-        shares = {
-            address: {
-                "tasks": share.tasks,
-                "objects": share.objects,
-                "skipped": share.skipped,
-                "failed": share.failed,
-                "bytes": share.bytes,
-                "cpu_seconds": share.cpu_seconds,
-                "took": [str(part) for part in share.took],
-            }
-            for address, share in self.workers.items()
-        }
-        return {**self.summary.to_dict(), "tasks": self.tasks, "workers": shares}
-
-
-@dataclass(frozen=True)
-class ClusterProgress:
-    """How far the job has come, as passed to `copy(progress=...)`. Totals grow while
-    key-range tasks list."""
-
-    objects_done: int
-    objects_failed: int
-    objects_total: int
-    bytes_done: int
-    bytes_total: int
-    tasks_done: int
-    tasks_total: int
-
-
-ProgressCallback = Callable[[ClusterProgress], object]
+COPY_CUTOFF = 5 << 30
+"""Objects larger than this are copied inside the store in parts (S3's largest CopyObject):
+on a cluster, by several tasks; a smaller one is one request, which no split makes faster."""
+# The keywords the delete rule of a sync reads.
+_SYNC_RULE = ("delete", "max_delete", "delete_if_source_empty")
 
 
 def copy(
@@ -265,18 +136,45 @@ def copy(
     file system), where one object could otherwise keep one worker busy while the others
     idle. `progress` is called on this thread, about twice a second.
     `connect_timeout` bounds the wait for a scheduler given by address.
+
+    Into an `s3://` destination, `copy` is `upload` for a local directory or file, and a
+    copy inside the store (or streamed from a store of its own, `source_endpoint_url=`)
+    for an `s3://` prefix or object; the keywords are then those of `parabyte.copy`.
     """
-    for name, value in (
-        ("task_bytes", task_bytes),
-        ("task_objects", task_objects),
-        ("driver_keys", driver_keys),
-    ):
-        if value < 1:
-            raise InvalidInputError(f"{name} must be at least 1")
-    if ranges is not None and ranges < 1:
-        raise InvalidInputError("ranges must be at least 1")
-    if split_bytes is not None and split_bytes < 1:
-        raise InvalidInputError("split_bytes must be at least 1")
+    _check_sizes(task_bytes, task_objects, driver_keys, ranges, split_bytes)
+    if isinstance(destination, str) and destination.startswith("s3://"):
+        sizes = {"task_bytes": task_bytes, "task_objects": task_objects, "ranges": ranges}
+        if isinstance(source, str) and source.startswith("s3://"):
+            return _copy_in_store(
+                source,
+                destination,
+                client,
+                moving=False,
+                progress=progress,
+                driver_keys=driver_keys,
+                split_bytes=split_bytes,
+                connect_timeout=connect_timeout,
+                options={"recursive": recursive, **options},
+                **sizes,
+            )
+        local_path = isinstance(source, str) and not source.startswith(("http://", "https://"))
+        if local_path or (isinstance(source, os.PathLike) and os.path.isdir(source)):
+            return upload(
+                source,
+                destination,
+                client,
+                progress=progress,
+                split_bytes=split_bytes,
+                connect_timeout=connect_timeout,
+                task_bytes=task_bytes,
+                task_objects=task_objects,
+                **options,
+            )
+        raise InvalidInputError(
+            f"{destination}: a cluster copies into S3 from a local directory or file every "
+            "worker sees, or from an s3:// prefix; for a manifest or web URLs into S3, run "
+            "parabyte cp --manifest without the cluster"
+        )
     if split_bytes is not None and destination is None:
         split_bytes = None  # nothing kept, nothing to make whole: each object goes whole
     refused: list[Failure] = []
@@ -306,474 +204,308 @@ def copy(
             dask_client.close()
 
 
-def _read_manifest(path: os.PathLike[str]) -> tuple[list[Item], list[Failure]]:
-    """A manifest's items, and its bad lines as failures named `FILE:LINE`."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"cannot read manifest {os.fspath(path)}: {error}") from error
-    items, errors = parse_manifest(text)
-    refused = [
-        Failure(f"{os.fspath(path)}:{line}", message, InvalidInputError(message))
-        for line, message in errors
-    ]
-    return items, refused
-
-
-def _dask_client(client: distributed.Client | str | None, timeout: float) -> distributed.Client:
-    """The client to submit through; an address is connected to, with a clear error."""
-    if isinstance(client, distributed.Client):
-        return client
-    if client is None:
-        try:
-            return distributed.get_client()
-        except ValueError as error:
-            raise InvalidInputError(
-                "no Dask client: pass client=distributed.Client('tcp://HOST:PORT') or a "
-                "scheduler address, or create a client first"
-            ) from error
-    try:
-        return distributed.Client(client, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as error:
-        raise NetworkError(
-            f"cannot reach the Dask scheduler at {client} within {timeout:g} s "
-            f"({error}); check the address (tcp://HOST:PORT) and that the scheduler runs"
-        ) from error
-
-
-def _plan(
-    local: Client,
-    source: str | Iterable[ItemLike],
+def upload(
+    source: str | os.PathLike[str],
+    destination: str,
+    client: distributed.Client | str | None = None,
     *,
-    recursive: bool,
+    progress: ProgressCallback | None = None,
+    task_bytes: int = TASK_BYTES,
+    task_objects: int = TASK_OBJECTS,
+    split_bytes: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    **options: Any,
+) -> ClusterSummary:
+    """Upload a local directory (or file) that every worker sees (a shared file system) to
+    `destination` (`s3://bucket/prefix/`) on the workers of a Dask cluster.
+
+    The driver walks the tree as a local upload does (key order, links passed over, FIFOs
+    and devices refused by name, `exclude`/`include` applied), holding one directory at a
+    time, and packs its files into tasks of `task_bytes` or `task_objects`, each uploaded
+    by a worker as `upload_many` would. A file of more than `split_bytes` (default:
+    `task_bytes`) goes up as one multipart upload the driver opens, whose parts several
+    tasks send (`task_bytes` a task) and one more completes, checked by the whole file's
+    CRC64NVME. The keywords are `parabyte.upload`'s (`no_clobber`, `content_type`, ...)
+    and `Client` options; the others as for `copy`.
+    """
+    _check_sizes(task_bytes, task_objects, 1, None, split_bytes)
+    keywords, client_options = _split("upload", dict(options))
+    _refuse_dry_run(keywords)
+    opened = Opened()
+    with _Cluster(client, connect_timeout) as cluster:
+        local = _client(client_options)
+        tasks = plan_upload(
+            local,
+            os.fspath(source),
+            destination,
+            keywords,
+            opened,
+            task_bytes=task_bytes,
+            task_objects=task_objects,
+            split_bytes=split_bytes or task_bytes,
+        )
+        return _write_job(
+            cluster, local, tasks, client_options, storing(keywords), progress, opened
+        )
+
+
+def sync(
+    source: str | os.PathLike[str],
+    destination: str | os.PathLike[str],
+    client: distributed.Client | str | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    ranges: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    **options: Any,
+) -> ClusterSummary:
+    """Make `destination` hold what `source` holds (an S3 prefix and a directory every
+    worker sees, either way, or two S3 prefixes) on the workers of a Dask cluster.
+
+    The key space is cut into `ranges` ranges (default: 8 per worker); a task lists both
+    sides within its range, merges them and sends what is missing or changed, as a local
+    `sync` does. With `delete=True` the deletes wait: only once every range of both sides
+    was listed to the end, none failed on the source's side, and the rule of a local sync
+    allows them (an empty source deletes nothing without `delete_if_source_empty`;
+    `max_delete` counts every range's) are they made, by tasks of their own. The keywords
+    are `parabyte.sync`'s and `Client` options.
+    """
+    _check_sizes(1, 1, 1, ranges, None)
+    keywords, client_options = _split("sync", dict(options))
+    _refuse_dry_run(keywords)
+    source, destination = os.fspath(source), os.fspath(destination)
+    with _Cluster(client, connect_timeout) as cluster:
+        local = _client(client_options)
+        parts = ranges or RANGES_PER_WORKER * cluster.workers
+        verdicts: list[Any] = []
+        ranged = list(plan_sync(local, source, destination, parts))
+        slots = {id(task): index for index, task in enumerate(ranged)}
+        verdicts = [None] * len(ranged)
+
+        def heard(task: Any, result: _TaskResult | None) -> None:
+            if result is not None:
+                verdicts[slots[id(task)]] = result.outcome
+
+        merged = _write_job(
+            cluster, local, ranged, client_options, keywords, progress, Opened(), on_result=heard
+        )
+        if not keywords.get("delete"):
+            return merged
+        rule = {name: keywords[name] for name in _SYNC_RULE if name in keywords}
+        allowed, kept = _native.sync_deletes_allowed(verdicts, source, destination, **rule)
+        if allowed is None:
+            refusal = Failure(destination, kept, InvalidInputError(kept))
+            return merged.joined(None, failures=[refusal], elapsed=cluster.elapsed())
+        names = (name for verdict in verdicts for name in verdict[1])
+        deletes = delete_tasks(source, destination, names)
+        deleted = _write_job(cluster, local, deletes, client_options, keywords, progress, Opened())
+        return merged.joined(deleted, elapsed=cluster.elapsed())
+
+
+def remove(
+    source: str,
+    client: distributed.Client | str | None = None,
+    *,
+    recursive: bool = False,
+    progress: ProgressCallback | None = None,
+    ranges: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    **options: Any,
+) -> ClusterSummary:
+    """Delete every key under the prefix `source` (with `recursive`, or a trailing "/") on
+    the workers of a Dask cluster: its key space cut into `ranges` ranges (default: 8 per
+    worker), each a task that lists its range and deletes its keys 1,000 a request. The
+    keywords are `parabyte.remove`'s (`exclude`, `include`, `raw`) and `Client` options."""
+    _check_sizes(1, 1, 1, ranges, None)
+    keywords, client_options = _split("remove", {"recursive": recursive, **options})
+    _refuse_dry_run(keywords)
+    if not (recursive or source.endswith("/")):
+        raise InvalidInputError(
+            f"{source}: a cluster deletes a prefix (recursive=True); delete one key with "
+            "parabyte.remove"
+        )
+    keywords.pop("recursive", None)
+    with _Cluster(client, connect_timeout) as cluster:
+        local = _client(client_options)
+        parts = ranges or RANGES_PER_WORKER * cluster.workers
+        tasks = plan_remove(local, source, parts)
+        return _write_job(cluster, local, tasks, client_options, keywords, progress, Opened())
+
+
+def move(
+    source: str,
+    destination: str,
+    client: distributed.Client | str | None = None,
+    *,
+    recursive: bool = False,
+    progress: ProgressCallback | None = None,
+    task_bytes: int = TASK_BYTES,
+    task_objects: int = TASK_OBJECTS,
+    driver_keys: int = DRIVER_KEYS,
+    ranges: int | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    **options: Any,
+) -> ClusterSummary:
+    """Move the objects under the prefix `source` to `destination` (another prefix, or a
+    directory every worker sees) on the workers of a Dask cluster: tasks of key ranges as
+    `copy` cuts them, each copying its keys and then deleting each whose copy was compared
+    with it, as `parabyte.move` does. The keywords are `parabyte.move`'s and `Client`
+    options."""
+    _check_sizes(task_bytes, task_objects, driver_keys, ranges, None)
+    if not source.startswith("s3://"):
+        raise InvalidInputError(
+            f"{source}: a cluster moves objects of an s3:// prefix; move local files with "
+            "parabyte.move"
+        )
+    return _copy_in_store(
+        source,
+        destination,
+        client,
+        moving=True,
+        progress=progress,
+        task_bytes=task_bytes,
+        task_objects=task_objects,
+        driver_keys=driver_keys,
+        ranges=ranges,
+        split_bytes=None,
+        connect_timeout=connect_timeout,
+        options={"recursive": recursive, **options},
+    )
+
+
+def _copy_in_store(
+    source: str,
+    destination: str,
+    client: distributed.Client | str | None,
+    *,
+    moving: bool,
+    progress: ProgressCallback | None,
     task_bytes: int,
     task_objects: int,
     driver_keys: int,
-    ranges: int,
+    ranges: int | None,
     split_bytes: int | None,
-) -> Iterator[_Task]:
-    """The job's tasks: items packed by bytes, then key ranges for what the driver did not
-    list."""
-    if not isinstance(source, str):
-        yield from _pack(_items(source), task_bytes, task_objects, split_bytes)
-        return
-    if not (source.startswith("s3://") and (recursive or source.endswith("/"))):
-        if recursive:
-            raise InvalidInputError(f"a recursive copy needs an s3:// prefix; {source} is one file")
-        # One object: one task; it lands where `download_many` puts it (its key's path).
-        yield _ItemsTask([Item(source)], 0)
-        return
-    prefix = source if source.endswith("/") or source == _bucket_root(source) else source + "/"
-    below = len(prefix) - len(_bucket_root(prefix))  # keys land relative to the prefix
-    listed = local.list(prefix)
-    last_key: list[str] = []
-
-    def first_keys() -> Iterator[tuple[Item, int]]:
-        for count, (item, size) in enumerate(_items(listed)):
-            last_key[:] = [item.source]
-            key = item.source[len(_bucket_root(prefix)) :]
-            yield Item(item.source, key[below:], size=item.size, etag=item.etag), size
-            if count + 1 >= driver_keys:
-                return
-
-    yield from _pack(first_keys(), task_bytes, task_objects, split_bytes)
-    try:
-        more = next(listed, None) is not None
-    except Error:
-        more = True  # the range tasks list it again and report what breaks
-    if not more:
-        return
-    after = last_key[0][len(_bucket_root(prefix)) :] if last_key else None
-    boundaries = [b for b in local.split_key_space(prefix, ranges) if after is None or b > after]
-    lows = [after, *boundaries]
-    highs = [*boundaries, None]
-    yield from (KeyRange(prefix, low, high) for low, high in zip(lows, highs, strict=True))
-
-
-def _bucket_root(url: str) -> str:
-    bucket = url.removeprefix("s3://").split("/", 1)[0]
-    return f"s3://{bucket}/"
-
-
-def _items(source: Iterable[ItemLike]) -> Iterator[tuple[Item, int]]:
-    """Each item with its size (0 when unknown); destinations as `download_many` gives them."""
-    for entry in source:
-        if isinstance(entry, ObjectInfo):
-            if entry.is_prefix or (entry.key.endswith("/") and entry.size == 0):
-                continue  # a "folder": nothing to write, as in a local prefix copy
-            yield Item(entry.url, None, size=entry.size, etag=entry.etag), entry.size
-        elif isinstance(entry, Item):
-            yield entry, entry.size or 0
-        else:
-            yield Item(entry), 0
-
-
-def _pack(
-    items: Iterable[tuple[Item, int]],
-    task_bytes: int,
-    task_objects: int,
-    split_bytes: int | None = None,
-) -> Iterator[_ItemsTask | _PiecesTask]:
-    """Items into tasks, in order: each task up to `task_bytes` and `task_objects`; an item
-    of `task_bytes` or more alone; one of more than `split_bytes` (with its ETag, which
-    pins its pieces to one version) in pieces of `task_bytes`, at most `split_bytes`."""
-    held: list[Item] = []
-    held_bytes = 0
-    for item, size in items:
-        if split_bytes is not None and size > split_bytes and item.etag:
-            piece = min(task_bytes, split_bytes)
-            pieces = [(start, min(start + piece, size)) for start in range(0, size, piece)]
-            yield _PiecesTask(item, size, pieces)
-            continue
-        if size >= task_bytes:
-            yield _ItemsTask([item], size)
-            continue
-        if held and (held_bytes + size > task_bytes or len(held) >= task_objects):
-            yield _ItemsTask(held, held_bytes)
-            held, held_bytes = [], 0
-        held.append(item)
-        held_bytes += size
-    if held:
-        yield _ItemsTask(held, held_bytes)
-
-
-def _processes_per_host(addresses: Iterable[str]) -> dict[str, int]:
-    """How many worker processes each host runs."""
-    hosts: dict[str, int] = {}
-    for address in addresses:
-        host = get_address_host(address)
-        hosts[host] = hosts.get(host, 0) + 1
-    return hosts
-
-
-def _share_the_cores(worker_address: str, sharing: dict[str, int]) -> None:
-    """Before this process's engine starts, give it its share of the host's cores: each
-    engine runs one thread per core by default, and several worker processes on one host
-    (a LocalCluster, `dask worker --nworkers N`) would otherwise run N threads per core and
-    spend CPU switching between them. A user's own TOKIO_WORKER_THREADS wins."""
-    processes = sharing.get(get_address_host(worker_address), 1)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if processes > 1:
-        os.environ.setdefault("TOKIO_WORKER_THREADS", str(max(1, (cores or 1) // processes)))
-
-
-def _run_task(
-    task: _Task,
-    destination: str | None,
+    connect_timeout: float,
     options: dict[str, Any],
-    topic: str,
-    name: str,
-    sharing: dict[str, int],
-) -> _TaskResult:
-    """One task, in a worker's process: one parabyte download with the job's options."""
-    worker, client = _worker_client(options, sharing)
-    report = _reporter(worker, topic, name)
-    cpu = time.process_time()
-    if isinstance(task, KeyRange):
-        summary = client.download(
-            task.prefix,
+) -> ClusterSummary:
+    """A prefix copied inside the store (or streamed from a store of its own), or moved."""
+    keywords, client_options = _split("move" if moving else "copy", options)
+    _refuse_dry_run(keywords)
+    recursive = keywords.pop("recursive", False)
+    if not (recursive or source.endswith("/")):
+        raise InvalidInputError(
+            f"{source}: a cluster copies a prefix (recursive=True or a trailing '/'); copy "
+            "one object with parabyte.copy"
+        )
+    # Between two stores no copy happens inside one: objects stream through the tasks.
+    inside = not any(name.startswith("source_") for name in client_options)
+    with _Cluster(client, connect_timeout) as cluster:
+        local = _client(client_options)
+        opened = Opened()
+        tasks = plan_copy(
+            local,
+            source,
             destination,
-            progress=report,
-            after=task.after,
-            until_after=task.until_after,
+            opened,
+            keywords,
+            moving=moving,
+            in_parts=inside,
+            task_bytes=task_bytes,
+            task_objects=task_objects,
+            split_bytes=split_bytes or COPY_CUTOFF,
+            driver_keys=driver_keys,
+            ranges=ranges or RANGES_PER_WORKER * cluster.workers,
         )
-    else:
-        summary = client.download_many(task.items, destination, progress=report)
-    return _TaskResult(worker.address, summary, time.process_time() - cpu)
+        return _write_job(cluster, local, tasks, client_options, keywords, progress, opened)
 
 
-def _worker_client(
-    options: dict[str, Any], sharing: dict[str, int]
-) -> tuple[distributed.Worker, Client]:
-    """In a task: this worker, and its process's client for the job's options, its engine
-    given the process's share of the host's cores first."""
-    worker = distributed.get_worker()
-    _share_the_cores(worker.address, sharing)
-    return worker, _client(options)
+class _Cluster:
+    """The Dask client a job submits through (connected here when given as an address,
+    and disconnected when the job ends), its workers, and when the job began."""
+
+    def __init__(self, client: distributed.Client | str | None, timeout: float) -> None:
+        self.given = client
+        self.dask = _dask_client(client, timeout)
+        self.started = time.monotonic()
+        self.addresses = list(self.dask.scheduler_info().get("workers", {}))
+        self.workers = max(1, len(self.addresses))
+        self.sharing = _processes_per_host(self.addresses)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if isinstance(self.given, str):
+            self.dask.close()
 
 
-def _reporter(worker: distributed.Worker, topic: str, name: str) -> Callable[[Any], None]:
-    """A progress callback that sends a task's figures to the driver through Dask's event
-    log, at most every `PROGRESS_INTERVAL_S`."""
-    reported = [0.0]
-
-    def report(now: Any) -> None:
-        moment = time.monotonic()
-        if moment - reported[0] < PROGRESS_INTERVAL_S:
-            return
-        reported[0] = moment
-        figures = [
-            now.objects_done,
-            now.objects_failed,
-            now.objects_total,
-            now.bytes_done,
-            now.bytes_total,
-        ]
-        worker.log_event(topic, {"task": name, "figures": figures})
-
-    return report
-
-
-def _run_piece(
-    item: Item,
-    destination: str,
-    start: int,
-    end: int,
-    options: dict[str, Any],
-    topic: str,
-    name: str,
-    sharing: dict[str, int],
-) -> _PieceResult:
-    """One piece of a split object, in a worker's process. A piece that fails is not the
-    object's failure: the task that assembles it fetches what the piece did not bring.
-    Its progress is reported under `name`, its object's task name and its first byte."""
-    worker, client = _worker_client(options, sharing)
-    report = _reporter(worker, topic, f"{name}{_PIECE}{start}")
-    cpu = time.process_time()
-    try:
-        summary: Summary | None = client.download_piece(
-            item, destination, start, end, progress=report
-        )
-    except Error:
-        summary = None
-    return _PieceResult(worker.address, start, end, summary, time.process_time() - cpu)
-
-
-def _assemble(
-    task: _PiecesTask,
-    destination: str,
-    options: dict[str, Any],
-    topic: str,
-    name: str,
-    sharing: dict[str, int],
-    *pieces: _PieceResult,
-) -> _TaskResult:
-    """The last task of a split object, once its pieces ran: their bytes go into the
-    object's temporary file, then an ordinary download of the object fetches whatever they
-    lack (a failed piece, or pieces on another host's disk), checks the whole object by the
-    store's checksum and gives it its name."""
-    worker, client = _worker_client(options, sharing)
-    cpu = time.process_time()
-    client.adopt_pieces(task.item, destination, [start for start, _ in task.pieces])
-    result = _run_task(
-        _ItemsTask([task.item], task.bytes), destination, options, topic, name, sharing
-    )
-    return _TaskResult(worker.address, result.summary, time.process_time() - cpu, pieces)
-
-
-class _Progress:
-    """The figures running tasks last reported, and those of finished tasks."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.running: dict[str, list[int]] = {}
-        self.finished = [0, 0, 0, 0, 0]
-        self.tasks_done = 0
-        self.tasks_total = 0
-        # Known before a task runs: its items' count and bytes.
-        self.planned_objects = 0
-        self.planned_bytes = 0
-
-    def submitted(self, task: _Task) -> None:
-        with self.lock:
-            self.tasks_total += 1
-            if isinstance(task, _ItemsTask):
-                self.planned_objects += len(task.items)
-                self.planned_bytes += task.bytes
-            elif isinstance(task, _PiecesTask):
-                self.tasks_total += len(task.pieces)
-                self.planned_objects += 1
-                self.planned_bytes += task.bytes
-
-    def on_event(self, event: tuple[float, dict[str, Any]]) -> None:
-        _, message = event
-        with self.lock:
-            self.running[message["task"]] = message["figures"]
-
-    def task_done(
-        self,
-        name: str,
-        task: _Task,
-        summary: Summary | None,
-        pieces: tuple[_PieceResult, ...] = (),
-    ) -> None:
-        """Task `name` ended: with its summary and, for a split object, its pieces' results;
-        `None` when it failed for good (its pieces end with it)."""
-        piece_bytes = sum(piece.summary.bytes for piece in pieces if piece.summary)
-        piece_tasks = len(task.pieces) if isinstance(task, _PiecesTask) else 0
-        with self.lock:
-            self.running.pop(name, None)
-            for piece in [task for task in self.running if task.startswith(name + _PIECE)]:
-                del self.running[piece]
-            self.tasks_done += 1 + piece_tasks
-            if summary is not None:
-                done = summary.objects + summary.skipped
-                fetched = summary.bytes + piece_bytes
-                figures = [done, summary.failed, done + summary.failed, fetched, 0]
-                self.finished = [a + b for a, b in zip(self.finished, figures, strict=True)]
-
-    def snapshot(self) -> ClusterProgress:
-        with self.lock:
-            sums = list(self.finished)
-            for figures in self.running.values():
-                sums = [a + b for a, b in zip(sums, figures, strict=True)]
-            return ClusterProgress(
-                objects_done=sums[0],
-                objects_failed=sums[1],
-                objects_total=max(sums[2], self.planned_objects),
-                bytes_done=sums[3],
-                bytes_total=max(sums[4], self.planned_bytes),
-                tasks_done=self.tasks_done,
-                tasks_total=self.tasks_total,
-            )
-
-
-def _run(
-    dask_client: distributed.Client,
-    tasks: Iterable[_Task],
-    destination: str | None,
-    options: dict[str, Any],
+def _write_job(
+    cluster: _Cluster,
+    local: Client,
+    tasks: Iterable[Any],
+    client_options: dict[str, Any],
+    keywords: dict[str, Any],
     progress: ProgressCallback | None,
-    started: float,
-    refused: list[Failure],
-    sharing: dict[str, int],
+    opened: Opened,
+    *,
+    on_result: Any = None,
 ) -> ClusterSummary:
-    """Submit the tasks as they are planned (among those waiting, bigger ones first),
-    follow them, and sum up."""
-    job = uuid.uuid4().hex[:12]
-    topic = f"parabyte-progress-{job}"
-    tally = _Progress()
-    if progress is not None:
-        dask_client.subscribe_topic(topic, tally.on_event)
-    names = {}
-    futures = []
-    pieces: list[distributed.Future] = []  # followed through the tasks that assemble them
-    results: list[tuple[_TaskResult, _Task]] = []
-    failures: list[Failure] = list(refused)
-    finished: queue.SimpleQueue[distributed.Future] = queue.SimpleQueue()
+    """Run a write job's tasks; when it ends, leave no upload of it open: a task that
+    failed for good has its leftovers aborted, and so has every shared upload not
+    completed (but a file's after Ctrl-C, which the next run resumes)."""
+    job = Job(client_options, keywords, "", cluster.sharing)
+
+    def heard(task: Any, result: _TaskResult | None) -> None:
+        if isinstance(task, _Shared) and result is not None and not result.summary.failed:
+            opened.completed.add(task.source)
+        if result is None and isinstance(task, _Call) and task.leftovers is not None:
+            abort_leftovers(local, task.leftovers, job.since_ms)
+        if on_result is not None:
+            on_result(task, result)
+
+    interrupted = False
     try:
-        for index, task in enumerate(tasks):
-            # The task stream shows them as "parabyte-copy" (and "parabyte-piece").
-            name = f"parabyte-copy-{job}-{index}"
-            weight = 0 if isinstance(task, KeyRange) else task.bytes
-            if isinstance(task, _PiecesTask):
-                parts = [
-                    dask_client.submit(
-                        _run_piece,
-                        task.item,
-                        destination,
-                        start,
-                        end,
-                        options,
-                        topic,
-                        name,
-                        sharing,
-                        key=f"parabyte-piece-{job}-{index}-{start}",
-                        priority=weight,
-                    )
-                    for start, end in task.pieces
-                ]
-                pieces.extend(parts)
-                run, after = _assemble, parts  # runs once its pieces have
-            else:
-                run, after = _run_task, []
-            future = dask_client.submit(
-                run,
-                task,
-                destination,
-                options,
-                topic,
-                name,
-                sharing,
-                *after,
-                key=name,
-                priority=weight,
-            )
-            names[future.key] = (name, task)
-            futures.append(future)
-            tally.submitted(task)
-            future.add_done_callback(finished.put)
-        for _ in futures:
-            future = _next_finished(finished, progress, tally)
-            name, task = names[future.key]
-            outcome = _outcome(future, task)
-            if isinstance(outcome, _TaskResult):
-                results.append((outcome, task))
-                tally.task_done(name, task, outcome.summary, outcome.pieces)
-            else:
-                failures.extend(outcome)
-                tally.task_done(name, task, None)
-            if progress is not None:
-                progress(tally.snapshot())
-    finally:
-        # One request for whatever still runs (an error, Ctrl-C), not one per task.
-        unfinished = [future for future in [*futures, *pieces] if not future.done()]
-        if unfinished:
-            dask_client.cancel(unfinished)
-        if progress is not None:
-            dask_client.unsubscribe_topic(topic)
-    tasks_run = len(futures) + len(pieces)
-    return _sum_up(results, failures, tasks_run, time.monotonic() - started)
-
-
-def _next_finished(
-    finished: queue.SimpleQueue[distributed.Future],
-    progress: ProgressCallback | None,
-    tally: _Progress,
-) -> distributed.Future:
-    """The next task to finish, telling `progress` how the running ones go meanwhile."""
-    while True:
-        try:
-            return finished.get(timeout=PROGRESS_INTERVAL_S)
-        except queue.Empty:
-            if progress is not None:
-                progress(tally.snapshot())
-
-
-def _outcome(future: distributed.Future, task: _Task) -> _TaskResult | list[Failure]:
-    """A finished task's result; a task that failed for good becomes a failure per object it
-    held. A parabyte error that stops a whole run (bad credentials, no such bucket) stops
-    the job, as it would a local run."""
-    try:
-        return future.result()
-    except Error:
+        return _run(
+            cluster.dask,
+            tasks,
+            None,
+            client_options,
+            progress,
+            cluster.started,
+            [],
+            cluster.sharing,
+            writes=job,
+            on_result=heard,
+        )
+    except KeyboardInterrupt:
+        interrupted = True
         raise
-    except Exception as error:  # noqa: BLE001 - any cluster failure is reported by name
-        message = f"the task failed on the cluster: {type(error).__name__}: {error}"
-        exception = Error(message)
-        if isinstance(task, KeyRange):
-            return [Failure(str(task), message, exception)]
-        return [Failure(item.source, message, exception) for item in task.items]
+    finally:
+        opened.abort_the_rest(local, interrupted=interrupted)
 
 
-def _sum_up(
-    results: list[tuple[_TaskResult, _Task]], failures: list[Failure], tasks: int, elapsed: float
-) -> ClusterSummary:
-    workers: dict[str, WorkerShare] = {}
-    summaries = [result.summary for result, _ in results]
-    for result, task in results:
-        for piece in result.pieces:
-            share = workers.setdefault(piece.worker, WorkerShare())
-            share.took.append(f"{_took(task)[0]} bytes {piece.start}..{piece.end}")
-            share.tasks += 1
-            share.cpu_seconds += piece.cpu_seconds
-            if piece.summary is not None:
-                share.bytes += piece.summary.bytes
-                summaries.append(piece.summary)
-        share = workers.setdefault(result.worker, WorkerShare())
-        summary = result.summary
-        share.took.extend(_took(task))
-        share.tasks += 1
-        share.objects += summary.objects
-        share.skipped += summary.skipped
-        share.failed += summary.failed
-        share.bytes += summary.bytes
-        share.cpu_seconds += result.cpu_seconds
-        failures.extend(summary.failures)
+def _check_sizes(
+    task_bytes: int, task_objects: int, driver_keys: int, ranges: int | None, split: int | None
+) -> None:
+    for name, value in (
+        ("task_bytes", task_bytes),
+        ("task_objects", task_objects),
+        ("driver_keys", driver_keys),
+    ):
+        if value < 1:
+            raise InvalidInputError(f"{name} must be at least 1")
+    if ranges is not None and ranges < 1:
+        raise InvalidInputError("ranges must be at least 1")
+    if split is not None and split < 1:
+        raise InvalidInputError("split_bytes must be at least 1")
 
-    # A split object's pieces were put together as an interrupted download's parts would
-    # be; nothing of it was resumed from an earlier run.
-    whole = [result.summary for result, _ in results if not result.pieces]
-    summary = Summary.merged(summaries, elapsed, failures=failures, resumed_from=whole)
-    return ClusterSummary(summary, workers, tasks)
+
+def _refuse_dry_run(keywords: dict[str, Any]) -> None:
+    if keywords.pop("dry_run", False):
+        raise InvalidInputError(
+            "dry_run=True sends no write, so a cluster gains nothing: run the dry run with "
+            "the local function (parabyte.sync, parabyte.upload, ...) and the same keywords"
+        )

@@ -295,6 +295,8 @@ pub struct SyncArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 #[derive(Debug, Args)]
@@ -342,6 +344,8 @@ pub struct RmArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 #[derive(Debug, Args)]
@@ -407,6 +411,8 @@ pub struct MvArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 impl From<MvArgs> for CpArgs {
@@ -424,7 +430,7 @@ impl From<MvArgs> for CpArgs {
             output: args.output,
             store: args.store,
             source_store: SourceStoreArgs::default(),
-            dask_scheduler: None,
+            cluster: args.cluster,
             dask_split_bytes: None,
         }
     }
@@ -466,15 +472,8 @@ pub struct CpArgs {
     pub store: StoreArgs,
     #[command(flatten)]
     pub source_store: SourceStoreArgs,
-    /// Spread the copy over a Dask cluster: its scheduler's address (tcp://HOST:PORT).
-    /// Runs in the `parabyte` that `pip install 'parabyte[dask]'` installs.
-    #[arg(
-        long,
-        value_name = "ADDRESS",
-        env = "PARABYTE_DASK_SCHEDULER",
-        help_heading = "Cluster"
-    )]
-    pub dask_scheduler: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// With --dask-scheduler and a destination every worker sees (a shared file system):
     /// objects larger than SIZE are fetched in pieces by tasks of their own, then made
     /// whole and checked by one more.
@@ -485,6 +484,17 @@ pub struct CpArgs {
         help_heading = "Cluster"
     )]
     pub dask_split_bytes: Option<Size>,
+}
+
+/// Running the job on a Dask cluster: `cp`, `sync`, `mv` and `rm` take the same flag.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Cluster")]
+pub struct ClusterArgs {
+    /// Run the job on a Dask cluster, each worker running this engine: its scheduler's
+    /// address (tcp://HOST:PORT). Runs in the `parabyte` that `pip install
+    /// 'parabyte[dask]'` installs.
+    #[arg(long, value_name = "ADDRESS", env = "PARABYTE_DASK_SCHEDULER")]
+    pub dask_scheduler: Option<String>,
 }
 
 #[derive(Debug, Args)]

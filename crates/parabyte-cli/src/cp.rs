@@ -162,7 +162,7 @@ pub(crate) fn sync_as_copy(args: SyncArgs) -> (CpArgs, Mode) {
         output: args.output,
         store: args.store,
         source_store: Default::default(),
-        dask_scheduler: None,
+        cluster: args.cluster,
         dask_split_bytes: None,
     };
     (copy, Mode::Sync(options))
@@ -170,13 +170,7 @@ pub(crate) fn sync_as_copy(args: SyncArgs) -> (CpArgs, Mode) {
 
 /// `cp`, `mv` or `sync`, as `mode` says.
 pub(crate) async fn copy(args: CpArgs, verbose: bool, mode: Mode) -> Result<u8, Error> {
-    if let Some(scheduler) = &args.dask_scheduler {
-        return Err(Error::InvalidInput(format!(
-            "--dask-scheduler {scheduler} (or PARABYTE_DASK_SCHEDULER) runs the copy on a Dask \
-             cluster, which this parabyte cannot: pip install 'parabyte[dask]' and run the \
-             `parabyte` command it installs, or unset PARABYTE_DASK_SCHEDULER to copy here"
-        )));
-    }
+    args.cluster.refuse_here()?;
     let request = copy_request(&args)?;
     let transfer = args.transfer.to_config(&args.listing);
     // The bar and request lines would garble each other: -v is a log, not a display. A dry

@@ -40,7 +40,7 @@ use runtime::{interrupted, request_log, worker_threads};
 use stat::stat;
 use status::{tell, FATAL, SOME_FAILED};
 
-pub use cluster::{cluster_copy, ClusterCopy};
+pub use cluster::{cluster_job, ClusterCommand, ClusterJob, Keyword};
 pub use options_table::{
     markdown, option_table, python_argument, python_keyword, python_markdown, OptionRow, Reach,
 };

@@ -29,6 +29,7 @@ impl Reporter for FailureLines {
 }
 
 pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
+    args.cluster.refuse_here()?;
     let selection = &args.selection;
     let filters = selection.filters()?;
     let request = RemoveRequest {
@@ -41,6 +42,7 @@ pub(crate) async fn remove(args: RmArgs) -> Result<u8, Error> {
             upload: Default::default(),
             follow_symlinks: false,
         },
+        bounds: Default::default(),
     };
     let mut reporters: Vec<Arc<dyn Reporter>> = Vec::new();
     match selection.dryrun {

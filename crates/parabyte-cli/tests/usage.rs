@@ -137,6 +137,18 @@ fn a_dask_scheduler_says_how_to_get_the_cluster_copy_and_sends_nothing() {
         .output()
         .unwrap();
     assert_usage_error(&from_env, "PARABYTE_DASK_SCHEDULER");
+    // Every command that runs on a cluster takes the flag, and this binary runs none.
+    for command in [
+        vec!["sync", "s3://bucket/prefix/", "out"],
+        vec!["mv", "s3://bucket/key", "out.bin"],
+        vec!["rm", "-r", "s3://bucket/prefix/"],
+    ] {
+        let endpoint = ["--endpoint-url", &server.endpoint()];
+        let cluster = ["--dask-scheduler", "tcp://127.0.0.1:9"];
+        let args = [command.as_slice(), &endpoint, &cluster].concat();
+        let refused = bare_parabyte(dir.path()).args(&args).output().unwrap();
+        assert_usage_error(&refused, "pip install 'parabyte[dask]'");
+    }
     assert_eq!(server.request_count(), 0);
     assert!(files_under(dir.path()).is_empty());
 }

@@ -135,6 +135,7 @@ pub fn remove_request(
             upload: Default::default(),
             follow_symlinks: false,
         },
+        bounds: KeyBounds::default(),
     })
 }
 

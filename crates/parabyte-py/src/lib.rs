@@ -19,6 +19,7 @@ mod awaitable;
 mod buffer;
 mod byte_range;
 mod client;
+mod cluster_calls;
 mod download_keywords;
 mod errors;
 mod gathered;
@@ -38,6 +39,7 @@ mod version_reads;
 
 use std::ffi::OsString;
 
+use parabyte_cli::Keyword;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -49,15 +51,15 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> u8 {
     py.detach(|| parabyte_cli::main_with(argv))
 }
 
-/// `parabyte cp --dask-scheduler ...` parsed by the command line's own flags, as a dict for
-/// `parabyte.dask` (its `options` are `Client` keywords); `None` for any other command line,
-/// which `run_cli` runs.
+/// `parabyte cp|sync|mv|rm --dask-scheduler ...` parsed by the command line's own flags,
+/// as a dict for `parabyte.dask` (its `options` are `Client` keywords, its `keywords` the
+/// function's own); `None` for any other command line, which `run_cli` runs.
 #[pyfunction]
-fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bound<'_, PyDict>>> {
-    let Some(copy) = parabyte_cli::cluster_copy(argv) else {
+fn cluster_job_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bound<'_, PyDict>>> {
+    let Some(job) = parabyte_cli::cluster_job(argv) else {
         return Ok(None);
     };
-    let (store, transfer) = (&copy.store, &copy.transfer);
+    let (store, transfer) = (&job.store, &job.transfer);
     let options = PyDict::new(py);
     options.set_item("endpoint_url", &store.endpoint_url)?;
     options.set_item("region", &store.region)?;
@@ -83,18 +85,35 @@ fn cluster_copy_args(py: Python<'_>, argv: Vec<OsString>) -> PyResult<Option<Bou
     options.set_item("verify", transfer.verify_content)?;
     options.set_item("force", !transfer.skip_unchanged)?;
     options.set_item("ignore_glacier_warnings", transfer.ignore_archived)?;
-    let job = PyDict::new(py);
-    job.set_item("scheduler", &copy.scheduler)?;
-    job.set_item("source", &copy.source)?;
-    job.set_item("destination", &copy.destination)?;
-    job.set_item("manifest", &copy.manifest)?;
-    job.set_item("recursive", copy.recursive)?;
-    job.set_item("split_bytes", copy.split_bytes)?;
-    job.set_item("json", copy.json)?;
-    job.set_item("quiet", copy.quiet)?;
-    job.set_item("refused", &copy.refused)?;
-    job.set_item("options", options)?;
-    Ok(Some(job))
+    let keywords = PyDict::new(py);
+    for (name, value) in &job.keywords {
+        match value {
+            Keyword::Switch(on) => keywords.set_item(name, on)?,
+            Keyword::Number(number) => keywords.set_item(name, number)?,
+            Keyword::Text(text) => keywords.set_item(name, text)?,
+            Keyword::Texts(texts) => keywords.set_item(name, texts)?,
+            Keyword::Pairs(pairs) => keywords.set_item(
+                name,
+                PyDict::from_sequence(&pairs.clone().into_pyobject(py)?)?,
+            )?,
+        }
+    }
+    let described = PyDict::new(py);
+    described.set_item("command", job.command.name())?;
+    described.set_item("scheduler", &job.scheduler)?;
+    described.set_item("source", &job.source)?;
+    // As text: a path would fold the `//` of `s3://`.
+    let destination = job.destination.as_ref().map(|path| path.to_string_lossy());
+    described.set_item("destination", destination)?;
+    described.set_item("manifest", &job.manifest)?;
+    described.set_item("recursive", job.recursive)?;
+    described.set_item("split_bytes", job.split_bytes)?;
+    described.set_item("json", job.json)?;
+    described.set_item("quiet", job.quiet)?;
+    described.set_item("refused", &job.refused)?;
+    described.set_item("options", options)?;
+    described.set_item("keywords", keywords)?;
+    Ok(Some(described))
 }
 
 #[pymodule]
@@ -118,7 +137,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(awaitable::close_gate, module)?)?;
     module.add_function(wrap_pyfunction!(pyvalue::restore, module)?)?;
     module.add_function(wrap_pyfunction!(run_cli, module)?)?;
-    module.add_function(wrap_pyfunction!(cluster_copy_args, module)?)?;
+    module.add_function(wrap_pyfunction!(cluster_job_args, module)?)?;
     module.add_function(wrap_pyfunction!(option_rows::option_table, module)?)?;
     module.add_function(wrap_pyfunction!(client::parse_manifest, module)?)?;
     module.add_function(wrap_pyfunction!(
@@ -130,6 +149,25 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
         module
     )?)?;
     module.add_class::<streamed_upload::StreamedUpload>()?;
+    module.add_class::<cluster_calls::TreeWalk>()?;
+    for call in [
+        wrap_pyfunction!(cluster_calls::sync_part, module)?,
+        wrap_pyfunction!(cluster_calls::sync_deletes_allowed, module)?,
+        wrap_pyfunction!(cluster_calls::sync_deletes, module)?,
+        wrap_pyfunction!(cluster_calls::copy_range, module)?,
+        wrap_pyfunction!(cluster_calls::remove_range, module)?,
+        wrap_pyfunction!(cluster_calls::walk_upload, module)?,
+        wrap_pyfunction!(cluster_calls::open_shared_upload, module)?,
+        wrap_pyfunction!(cluster_calls::send_shared_parts, module)?,
+        wrap_pyfunction!(cluster_calls::commit_shared_upload, module)?,
+        wrap_pyfunction!(cluster_calls::open_shared_copy, module)?,
+        wrap_pyfunction!(cluster_calls::copy_shared_parts, module)?,
+        wrap_pyfunction!(cluster_calls::commit_shared_copy, module)?,
+        wrap_pyfunction!(cluster_calls::abort_shared_upload, module)?,
+        wrap_pyfunction!(cluster_calls::abort_uploads_left, module)?,
+    ] {
+        module.add_function(call)?;
+    }
     module.add_function(wrap_pyfunction!(streamed_upload::start_upload, module)?)?;
     Ok(())
 }

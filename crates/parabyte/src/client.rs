@@ -2,6 +2,11 @@
 //! copy to the one driver (`driver.rs`); the calls that fetch one object's bytes, pieces
 //! of one object, or a listing are here.
 
+mod shared_uploads;
+mod tree_walk;
+
+pub use tree_walk::UploadEntry;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::manifest::Item;
 use crate::plan::item_job;
-use crate::plan::{CopyRequest, RemoveRequest, SyncOptions, UploadOptions};
+use crate::plan::{CopyRequest, PartVerdict, RemoveRequest, SyncOptions, SyncPart, UploadOptions};
 use crate::ranges::ByteRange;
 use crate::report::{Reporter, Silent, Summary};
 use crate::source::listing::{list, split_key_space, KeyBounds, ListSpec, Listed};
@@ -116,7 +121,42 @@ impl Client {
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         self.one_store("sync")?;
-        self.driver.sync(request, options, reporter).await
+        self.driver.sync(request, options, None, reporter).await
+    }
+
+    /// One part of a sync spread over several machines: as [`Client::sync`], but only the
+    /// names below both sides within `bounds` (paths below the source and the destination,
+    /// `/` between names), and with `options.delete` nothing is deleted: what the part
+    /// would delete comes back as its [`PartVerdict`] (none when a listing broke off), for
+    /// [`crate::deletes_of_parts`] to judge over every part and [`Client::sync_deletes`]
+    /// to delete.
+    pub async fn sync_part(
+        &self,
+        request: &CopyRequest,
+        options: &SyncOptions,
+        bounds: KeyBounds,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<(Summary, Option<PartVerdict>)> {
+        self.one_store("sync")?;
+        let part = SyncPart::new(bounds);
+        let summary = self
+            .driver
+            .sync(request, options, Some(part.clone()), reporter)
+            .await?;
+        Ok((summary, part.verdict()))
+    }
+
+    /// Delete `names` below the destination of the sync `request` describes (keys 1,000
+    /// a request, files by name while still regular files): the deletes of parts that
+    /// [`crate::deletes_of_parts`] allowed. A dry run deletes nothing and previews each.
+    pub async fn sync_deletes(
+        &self,
+        request: &CopyRequest,
+        names: Vec<String>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        self.one_store("sync")?;
+        self.driver.sync_deletes(request, names, reporter).await
     }
 
     /// Delete the one key named (`dir/` is the key `dir/`, not the tree under it), or with

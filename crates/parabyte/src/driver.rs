@@ -845,6 +845,7 @@ async fn refused_first(refused: Vec<Failure>, queue: &mpsc::Sender<Planned>) -> 
 mod delete;
 mod moves;
 mod pieces;
+mod shared_uploads;
 mod sync;
 #[cfg(test)]
 mod tests;

@@ -55,7 +55,7 @@ mod transfer;
 mod transfer_scope;
 mod validator;
 
-pub use client::Client;
+pub use client::{Client, UploadEntry};
 pub use config::{
     parse_size, parse_timeout, parse_timeout_seconds, Keys, SourceStore, StoreConfig,
     TransferConfig,
@@ -67,8 +67,8 @@ pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
 pub use manifest::{Item, Manifest, ManifestError};
 pub use pattern::{has_wildcard, Filter, Pattern};
 pub use plan::{
-    CopyOptions, CopyRequest, Destination, RemoveRequest, Source, SyncCompare, SyncOptions,
-    UploadOptions,
+    deletes_of_parts, CopyOptions, CopyRequest, Destination, PartVerdict, RemoveRequest, Source,
+    SyncCompare, SyncOptions, UploadOptions,
 };
 pub use report::{
     Failure, ObjectReport, Preview, Reporter, Silent, Status, Summary, Verification, Verified,
@@ -77,6 +77,6 @@ pub use retry::RetryPolicy;
 pub use source::http_client::REQUEST_EVENTS;
 pub use source::listing::{KeyBounds, Listed, ObjectEntry};
 pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum, UnfinishedUpload};
-pub use source::Encryption;
+pub use source::{Encryption, UploadedPart};
 pub use timestamp::Timestamp;
-pub use transfer::upload::{uploads_aborted, uploads_kept, Chunk};
+pub use transfer::upload::{uploads_aborted, uploads_kept, Chunk, SharedUpload};

@@ -29,6 +29,16 @@ pub(crate) struct Stamp {
 }
 
 impl Stamp {
+    /// Its size and nanosecond modification time, as one word: what an upload is of, for
+    /// the next run or another process to compare with what the file is then.
+    pub(crate) fn version(&self) -> String {
+        let modified = self
+            .modified
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        format!("{}:{}", self.size, modified.as_nanos())
+    }
+
     fn of(metadata: &Metadata) -> Stamp {
         Stamp {
             size: metadata.size(),
@@ -202,7 +212,7 @@ fn read_exact_at(file: &File, path: &Path, buffer: &mut [u8], offset: u64) -> Re
         })
 }
 
-fn changed(path: &Path, detail: &str) -> Error {
+pub(crate) fn changed(path: &Path, detail: &str) -> Error {
     Error::FileChanged {
         path: path.to_owned(),
         detail: detail.to_owned(),

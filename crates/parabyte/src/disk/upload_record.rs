@@ -8,7 +8,6 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use sha2::{Digest as _, Sha256};
 
@@ -48,7 +47,7 @@ impl UploadRecord {
         let (version, id) = text.trim().split_once(' ')?;
         let plausible = !id.is_empty() && id.len() <= MAX_UPLOAD_ID;
         let id = (plausible && id.bytes().all(|b| b.is_ascii_graphic())).then(|| id.to_owned())?;
-        Some((id, version == version_of(stamp)))
+        Some((id, version == stamp.version()))
     }
 
     /// Record `upload_id` of the file as `stamp` describes it (written whole, then renamed,
@@ -58,7 +57,7 @@ impl UploadRecord {
             std::fs::create_dir_all(directory)?;
         }
         let partial = self.path.with_extension("partial");
-        std::fs::write(&partial, format!("{} {upload_id}", version_of(stamp)))?;
+        std::fs::write(&partial, format!("{} {upload_id}", stamp.version()))?;
         std::fs::rename(&partial, &self.path)
     }
 
@@ -66,15 +65,6 @@ impl UploadRecord {
     pub(crate) fn remove(&self) {
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-/// The file's size and nanosecond modification time, as one word.
-fn version_of(stamp: &Stamp) -> String {
-    let modified = stamp
-        .modified
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    format!("{}:{}", stamp.size, modified.as_nanos())
 }
 
 /// `$PARABYTE_STATE_DIR`, else `$XDG_STATE_HOME/parabyte/uploads`, else

@@ -9,25 +9,31 @@ use super::Driver;
 use crate::error::{Error, Result};
 use crate::location::ObjectUrl;
 use crate::plan::{
-    decide, list_prefix, plan, plan_local, sync_sides, CopyRequest, SourcePlanner, SyncOptions,
-    SyncPlan, Work,
+    decide, deletes_planner, list_prefix, plan, plan_local, sync_sides, CopyRequest, SourcePlanner,
+    SyncOptions, SyncPart, SyncPlan, Work,
 };
 use crate::report::{Reporter, Summary};
 use crate::source::Store;
 
 impl<S: Store<Object = ObjectUrl>> Driver<S> {
     /// Make the destination hold what the source holds: send what is missing or changed
-    /// there, and with `delete` remove what the source lacks.
+    /// there, and with `delete` remove what the source lacks. With `part`, only the names
+    /// of its range, and its deletes are handed back to it rather than made.
     pub(crate) async fn sync(
         &self,
         request: &CopyRequest,
         options: &SyncOptions,
+        part: Option<SyncPart>,
         reporter: Arc<dyn Reporter>,
     ) -> Result<Summary> {
         let (request, far) = sync_sides(request)?;
         let (source, source_root): (SourcePlanner, String) = match decide(&request).await? {
-            Work::Store(copy) => {
-                let root = format!("s3://{}/{}", copy.source.bucket, list_prefix(&copy));
+            Work::Store(mut copy) => {
+                let prefix = list_prefix(&copy);
+                if let Some(part) = &part {
+                    copy.bounds = part.keys_under(&prefix);
+                }
+                let root = format!("s3://{}/{prefix}", copy.source.bucket);
                 let planner = plan(
                     self.store.clone(),
                     self.counters.clone(),
@@ -37,7 +43,10 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
                 );
                 (Box::new(planner), root)
             }
-            Work::Local(copy) => {
+            Work::Local(mut copy) => {
+                if let Some(part) = &part {
+                    copy.bounds = part.bounds();
+                }
                 let root = match copy.source.display().to_string() {
                     root if root.ends_with('/') => root,
                     root => format!("{root}/"),
@@ -61,10 +70,28 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
             options: options.clone(),
             filters: request.options.filters.clone(),
             dry_run: request.options.dry_run,
+            part,
         };
         let planner_reporter = reporter.clone();
         let planner = move |queue| plan.run(source, queue, planner_reporter);
         let dry_run = request.options.dry_run;
         self.run(planner, source_root, dry_run, reporter).await
+    }
+}
+
+impl<S: Store<Object = ObjectUrl>> Driver<S> {
+    /// Delete the names below the sync's destination that [`crate::deletes_of_parts`]
+    /// allowed, as a sync on one machine deletes them (previewed in a dry run).
+    pub(crate) async fn sync_deletes(
+        &self,
+        request: &CopyRequest,
+        names: Vec<String>,
+        reporter: Arc<dyn Reporter>,
+    ) -> Result<Summary> {
+        let (request, far) = sync_sides(request)?;
+        let name = far.name();
+        let planner = deletes_planner(far, names, reporter.clone());
+        self.run(planner, name, request.options.dry_run, reporter)
+            .await
     }
 }

@@ -874,6 +874,7 @@ mod local;
 mod moves;
 mod schedules;
 mod sync;
+mod sync_parts;
 
 #[tokio::test]
 async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusal() {
@@ -895,6 +896,7 @@ async fn rm_deletes_the_listed_keys_a_thousand_a_request_and_reports_each_refusa
         source: S3Url::parse("s3://b/many/").unwrap(),
         recursive: true,
         options: CopyOptions::default(),
+        bounds: Default::default(),
     };
     let recorded = Arc::new(Recorded::default());
     let summary = driver.remove(&request, recorded.clone()).await.unwrap();
@@ -929,6 +931,7 @@ async fn rm_without_recursive_deletes_only_the_key_named_and_only_when_it_is_the
             source: S3Url::parse(source).unwrap(),
             recursive: false,
             options: CopyOptions::default(),
+            bounds: Default::default(),
         };
         let driver = &driver;
         async move {
@@ -1011,7 +1014,7 @@ async fn downloads_take_the_uploaded_files_time_and_a_second_sync_fetches_nothin
         CopyRequest::parse("s3://b/p/", Destination::Path(dir.path().to_owned()), false).unwrap();
     let options = crate::plan::SyncOptions::default();
     let first = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((first.objects, first.failures.len()), (3, 0));
@@ -1030,7 +1033,7 @@ async fn downloads_take_the_uploaded_files_time_and_a_second_sync_fetches_nothin
     );
     let fetched = store.got().len();
     let second = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((second.objects, second.skipped), (0, 3));

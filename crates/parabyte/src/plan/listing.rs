@@ -23,7 +23,7 @@ use crate::location::{ObjectUrl, S3Url};
 use crate::pattern::excluded_by;
 use crate::report::{Failure, Preview, Reporter};
 use crate::retry::{with_retries, RetryPolicy};
-use crate::source::listing::{first_key, list, ListSpec, Listed};
+use crate::source::listing::{first_key, list, KeyBounds, ListSpec, Listed};
 use crate::source::Store;
 use crate::source::WriteOptions;
 use crate::transfer::engine::{Job, Known};
@@ -370,7 +370,9 @@ async fn plan_listing(
             return Ok(());
         }
     }
-    if !matched {
+    // One range of a prefix (a task's share on a cluster) may hold nothing; the prefix
+    // as a whole is what a user named.
+    if !matched && request.bounds == KeyBounds::default() {
         let failure = nothing_matched(request, prefix, literal_key_listed);
         let _ = queue.send(Planned::Refused(failure)).await;
     }

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::location::S3Url;
 use crate::pattern::{excluded_by, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
+use crate::source::listing::KeyBounds;
 use crate::source::local::{Kind, LocalStore, Next, Walked, Window};
 use crate::source::WriteOptions;
 use crate::transfer::upload::UploadJob;
@@ -41,6 +42,9 @@ pub(crate) struct LocalCopy {
     pub dry_run: bool,
     /// Links inside the tree are read as what they point to, loops refused.
     pub follow_links: bool,
+    /// The range of the tree's keys (paths below the source, `/` between names) to plan:
+    /// all of them by default; one range for a task of a sync spread over a cluster.
+    pub bounds: KeyBounds,
 }
 
 /// Where a local copy goes.
@@ -350,6 +354,8 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
     let tree = LocalStore::new(root);
     let window = Window {
         follow_links: copy.follow_links,
+        after: copy.bounds.after.as_deref().map(str::as_bytes),
+        until_after: copy.bounds.until_after.as_deref().map(str::as_bytes),
         ..Window::default()
     };
     tree.walk(

@@ -28,8 +28,8 @@ pub(crate) use planned::{Planned, WebJob};
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
-pub(crate) use sync::{sync_sides, SourcePlanner, SyncPlan};
-pub use sync::{SyncCompare, SyncOptions};
+pub use sync::{deletes_of_parts, PartVerdict, SyncCompare, SyncOptions};
+pub(crate) use sync::{deletes_planner, sync_sides, SourcePlanner, SyncPart, SyncPlan};
 
 /// A request decided: which of the three ways it runs.
 #[derive(Debug)]
@@ -220,6 +220,7 @@ fn decide_local(request: &CopyRequest, source: &Path) -> Result<Work> {
         filters: request.options.filters.clone(),
         dry_run: request.options.dry_run,
         follow_links: request.options.follow_symlinks,
+        bounds: KeyBounds::default(),
     }))
 }
 

@@ -219,6 +219,9 @@ pub struct RemoveRequest {
     pub recursive: bool,
     /// Filters, `raw` and `dry_run` (which lists and deletes nothing).
     pub options: CopyOptions,
+    /// With `recursive`, the range of the prefix's key space to delete (all of it by
+    /// default): one task's share of a delete spread over several machines.
+    pub bounds: KeyBounds,
 }
 
 impl RemoveRequest {
@@ -240,7 +243,7 @@ impl RemoveRequest {
             pattern,
             filters: self.options.filters.clone(),
             dry_run: self.options.dry_run,
-            bounds: KeyBounds::default(),
+            bounds: self.bounds.clone(),
         })
     }
 }

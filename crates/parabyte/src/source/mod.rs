@@ -21,9 +21,8 @@ pub(crate) use answer::{body_of, last_modified, shape_of};
 #[cfg(test)]
 pub(crate) use memory::{Answer, MemoryStore, Request, Seen, When};
 pub(crate) use sources::Sources;
-pub use store::Encryption;
 pub(crate) use store::{
-    Body, Described, Fetched, ListedPart, Shape, Store, StoredHeaders, UploadedPart, WriteOptions,
-    Written,
+    Body, Described, Fetched, ListedPart, Shape, Store, StoredHeaders, WriteOptions, Written,
 };
+pub use store::{Encryption, UploadedPart};
 pub(crate) use write_body::WriteBody;

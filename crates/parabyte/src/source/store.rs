@@ -179,9 +179,10 @@ pub(crate) struct Written {
 
 /// One part of a multipart upload, as the store took it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UploadedPart {
+pub struct UploadedPart {
     /// From 1.
     pub number: u32,
+    /// The ETag the store gave it, which the complete names it by.
     pub etag: String,
     /// The CRC64NVME of its bytes, sent with it and given back on completion.
     pub crc64nvme: u64,

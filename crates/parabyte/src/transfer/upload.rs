@@ -9,6 +9,7 @@ mod content;
 mod open;
 mod pieces;
 mod server_copy;
+mod shared;
 mod stream_copy;
 mod writer;
 
@@ -37,6 +38,7 @@ pub use open::{uploads_aborted, uploads_kept};
 pub use pieces::Chunk;
 pub(crate) use pieces::{stream_from, Answer, Pieces, WriterChunks};
 pub(crate) use server_copy::CopyJob;
+pub use shared::SharedUpload;
 use writer::{Commit, Opening, Sent};
 
 /// S3's smallest part (all but the last).
@@ -182,16 +184,7 @@ impl<S: Store> Uploader<S> {
         if file.opened.size != job.size {
             reporter.size_discovered(file.opened.size);
         }
-        let mut options = WriteOptions::clone(&job.options);
-        if options.content_type.is_none() && options.guess_content_type {
-            // As the AWS CLI does: from the extension, else the store's default.
-            let guessed = mime_guess::from_path(&job.from).first_raw();
-            options.content_type = guessed.map(str::to_owned);
-        }
-        // As rclone keeps it, so a download can give the file its time back.
-        options
-            .metadata
-            .push(("mtime".into(), format_file_time(file.opened.modified)));
+        let options = file_options(&file, &job.options);
         let source = job.from.display().to_string();
         self.store(Content::File(file), &source, &job.to, &options, reporter)
             .await
@@ -509,6 +502,29 @@ impl<S: Store> Uploader<S> {
         parts: &Parts<'_>,
         reporter: &dyn Reporter,
     ) -> Result<Sent> {
+        let numbers = 1..=parts.cut.parts;
+        let sent = self
+            .send_numbered(content, to, parts, numbers, reporter)
+            .await?;
+        let whole = whole_crc(&sent, &parts.cut.lengths(content.size()));
+        content.unchanged().await?;
+        Ok(Sent {
+            parts: sent,
+            check: Commit::Whole(whole),
+        })
+    }
+
+    /// The parts `numbers` of a file's upload, `ranges_per_object` at a time, each with its
+    /// CRC64NVME; a part the store holds already (`parts.stored`) is kept, not sent again,
+    /// when it is these very bytes.
+    async fn send_numbered(
+        &self,
+        content: &Content,
+        to: &S3Url,
+        parts: &Parts<'_>,
+        numbers: std::ops::RangeInclusive<u64>,
+        reporter: &dyn Reporter,
+    ) -> Result<Vec<UploadedPart>> {
         let Parts {
             upload_id,
             cut,
@@ -516,7 +532,7 @@ impl<S: Store> Uploader<S> {
             resumed,
         } = *parts;
         let size = content.size();
-        let parts: Vec<UploadedPart> = futures::stream::iter(1..=cut.parts)
+        futures::stream::iter(numbers)
             .map(|number| async move {
                 let offset = (number - 1) * cut.part_size;
                 let length = cut.part_size.min(size - offset);
@@ -548,13 +564,7 @@ impl<S: Store> Uploader<S> {
             })
             .buffered(self.transfer.ranges_per_object.max(1))
             .try_collect()
-            .await?;
-        let whole = whole_crc(&parts, &cut.lengths(size));
-        content.unchanged().await?;
-        Ok(Sent {
-            parts,
-            check: Commit::Whole(whole),
-        })
+            .await
     }
 
     /// One request with its retries, each attempt under the client's request limit.
@@ -599,6 +609,21 @@ impl<S: Store> Uploader<S> {
         let permit = self.memory.acquire_many(kib as u32).await;
         permit.expect("the memory budget is never closed")
     }
+}
+
+/// What a file is stored with: `options`, its `Content-Type` guessed from its extension
+/// when none is given (as the AWS CLI does), and its modification time as metadata (as
+/// rclone keeps it, so a download can give the file its time back).
+fn file_options(file: &SourceFile, options: &WriteOptions) -> WriteOptions {
+    let mut options = options.clone();
+    if options.content_type.is_none() && options.guess_content_type {
+        let guessed = mime_guess::from_path(file.path()).first_raw();
+        options.content_type = guessed.map(str::to_owned);
+    }
+    options
+        .metadata
+        .push(("mtime".into(), format_file_time(file.opened.modified)));
+    options
 }
 
 /// The whole object's CRC64NVME, from its parts' (in order) and their lengths.

@@ -17,7 +17,7 @@ async fn sync(store: &Arc<MemoryStore>, options: &SyncOptions) -> Result<Summary
     let to = S3Url::parse("s3://b/dst/").unwrap();
     let request = CopyRequest::parse("s3://b/src/", Destination::Store(to), false).unwrap();
     driver
-        .sync(&request, options, Arc::new(Recorded::default()))
+        .sync(&request, options, None, Arc::new(Recorded::default()))
         .await
 }
 
@@ -158,7 +158,7 @@ async fn excluded_keys_are_neither_sent_nor_deleted() {
         ..SyncOptions::default()
     };
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((summary.objects, summary.deleted), (1, 1));
@@ -175,7 +175,7 @@ async fn a_source_ending_in_a_star_is_its_prefix_as_s5cmd_users_write_it() {
     let request = CopyRequest::parse("s3://b/src/*", to(), false).unwrap();
     let options = SyncOptions::default();
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((summary.objects, summary.failed), (2, 0));
@@ -183,7 +183,7 @@ async fn a_source_ending_in_a_star_is_its_prefix_as_s5cmd_users_write_it() {
     // Any other wildcard is a pattern, which sync does not take.
     let pattern = CopyRequest::parse("s3://b/src/*.log", to(), false).unwrap();
     let refused = driver
-        .sync(&pattern, &options, Arc::new(Recorded::default()))
+        .sync(&pattern, &options, None, Arc::new(Recorded::default()))
         .await;
     assert!(matches!(refused, Err(Error::InvalidInput(message)) if message.contains("--exclude")));
 }
@@ -297,7 +297,7 @@ proptest! {
         let request = CopyRequest::parse(root.to_str().unwrap(), to, false).unwrap();
         let options = SyncOptions { delete: true, ..SyncOptions::default() };
         let summary = runtime
-            .block_on(driver.sync(&request, &options, Arc::new(Recorded::default())))
+            .block_on(driver.sync(&request, &options, None, Arc::new(Recorded::default())))
             .unwrap();
         let refused = hazards.values().any(|hazard| matches!(hazard, Hazard::Fifo));
         let links: Vec<&String> = hazards
@@ -364,7 +364,7 @@ proptest! {
             CopyRequest::parse("s3://b/src/", Destination::Path(root.clone()), false).unwrap();
         let options = SyncOptions { delete: true, ..SyncOptions::default() };
         let summary = runtime
-            .block_on(driver.sync(&request, &options, Arc::new(Recorded::default())))
+            .block_on(driver.sync(&request, &options, None, Arc::new(Recorded::default())))
             .unwrap();
         let broke = summary
             .failures
@@ -396,7 +396,7 @@ async fn an_empty_source_deletes_only_when_asked_to() {
         ..SyncOptions::default()
     };
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert!(store.delete_requests().is_empty());
@@ -406,7 +406,7 @@ async fn an_empty_source_deletes_only_when_asked_to() {
         .contains("--delete-if-source-empty"));
     options.delete_if_source_empty = true;
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((summary.deleted, summary.failed), (2, 0));
@@ -415,7 +415,7 @@ async fn an_empty_source_deletes_only_when_asked_to() {
     let driver = Driver::new(store.clone(), transfer(), Arc::new(Counters::default()));
     let request = CopyRequest::parse("s3://b/src/", to(), false).unwrap();
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!((summary.deleted, summary.failed), (1, 0));
@@ -437,7 +437,7 @@ async fn a_source_root_that_is_a_link_to_a_directory_is_synced_as_that_directory
         ..SyncOptions::default()
     };
     let summary = driver
-        .sync(&request, &options, Arc::new(Recorded::default()))
+        .sync(&request, &options, None, Arc::new(Recorded::default()))
         .await
         .unwrap();
     assert_eq!(

@@ -11,6 +11,7 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 
 use super::compare::Side;
+use super::parts::keys_under;
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::paths::is_reserved;
@@ -49,7 +50,7 @@ impl Far {
         Far::Files { root, name }
     }
 
-    pub(super) fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Far::Store { bucket, prefix } => format!("s3://{bucket}/{prefix}"),
             Far::Files { name, .. } => name.clone(),
@@ -123,11 +124,14 @@ pub(super) struct FarListing {
 }
 
 impl FarListing {
+    /// The destination's entries whose names below it are in `bounds` (all of them by
+    /// default).
     pub(super) fn open<S: Store>(
         far: &Far,
         store: &Arc<S>,
         counters: &Arc<Counters>,
         transfer: &TransferConfig,
+        bounds: KeyBounds,
     ) -> FarListing {
         let spec = |bucket: &str, prefix: &str| ListSpec {
             bucket: bucket.to_owned(),
@@ -135,7 +139,7 @@ impl FarListing {
             delimiter: None,
             parallelism: transfer.list_parallelism,
             page_size: transfer.list_page_size,
-            bounds: KeyBounds::default(),
+            bounds: keys_under(prefix, &bounds),
         };
         let retry = transfer.retry.clone();
         let (pages, prefix) = match far {
@@ -149,7 +153,7 @@ impl FarListing {
             }
             // One walk, each directory read once (a listing's pages would each walk anew).
             Far::Files { root, .. } => (
-                files_in_key_order(root.clone(), transfer.list_page_size),
+                files_in_key_order(root.clone(), transfer.list_page_size, bounds.clone()),
                 String::new(),
             ),
         };

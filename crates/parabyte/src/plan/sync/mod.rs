@@ -12,6 +12,7 @@
 mod compare;
 mod contents;
 mod far;
+mod parts;
 mod sides;
 
 use std::collections::HashSet;
@@ -36,6 +37,8 @@ use compare::{compare, Side, Verdict};
 use contents::Contents;
 pub(crate) use far::Far;
 use far::{FarEntry, FarListing};
+pub use parts::{deletes_of_parts, PartVerdict};
+pub(crate) use parts::{deletes_planner, SyncPart};
 pub(crate) use sides::sync_sides;
 
 /// Content checks running at once: each is a HEAD, or one file's CRC read once.
@@ -74,6 +77,9 @@ pub(crate) struct SyncPlan<S> {
     pub filters: Vec<Filter>,
     /// Nothing is written: not even the marks a `--checksum` comparison keeps.
     pub dry_run: bool,
+    /// One part of a sync spread over a cluster: its range of names, and where its
+    /// deletes go (handed back, not made). `None`: the whole sync, here.
+    pub part: Option<SyncPart>,
 }
 
 /// A planner that fills a queue, as the driver runs it.
@@ -98,7 +104,14 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
         // In a set, so that a stopped sync aborts it too.
         let mut source_task = JoinSet::new();
         source_task.spawn(transfer_scope::carry(source(planned_tx)));
-        let mut far = FarListing::open(&self.far, &self.store, &self.counters, &self.transfer);
+        let bounds = self.part.as_ref().map(SyncPart::bounds).unwrap_or_default();
+        let mut far = FarListing::open(
+            &self.far,
+            &self.store,
+            &self.counters,
+            &self.transfer,
+            bounds,
+        );
         let mut merge = Merge::default();
         let contents = Arc::new(Contents::new(
             self.store.clone(),
@@ -215,7 +228,11 @@ impl<S: Store<Object = ObjectUrl>> SyncPlan<S> {
             }
         }
         merge.far_disordered = far.disordered();
-        self.delete(merge, &queue, reporter.as_ref()).await;
+        match &self.part {
+            // The rule over every part is the cluster driver's (`deletes_of_parts`).
+            Some(part) => part.hand_back(merge.verdict(&self.source_root, &self.far.name())),
+            None => self.delete(merge, &queue, reporter.as_ref()).await,
+        }
         Ok(())
     }
 
@@ -371,16 +388,33 @@ impl Merge {
     /// sides were listed to the end: a destination key goes only when the whole source was
     /// read and positively lacks it.
     fn doomed(self, options: &SyncOptions) -> std::result::Result<Vec<String>, Kept> {
+        let source_items = self.keyed;
+        let doomed = self.lacked()?;
+        whole_run_rule(source_items, doomed.len() as u64, options)?;
+        Ok(doomed)
+    }
+
+    /// What one part of a sync found: the rules that hold within the part are applied
+    /// here, those of the whole run by [`deletes_of_parts`] over every part.
+    fn verdict(self, source_root: &str, far: &str) -> PartVerdict {
+        let source_items = self.keyed;
+        PartVerdict {
+            source_items,
+            deletes: self.lacked().map_err(|kept| kept.reason(source_root, far)),
+        }
+    }
+
+    /// The destination keys the source positively lacks, when the source was read whole
+    /// and the destination's order can tell: the part of the rule each range of the key
+    /// space holds on its own.
+    fn lacked(self) -> std::result::Result<Vec<String>, Kept> {
         if let Some(what) = self.incomplete {
             return Err(Kept::SourceIncomplete(what));
-        }
-        if self.keyed == 0 && !options.delete_if_source_empty {
-            return Err(Kept::SourceEmpty);
         }
         if self.far_disordered && self.sent_overflow {
             return Err(Kept::Disordered);
         }
-        let doomed: Vec<String> = self
+        Ok(self
             .doomed
             .into_iter()
             .filter(|relative| !(self.late.contains(relative) || self.sent.contains(relative)))
@@ -390,14 +424,26 @@ impl Merge {
                     .iter()
                     .any(|name| is_at_or_below(relative, name))
             })
-            .collect();
-        match options.max_delete {
-            Some(max) if doomed.len() as u64 > max => Err(Kept::TooMany {
-                doomed: doomed.len(),
-                max,
-            }),
-            _ => Ok(doomed),
-        }
+            .collect())
+    }
+}
+
+/// The part of the delete rule that holds for a run as a whole: a source that held
+/// nothing deletes nothing (unless told to), and no more than `max_delete` go.
+fn whole_run_rule(
+    source_items: u64,
+    doomed: u64,
+    options: &SyncOptions,
+) -> std::result::Result<(), Kept> {
+    if source_items == 0 && !options.delete_if_source_empty {
+        return Err(Kept::SourceEmpty);
+    }
+    match options.max_delete {
+        Some(max) if doomed > max => Err(Kept::TooMany {
+            doomed: doomed as usize,
+            max,
+        }),
+        _ => Ok(()),
     }
 }
 

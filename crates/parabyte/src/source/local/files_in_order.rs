@@ -13,24 +13,31 @@ use tokio::sync::mpsc;
 use super::entry;
 use super::walk::{walk, Kind, Next, Window};
 use crate::error::{Error, Result};
-use crate::source::listing::Listed;
+use crate::source::listing::{KeyBounds, Listed};
 
 /// Pages waiting for the reader: the walk stays at most this far ahead.
 const PAGES_AHEAD: usize = 2;
 
 /// The files below `root` as `Listed::Object`s, `page_size` a page, in S3's key order
-/// (links, FIFOs and devices left out, as a listing leaves them). A directory that cannot
-/// be read ends the pages with its error; a reader that goes away stops the walk.
+/// (links, FIFOs and devices left out, as a listing leaves them), those of the range
+/// `bounds` (paths below `root`) only. A directory that cannot be read ends the pages with
+/// its error; a reader that goes away stops the walk.
 pub(crate) fn files_in_key_order(
     root: PathBuf,
     page_size: usize,
+    bounds: KeyBounds,
 ) -> BoxStream<'static, Result<Vec<Listed>>> {
     let page_size = page_size.max(1);
     let (pages, mut received) = mpsc::channel::<Result<Vec<Listed>>>(PAGES_AHEAD);
     tokio::task::spawn_blocking(move || {
         let mut page = Vec::with_capacity(page_size);
         let mut stopped = false;
-        walk(&root, Window::default(), |walked| {
+        let window = Window {
+            after: bounds.after.as_deref().map(str::as_bytes),
+            until_after: bounds.until_after.as_deref().map(str::as_bytes),
+            ..Window::default()
+        };
+        walk(&root, window, |walked| {
             // A name that is no UTF-8 is no key: never compared, never deleted.
             let Some(key) = walked.relative.to_str() else {
                 return Next::PassBy;
@@ -90,10 +97,11 @@ mod tests {
             std::fs::write(path, name).unwrap();
         }
         std::os::unix::fs::symlink("b", dir.path().join("link")).unwrap();
-        let pages: Vec<Vec<Listed>> = files_in_key_order(dir.path().to_owned(), 2)
-            .try_collect()
-            .await
-            .unwrap();
+        let pages: Vec<Vec<Listed>> =
+            files_in_key_order(dir.path().to_owned(), 2, KeyBounds::default())
+                .try_collect()
+                .await
+                .unwrap();
         assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
         // `a.txt` sorts before `a/`, as S3 lists `a.txt` before `a/b/c`.
         assert_eq!(keys(&pages), ["a.txt", "a/b/c", "a/z", "b", "c"]);
@@ -104,7 +112,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("not-a-directory");
         std::fs::write(&file, b"x").unwrap();
-        let pages: Vec<Result<Vec<Listed>>> = files_in_key_order(file, 10).collect().await;
+        let pages: Vec<Result<Vec<Listed>>> = files_in_key_order(file, 10, KeyBounds::default())
+            .collect()
+            .await;
         assert!(matches!(pages.as_slice(), [Err(_)]), "{pages:?}");
     }
 }

@@ -305,7 +305,7 @@ fn list(
     let window = Window {
         prefix: prefix.as_bytes(),
         after: after.map(str::as_bytes),
-        follow_links: false,
+        ..Window::default()
     };
     walk::walk(root, window, |walked| {
         let Some(key) = walked.relative.to_str().map(str::to_owned) else {

@@ -69,10 +69,35 @@ proptest! {
 
         let after = all[cut.index(all.len())].clone();
         let prefix = &after[..1];
-        let window = Window { prefix: prefix.as_bytes(), after: Some(after.as_bytes()), follow_links: false };
+        let window = Window { prefix: prefix.as_bytes(), after: Some(after.as_bytes()), ..Window::default() };
         let expected: Vec<String> = all
             .iter()
             .filter(|key| key.starts_with(prefix) && **key > after)
+            .cloned()
+            .collect();
+        prop_assert_eq!(walked(root.path(), window), expected);
+    }
+
+    /// One range of the key space (a task's share of a sync spread over a cluster): the
+    /// walk gives exactly the keys after the lower boundary and up to the upper, whatever
+    /// the boundaries are (keys of the tree, or guesses between them).
+    #[test]
+    fn a_window_of_two_boundaries_walks_exactly_its_range(
+        keys in keys(),
+        low in "[a-c.0/-]{0,4}",
+        high in "[a-c.0/-]{0,4}",
+    ) {
+        let root = tempfile::tempdir().unwrap();
+        plant(root.path(), &keys);
+        let (low, high) = if low <= high { (low, high) } else { (high, low) };
+        let window = Window {
+            after: Some(low.as_bytes()),
+            until_after: Some(high.as_bytes()),
+            ..Window::default()
+        };
+        let expected: Vec<String> = keys
+            .iter()
+            .filter(|key| **key > low && **key <= high)
             .cloned()
             .collect();
         prop_assert_eq!(walked(root.path(), window), expected);

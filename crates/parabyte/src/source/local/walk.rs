@@ -51,6 +51,9 @@ pub(crate) struct Window<'a> {
     pub prefix: &'a [u8],
     /// Only entries whose key sorts after this (directories that could hold one).
     pub after: Option<&'a [u8]>,
+    /// Only entries whose key sorts at or before this (directories that could hold one):
+    /// with `after`, one range of the key space (see `KeyBounds`).
+    pub until_after: Option<&'a [u8]>,
     /// Links are read as what they point to (`--follow-symlinks`), loops refused.
     pub follow_links: bool,
 }
@@ -58,7 +61,9 @@ pub(crate) struct Window<'a> {
 impl Window<'_> {
     /// Whether a file of this key is in the window.
     fn holds_file(&self, key: &[u8]) -> bool {
-        key.starts_with(self.prefix) && self.after.is_none_or(|after| key > after)
+        key.starts_with(self.prefix)
+            && self.after.is_none_or(|after| key > after)
+            && self.until_after.is_none_or(|until| key <= until)
     }
 
     /// Whether a directory whose keys all start with `folder` (ending in `/`) may hold one.
@@ -68,7 +73,9 @@ impl Window<'_> {
         let after_fits = self
             .after
             .is_none_or(|after| after.starts_with(folder) || folder > after);
-        prefix_fits && after_fits
+        // Every key below sorts after `folder`, so past `until_after` when it does.
+        let until_fits = self.until_after.is_none_or(|until| folder <= until);
+        prefix_fits && after_fits && until_fits
     }
 }
 

@@ -100,6 +100,11 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         }
     }
 
+    /// The part size of a copy in parts: the configured one, at least `copy_part`.
+    pub(super) fn copy_part_size(&self) -> u64 {
+        self.transfer.part_size.max(self.copy_part).min(MAX_PART)
+    }
+
     /// The checksum the store keeps for `object` (of the version `pinned` names), by HEAD.
     async fn stored_checksum(
         &self,
@@ -115,7 +120,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
     }
 
     /// A single key's size and version, from the first byte's GET (a listed key has them).
-    async fn size_of(&self, from: &S3Url) -> Result<(u64, Option<Validator>)> {
+    pub(super) async fn size_of(&self, from: &S3Url) -> Result<(u64, Option<Validator>)> {
         let object = ObjectUrl::S3(from.clone());
         let first = ByteRange { start: 0, end: 0 };
         let fetched = self
@@ -154,10 +159,7 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             .send(|| self.store.describe(&object, pinned, None))
             .await?
             .unwrap_or_default();
-        let Some(cut) = cut(
-            size,
-            self.transfer.part_size.max(self.copy_part).min(MAX_PART),
-        ) else {
+        let Some(cut) = cut(size, self.copy_part_size()) else {
             return Err(Error::InvalidInput(format!(
                 "{}: nothing to copy in parts",
                 job.from

@@ -85,8 +85,10 @@ impl<S: Store> Uploader<S> {
     }
 
     /// Complete an upload sent without a whole CRC, then compare what the store keeps for
-    /// it with `source`, what it keeps for the source (a HEAD of the copy).
-    async fn commit_unchecked(
+    /// it with `source`, what it keeps for the source (a HEAD of the copy). A complete that
+    /// fails may still have been committed (its answer lost): a copy that keeps the
+    /// source's checksum then is this upload, committed; else the failure stands.
+    pub(super) async fn commit_unchecked(
         &self,
         to: &S3Url,
         upload_id: &str,
@@ -94,19 +96,27 @@ impl<S: Store> Uploader<S> {
         source: Option<StoreChecksum>,
         options: &WriteOptions,
     ) -> Result<Option<Method>> {
-        self.send(|| self.store.complete_upload(to, upload_id, parts, 0, options))
-            .await?;
+        let completed = self
+            .send(|| self.store.complete_upload(to, upload_id, parts, 0, options))
+            .await;
+        if let Err(error @ Error::Exists { .. }) = completed {
+            return Err(error);
+        }
         let copy = match self.send(|| self.store.look(to)).await {
             Ok(looked) => looked.and_then(|described| described.checksum),
             Err(Error::Unsupported { .. }) => None,
-            Err(error) => return Err(error),
+            // The complete's own failure, when it failed, says more.
+            Err(error) => return Err(completed.err().unwrap_or(error)),
         };
         let same = match (source, copy) {
             (Some(StoreChecksum::Malformed(_)), _) => false,
             (Some(source), Some(copy)) => source == copy,
             _ => false,
         };
-        Ok(same.then_some(Method::Crc))
+        match completed {
+            Err(error) if !same => Err(error),
+            _ => Ok(same.then_some(Method::Crc)),
+        }
     }
 
     /// Complete an upload whose parts are all in, and check what the store stored. When

@@ -1,0 +1,452 @@
+"""The write jobs of a Dask cluster, cut into tasks that each run the one engine on a
+worker, with the gates of a local run: uploads from a tree every worker sees, copies inside
+a store (or streamed between two), `sync` in every direction, and deletes of a prefix.
+
+- **A call task** (`_Call`) is one engine call: files uploaded (`upload_many`), one range
+  of a prefix's key space copied, moved or deleted, one range of a sync merged, or deletes
+  a sync's rule allowed. Tasks partition the job's keys, so two never write one key.
+- **A shared upload** (`_Shared`) is one large file (or object, copied in UploadPartCopy
+  parts) whose multipart upload the driver opened: a task per range of its parts, each
+  keeping the parts the store holds of the same bytes when it runs again, then one task
+  that completes it through the one commit check (the FULL_OBJECT CRC64NVME; a copy's
+  checksum against the source's).
+- **Leftovers.** A task that uploads in parts itself (a file of its batch, an object of its
+  range) aborts, when it ends, the uploads of its own keys begun since the job started and
+  still open: what an earlier attempt left when its worker was lost. The driver does the
+  same for a task that failed for good, and aborts every shared upload not completed, so
+  no upload stays open when the job ends (but one kept for the next run after Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import Client, _native
+from ._cluster_worker import _reporter, _TaskResult, _worker_client
+from ._native import Failure, Summary
+from .exceptions import Error
+
+SINCE_MARGIN_S = 300
+"""Uploads begun this long before the job started count as the job's when found open: the
+store's clock and the driver's may differ by that much."""
+SMALLEST_PART = 5 << 20
+"""S3's smallest part: a file no larger never goes up in parts, so leaves no upload open."""
+DELETES_PER_TASK = 10_000
+"""Names per task deleting what a sync's rule allowed: ten DeleteObjects requests."""
+
+# The engine calls a task may make, each given the worker's client first.
+_CALLS: dict[str, Callable[..., Any]] = {
+    "upload_many": lambda client, items, **keywords: client.upload_many(items, **keywords),
+    "copy_range": _native.copy_range,
+    "remove_range": _native.remove_range,
+    "sync_part": _native.sync_part,
+    "sync_deletes": _native.sync_deletes,
+}
+# Those that take a progress callback.
+_REPORTING = frozenset({"upload_many", "copy_range", "sync_part", "sync_deletes"})
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """Where a task's uploads in parts would be found open: under `prefix`, of `keys`, or
+    (without them) of the keys after `after` up to `until_after`."""
+
+    prefix: str
+    keys: tuple[str, ...] | None = None
+    after: str | None = None
+    until_after: str | None = None
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One engine call on a worker: `call` (a name of `_CALLS`) with `args`, and the job's
+    keywords for it."""
+
+    call: str
+    args: tuple[Any, ...]
+    bytes: int = 0
+    objects: int = 0
+    covers: tuple[str, ...] = ()
+    """What it covers: the objects it holds, or its range; its failure names each."""
+    leftovers: Leftovers | None = None
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """One multipart upload the driver opened, its parts sent by several tasks: `kind` is
+    "upload" (a file, `source` its path) or "copy" (an object, `source` its URL)."""
+
+    kind: str
+    source: str
+    upload: tuple[str, str, int, int, int, str]
+    """(to, upload_id, size, part_size, parts, version), as `_native` gives it."""
+    ranges: tuple[tuple[int, int], ...]
+    bytes: int
+    objects: int = 1
+
+    @property
+    def covers(self) -> tuple[str, ...]:
+        return (self.source,)
+
+
+@dataclass(frozen=True)
+class _PartsResult:
+    worker: str
+    parts: list[tuple[int, str, int]]
+    summary: Summary
+    cpu_seconds: float
+
+
+@dataclass
+class Job:
+    """What every task of one job shares: the client's options, the calls' keywords, where
+    progress goes, the cores each host shares, and when the job began (Unix ms)."""
+
+    options: dict[str, Any]
+    keywords: dict[str, Any]
+    topic: str
+    sharing: dict[str, int]
+    since_ms: int = field(default_factory=lambda: int((time.time() - SINCE_MARGIN_S) * 1000))
+
+
+def run_call(task: _Call, job: Job, name: str) -> _TaskResult:
+    """A call task, in a worker's process."""
+    worker, client = _worker_client(job.options, job.sharing)
+    cpu = time.process_time()
+    extra = {"progress": _reporter(worker, job.topic, name)} if task.call in _REPORTING else {}
+    outcome = _CALLS[task.call](client, *task.args, **job.keywords, **extra)
+    summary, verdict = outcome if isinstance(outcome, tuple) else (outcome, None)
+    if task.leftovers is not None:
+        abort_leftovers(client, task.leftovers, job.since_ms)
+    return _TaskResult(worker.address, summary, time.process_time() - cpu, outcome=verdict)
+
+
+def abort_leftovers(client: Client, leftovers: Leftovers, since_ms: int) -> int:
+    """Abort the uploads a task's earlier attempts left open."""
+    return _native.abort_uploads_left(
+        client,
+        leftovers.prefix,
+        since_ms,
+        keys=None if leftovers.keys is None else list(leftovers.keys),
+        after=leftovers.after,
+        until_after=leftovers.until_after,
+    )
+
+
+def send_parts(task: _Shared, first: int, last: int, job: Job, name: str) -> _PartsResult:
+    """One range of a shared upload's parts, in a worker's process; its progress reported
+    under `name`."""
+    worker, client = _worker_client(job.options, job.sharing)
+    report = _reporter(worker, job.topic, name)
+    cpu = time.process_time()
+    send = _native.send_shared_parts if task.kind == "upload" else _native.copy_shared_parts
+    parts, summary = send(client, task.source, task.upload, first, last, progress=report)
+    return _PartsResult(worker.address, parts, summary, time.process_time() - cpu)
+
+
+def commit(task: _Shared, job: Job, *sent: _PartsResult) -> _TaskResult:
+    """A shared upload's last task, once every range of its parts was sent: complete it,
+    checked, and add up what its tasks did."""
+    worker, client = _worker_client(job.options, job.sharing)
+    cpu = time.process_time()
+    parts = [part for result in sent for part in result.parts]
+    if task.kind == "upload":
+        upload_keywords = {k: v for k, v in job.keywords.items() if k in _UPLOAD_OPTIONS}
+        done = _native.commit_shared_upload(
+            client, task.source, task.upload, parts, **upload_keywords
+        )
+    else:
+        done = _native.commit_shared_copy(client, task.source, task.upload, parts)
+    summaries = [result.summary for result in sent]
+    summary = Summary.merged([*summaries, done], done.elapsed_seconds, resumed_from=[done])
+    cpu_seconds = time.process_time() - cpu + sum(result.cpu_seconds for result in sent)
+    return _TaskResult(worker.address, summary, cpu_seconds)
+
+
+# The upload keywords that say how an object is stored (not which files go).
+_UPLOAD_OPTIONS = frozenset(
+    {
+        "no_clobber",
+        "content_type",
+        "guess_content_type",
+        "cache_control",
+        "content_encoding",
+        "storage_class",
+        "sse",
+        "sse_kms_key_id",
+        "metadata",
+    }
+)
+
+
+def storing(keywords: dict[str, Any]) -> dict[str, Any]:
+    """Of a job's keywords, those that say how objects are stored."""
+    return {name: value for name, value in keywords.items() if name in _UPLOAD_OPTIONS}
+
+
+def part_ranges(parts: int, part_size: int, task_bytes: int) -> tuple[tuple[int, int], ...]:
+    """A shared upload's parts, `task_bytes` a task (at least one part)."""
+    per_task = max(1, task_bytes // part_size)
+    return tuple(
+        (first, min(first + per_task - 1, parts)) for first in range(1, parts + 1, per_task)
+    )
+
+
+@dataclass
+class Opened:
+    """The shared uploads the driver opened, and which of them completed: those that did
+    not are aborted when the job ends (but a file's, after Ctrl-C: its next run resumes
+    it)."""
+
+    uploads: dict[str, tuple[str, tuple[str, str, int, int, int, str]]] = field(
+        default_factory=dict
+    )
+    completed: set[str] = field(default_factory=set)
+
+    def abort_the_rest(self, client: Client, *, interrupted: bool) -> None:
+        for source, (kind, upload) in self.uploads.items():
+            if source in self.completed or (interrupted and kind == "upload"):
+                continue
+            try:
+                _native.abort_shared_upload(client, upload)
+            except Error:
+                pass  # best effort: the object's own failure is what the job reports
+
+
+def plan_upload(
+    local: Client,
+    source: str,
+    destination: str,
+    keywords: dict[str, Any],
+    opened: Opened,
+    *,
+    task_bytes: int,
+    task_objects: int,
+    split_bytes: int,
+) -> Iterator[_Call | _Shared | Failure]:
+    """An upload's tasks, as the driver walks the tree (as a local upload walks it): files
+    packed into tasks by bytes in key order, a file of more than `split_bytes` a shared
+    upload whose parts go `task_bytes` a task."""
+    selecting = {k: v for k, v in keywords.items() if k not in ("progress",)}
+    held: list[tuple[str, str]] = []
+    held_bytes = 0
+    in_parts: list[str] = []
+    prefix = _prefix_of(destination)
+
+    def flush() -> _Call:
+        leftovers = Leftovers(prefix, keys=tuple(in_parts)) if in_parts else None
+        task = _Call(
+            "upload_many",
+            (list(held),),
+            bytes=held_bytes,
+            objects=len(held),
+            covers=tuple(path for path, _ in held),
+            leftovers=leftovers,
+        )
+        held.clear()
+        in_parts.clear()
+        return task
+
+    for entry in _native.walk_upload(local, source, destination, **selecting):
+        kind = entry[0]
+        if kind == "refused":
+            yield Failure(entry[1], entry[2], Error(entry[2]))
+            continue
+        if kind != "file":
+            continue  # a link passed over: said by a local run, and no failure
+        _, path, url, size = entry
+        if size > split_bytes and size > SMALLEST_PART:
+            try:
+                upload = _native.open_shared_upload(local, path, url, **storing(keywords))
+            except Error as error:
+                yield Failure(str(path), str(error), error)
+                continue
+            opened.uploads[str(path)] = ("upload", upload)
+            ranges = part_ranges(upload[4], upload[3], task_bytes)
+            yield _Shared("upload", str(path), upload, ranges, size)
+            continue
+        if held and (held_bytes + size > task_bytes or len(held) >= task_objects):
+            yield flush()
+            held_bytes = 0
+        held.append((str(path), url))
+        held_bytes += size
+        if size > SMALLEST_PART:
+            in_parts.append(url)
+    if held:
+        yield flush()
+
+
+def plan_copy(
+    local: Client,
+    source: str,
+    destination: str,
+    opened: Opened,
+    keywords: dict[str, Any],
+    *,
+    moving: bool,
+    in_parts: bool,
+    task_bytes: int,
+    task_objects: int,
+    split_bytes: int,
+    driver_keys: int,
+    ranges: int,
+) -> Iterator[_Call | _Shared | Failure]:
+    """A prefix copied (or moved) inside the store, or streamed from another: the driver
+    lists up to `driver_keys` keys and cuts them into key ranges of `task_bytes` or
+    `task_objects`, each a task that lists and copies its range; an object of more than
+    `split_bytes` (with `in_parts`: inside one store, not moving) a shared copy in
+    UploadPartCopy parts. Past `driver_keys`, the rest of the key space is cut into `ranges`
+    ranges, found with a few one-key requests."""
+    prefix = _prefix_of(source)
+    into = _prefix_of(destination)
+    root = _bucket_root(prefix)
+    below = len(prefix) - len(root)
+    into_key = into[len(_bucket_root(into)) :]
+
+    def range_task(after: str | None, until_after: str | None, size: int, count: int) -> _Call:
+        # Where the range's keys land: uploads in parts its attempts left are found there.
+        leftovers = Leftovers(
+            into,
+            after=None if after is None else into_key + after[below:],
+            until_after=None if until_after is None else into_key + until_after[below:],
+        )
+        return _Call(
+            "copy_range",
+            (prefix, destination, after, until_after, moving),
+            bytes=size,
+            objects=count,
+            covers=(f"{prefix} (keys after {after!r} up to {until_after!r})",),
+            leftovers=leftovers,
+        )
+
+    after: str | None = None  # the range being gathered starts after this key
+    last: str | None = None  # the last key listed
+    run_bytes = run_objects = 0
+    listed_all = True
+    for count, entry in enumerate(local.list(prefix)):
+        if entry.is_prefix:
+            continue
+        big = in_parts and not moving and entry.size > split_bytes and entry.etag
+        if not big:
+            if run_objects and (run_bytes + entry.size > task_bytes or run_objects >= task_objects):
+                yield range_task(after, last, run_bytes, run_objects)
+                after, run_bytes, run_objects = last, 0, 0
+            run_bytes += entry.size
+            run_objects += 1
+            last = entry.key
+        else:
+            if run_objects:
+                yield range_task(after, last, run_bytes, run_objects)
+                run_bytes = run_objects = 0
+            url = root + entry.key
+            to = into + entry.key[below:]
+            try:
+                upload = _native.open_shared_copy(
+                    local, url, to, entry.size, entry.etag, **storing(keywords)
+                )
+            except Error as error:
+                yield Failure(url, str(error), error)
+            else:
+                opened.uploads[url] = ("copy", upload)
+                parts = part_ranges(upload[4], upload[3], task_bytes)
+                yield _Shared("copy", url, upload, parts, entry.size)
+            after = last = entry.key
+        if count + 1 >= driver_keys:
+            listed_all = False
+            break
+    if run_objects:
+        yield range_task(after, last, run_bytes, run_objects)
+    # The rest of the key space: keys past the driver's last (or come since it listed).
+    boundaries = [] if listed_all else local.split_key_space(prefix, ranges)
+    boundaries = [boundary for boundary in boundaries if last is None or boundary > last]
+    lows: list[str | None] = [last, *boundaries]
+    highs: list[str | None] = [*boundaries, None]
+    for low, high in zip(lows, highs, strict=True):
+        yield range_task(low, high, 0, 0)
+
+
+def plan_remove(local: Client, source: str, ranges: int) -> Iterator[_Call]:
+    """A prefix deleted by ranges of its key space, each a task that lists and deletes its
+    range 1,000 keys a request."""
+    prefix = _prefix_of(source)
+    boundaries = local.split_key_space(prefix, ranges)
+    lows: list[str | None] = [None, *boundaries]
+    highs: list[str | None] = [*boundaries, None]
+    for low, high in zip(lows, highs, strict=True):
+        covers = (f"{prefix} (keys after {low!r} up to {high!r})",)
+        yield _Call("remove_range", (prefix, low, high), covers=covers)
+
+
+def sync_boundaries(local: Client, source: str, destination: str, ranges: int) -> list[str]:
+    """Where a sync's key space is cut: names below both sides, found on the S3 side (the
+    source's, else the destination's), or for a local source whose destination is nearly
+    empty, among the source's own top-level names."""
+    for side in (source, destination):
+        if side.startswith("s3://"):
+            prefix = _prefix_of(side)
+            below = len(prefix) - len(_bucket_root(prefix))
+            found = [b[below:] for b in local.split_key_space(prefix, ranges)]
+            if len(found) >= ranges - 1 or not os.path.isdir(source):
+                return found
+            break
+    names = sorted(
+        entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        for entry in os.scandir(source)
+    )
+    step = max(1, len(names) // ranges)
+    return names[step - 1 : -1 : step] if len(names) > 1 else []
+
+
+def plan_sync(local: Client, source: str, destination: str, ranges: int) -> Iterator[_Call]:
+    """A sync's first stage: a task per range of the key space, each listing both sides
+    within its range and merging them; its deletes come back, not made."""
+    boundaries = sync_boundaries(local, source, destination, ranges)
+    lows: list[str | None] = [None, *boundaries]
+    highs: list[str | None] = [*boundaries, None]
+    into = _prefix_of(destination) if destination.startswith("s3://") else None
+    for low, high in zip(lows, highs, strict=True):
+        leftovers = None
+        if into is not None:
+            root_key = into[len(_bucket_root(into)) :]
+            leftovers = Leftovers(
+                into,
+                after=None if low is None else root_key + low,
+                until_after=None if high is None else root_key + high,
+            )
+        covers = (f"{source} (names after {low!r} up to {high!r})",)
+        yield _Call(
+            "sync_part", (source, destination, low, high), covers=covers, leftovers=leftovers
+        )
+
+
+def delete_tasks(source: str, destination: str, names: Iterable[str]) -> Iterator[_Call]:
+    """A sync's second stage: the deletes its rule allowed, `DELETES_PER_TASK` a task."""
+    batch: list[str] = []
+    for name in names:
+        batch.append(name)
+        if len(batch) >= DELETES_PER_TASK:
+            yield _delete_task(source, destination, batch)
+            batch = []
+    if batch:
+        yield _delete_task(source, destination, batch)
+
+
+def _delete_task(source: str, destination: str, names: list[str]) -> _Call:
+    covers = tuple(f"{destination.rstrip('/')}/{name}" for name in names)
+    return _Call("sync_deletes", (source, destination, names), objects=len(names), covers=covers)
+
+
+def _bucket_root(url: str) -> str:
+    bucket = url.removeprefix("s3://").split("/", 1)[0]
+    return f"s3://{bucket}/"
+
+
+def _prefix_of(url: str) -> str:
+    """An `s3://` source or destination as a prefix: `s3://b/p` is `s3://b/p/`."""
+    if url == _bucket_root(url) or url.endswith("/"):
+        return url
+    return url + "/"
