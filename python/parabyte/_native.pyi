@@ -669,8 +669,8 @@ def cluster_job_args(argv: list[str]) -> dict[str, Any] | None:
     for any other command line."""
 
 # The calls `parabyte.dask` cuts a write job into (see python/parabyte/_cluster_writes.py).
-_Upload = tuple[str, str, int, int, int, str]
-_Part = tuple[int, str, int]
+_Upload: TypeAlias = tuple[str, str, int, int, int, str]
+_Part: TypeAlias = tuple[int, str, int]
 
 def sync_part(
     client: Client,

@@ -57,6 +57,7 @@ from ._cluster_writes import (
     Job,
     Opened,
     _Call,
+    _prefix_of,
     _Shared,
     abort_leftovers,
     delete_tasks,
@@ -399,6 +400,13 @@ def _copy_in_store(
         )
     # Between two stores no copy happens inside one: objects stream through the tasks.
     inside = not any(name.startswith("source_") for name in client_options)
+    if inside and destination.startswith("s3://"):
+        into, prefix = _prefix_of(destination), _prefix_of(source)
+        if into.startswith(prefix) or prefix.startswith(into):
+            raise InvalidInputError(
+                f"{destination} and {source} overlap: the ranges would list what the job "
+                "writes (or delete what it moves); give a destination outside the source"
+            )
     with _Cluster(client, connect_timeout) as cluster:
         local = _client(client_options)
         opened = Opened()

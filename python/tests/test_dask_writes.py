@@ -25,10 +25,11 @@ distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")  # comes with distributed
 boto3 = pytest.importorskip("boto3")
 
+from gated_proxy import EVENT_TIMEOUT_S, GatedProxy
+
 import parabyte
 import parabyte.dask
 from conftest import Store, files_in
-from gated_proxy import EVENT_TIMEOUT_S, GatedProxy
 
 MIB = 1 << 20
 # Parts of 5 MiB (S3's least), two a task: a 23 MiB file is five parts in three tasks.
@@ -188,9 +189,10 @@ def test_a_worker_killed_at_the_complete_commits_the_file_once(
 ):
     files = _tree(tmp_path, small=2)
     prefix = f"killed-complete-{answer_lost}/"
-    with _killing(
-        cluster, store, lambda kind: kind == "Complete", after_store=answer_lost
-    ) as (proxy, run):
+    with _killing(cluster, store, lambda kind: kind == "Complete", after_store=answer_lost) as (
+        proxy,
+        run,
+    ):
         summary = run(lambda: _upload_tree(cluster, store, tmp_path, prefix, proxy.endpoint))
     assert summary.ok, summary.failures
     assert summary.objects == len(files)
@@ -308,7 +310,12 @@ def test_an_empty_source_deletes_nothing_unless_told(
     assert "holds nothing" in summary.failures[0].error
     assert len(store.keys("sync-empty/")) == 3
     told = _sync(
-        cluster, str(empty), store.url("sync-empty/"), store, delete=True, delete_if_source_empty=True
+        cluster,
+        str(empty),
+        store.url("sync-empty/"),
+        store,
+        delete=True,
+        delete_if_source_empty=True,
     )
     assert told.deleted == 3 and store.keys("sync-empty/") == []
 
@@ -368,7 +375,14 @@ def test_the_command_line_runs_every_write_on_the_cluster(
     cluster: distributed.Client, store: Store, tmp_path: Path
 ):
     scheduler = cluster.scheduler_info()["address"]
-    flags = ["--dask-scheduler", scheduler, "--endpoint-url", store.endpoint, "--region", store.region]
+    flags = [
+        "--dask-scheduler",
+        scheduler,
+        "--endpoint-url",
+        store.endpoint,
+        "--region",
+        store.region,
+    ]
     files = _tree(tmp_path / "src", small=6, large=1024)
     up = _cli("cp", "-r", *flags, str(tmp_path / "src"), store.url("cli/"))
     assert up.returncode == 0, up.stderr
@@ -380,3 +394,131 @@ def test_the_command_line_runs_every_write_on_the_cluster(
     gone = _cli("rm", "-r", *flags, store.url("cli/"))
     assert gone.returncode == 0, gone.stderr
     assert store.keys("cli/") == []
+
+
+def test_a_worker_killed_in_a_copy_in_parts_leaves_it_whole_and_no_part_copied_twice(
+    cluster: distributed.Client, store: Store, s3, tmp_path: Path
+):
+    files = _tree(tmp_path, small=2, large=16 * MIB)
+    parabyte.upload(tmp_path, store.url("kcopy-src/"), part_size=PART, **store.client_options())
+    with _killing(cluster, store, lambda kind: kind == "UploadPartCopy 3") as (proxy, run):
+        summary = run(
+            lambda: parabyte.dask.copy(
+                store.url("kcopy-src/"),
+                store.url("kcopy-dst/"),
+                cluster,
+                task_bytes=2 * PART,
+                split_bytes=MIB,
+                part_size=PART,
+                copy_cutoff=PART,
+                ranges_per_object=1,
+                **_options(store, proxy.endpoint),
+            )
+        )
+    assert summary.ok, summary.failures
+    for name, body in files.items():
+        assert store.stored(f"kcopy-dst/{name}") == body, name
+    copied = {kind: n for kind, n in proxy.stored.items() if kind.startswith("UploadPartCopy")}
+    assert copied == {f"UploadPartCopy {number}": 1 for number in range(1, 5)}
+    assert proxy.stored["Complete"] == 1
+    assert _open_uploads(s3, store, "kcopy-dst/") == []
+
+
+def test_a_worker_killed_in_a_file_its_task_sends_in_parts_leaves_no_upload_open(
+    cluster: distributed.Client, store: Store, s3, tmp_path: Path
+):
+    # 12 MiB files, under the task's share: each goes up in parts inside its task, and the
+    # rerun elsewhere starts its own upload; the one the killed worker began is aborted.
+    files = {f"f{index}.bin": os.urandom(12 * MIB) for index in range(2)}
+    for name, body in files.items():
+        (tmp_path / name).write_bytes(body)
+    with _killing(cluster, store, lambda kind: kind == "UploadPart 2") as (proxy, run):
+        summary = run(
+            lambda: parabyte.dask.upload(
+                tmp_path,
+                store.url("kitems/"),
+                cluster,
+                task_bytes=64 * MIB,
+                part_size=PART,
+                ranges_per_object=1,
+                **_options(store, proxy.endpoint),
+            )
+        )
+    assert summary.ok, summary.failures
+    for name, body in files.items():
+        assert store.stored(f"kitems/{name}") == body, name
+    assert _open_uploads(s3, store, "kitems/") == []
+
+
+def test_a_prefix_moves_inside_the_store_by_ranges(cluster: distributed.Client, store: Store):
+    for index in range(30):
+        parabyte.put_bytes(store.url(f"mv-src/{index:02}"), b"moved", **store.client_options())
+    summary = parabyte.dask.move(
+        store.url("mv-src/"),
+        store.url("mv-dst/"),
+        cluster,
+        task_objects=7,
+        **store.client_options(),
+    )
+    assert summary.ok, summary.failures
+    assert summary.tasks >= 4  # 30 keys, 7 a task, and the rest of the key space
+    assert store.keys("mv-src/") == []
+    assert store.keys("mv-dst/") == [f"mv-dst/{index:02}" for index in range(30)]
+
+
+def test_a_move_or_copy_onto_or_into_itself_is_refused_before_anything_moves(
+    cluster: distributed.Client, store: Store
+):
+    parabyte.put_bytes(store.url("self/k"), b"stays", **store.client_options())
+    for destination in ["self/", "self/inner/"]:
+        for job in (parabyte.dask.move, parabyte.dask.copy):
+            with pytest.raises(parabyte.InvalidInputError, match="overlap"):
+                job(
+                    store.url("self/"),
+                    store.url(destination),
+                    cluster,
+                    recursive=True,
+                    **store.client_options(),
+                )
+    assert store.keys("self/") == ["self/k"]
+
+
+def test_an_interrupted_upload_resumes_from_the_parts_it_sent(
+    cluster: distributed.Client, store: Store, s3, tmp_path: Path
+):
+    source = tmp_path / "src"
+    files = _tree(source, small=2)
+    state = tmp_path / "state"
+    scheduler = cluster.scheduler_info()["address"]
+    proxy = GatedProxy(store.endpoint, lambda kind: kind == "UploadPart 4")
+    command = [
+        sys.executable, "-m", "parabyte", "cp", "-r", "--dask-scheduler", scheduler,
+        "--endpoint-url", proxy.endpoint, "--region", store.region, "--part-size", str(PART),
+        "--ranges-per-object", "1", "--dask-split-bytes", str(2 * PART), "--quiet",
+        str(source), store.url("resumed/"),
+    ]  # fmt: skip
+    env = {**os.environ, "PARABYTE_STATE_DIR": str(state)}
+    try:
+        driver = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        assert proxy.reached.wait(EVENT_TIMEOUT_S), "the held part never came"
+        driver.send_signal(signal.SIGINT)  # Ctrl-C on the driver, a part held
+        _, stderr = driver.communicate(timeout=120)
+        assert driver.returncode == 130, stderr
+        assert "run the same command again to resume" in stderr
+        proxy.released.set()
+        # Kept for the next run, as a local run keeps it.
+        assert _open_uploads(s3, store, "resumed/") == ["resumed/big/large.bin"]
+        sent_before = {k: n for k, n in proxy.stored.items() if k.startswith("UploadPart")}
+        again = subprocess.run(
+            command, check=False, env=env, capture_output=True, text=True, timeout=240
+        )
+        assert again.returncode == 0, again.stderr
+    finally:
+        proxy.close()
+    for name, body in files.items():
+        assert store.stored(f"resumed/{name}") == body, name
+    # The rerun took the upload over and sent only the parts the first did not.
+    sent = {k: n for k, n in proxy.stored.items() if k.startswith("UploadPart")}
+    assert sent == {f"UploadPart {number}": 1 for number in range(1, 6)}
+    assert sent_before and all(n == 1 for n in sent_before.values())
+    assert _open_uploads(s3, store, "resumed/") == []

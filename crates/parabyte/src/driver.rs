@@ -193,8 +193,9 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
         }
     }
 
-    /// Copy what `request` names, then delete each source that arrived whole (`mv`). A
-    /// web server's files cannot be deleted, nor a batch's sources: both are refused.
+    /// Copy what `request` names, then delete each source that arrived whole (`mv`; a key
+    /// range is a cluster task's share of one). A web server's files cannot be deleted, nor
+    /// a batch's sources: both are refused.
     pub(crate) async fn move_objects(
         &self,
         request: &CopyRequest,
@@ -202,7 +203,7 @@ impl<S: Store<Object = ObjectUrl>> Driver<S> {
     ) -> Result<Summary> {
         let movable = matches!(
             &request.source,
-            Source::Location(Location::S3(_) | Location::Local(_))
+            Source::Location(Location::S3(_) | Location::Local(_)) | Source::KeyRange { .. }
         );
         if !movable {
             return Err(Error::InvalidInput(

@@ -163,10 +163,13 @@ fn is_itself(source: &str, destination: &str) -> bool {
 /// `mv s3://b/d/k s3://b/d/`, a prefix onto itself): refused before anything is copied, as
 /// aws refuses it.
 pub(super) fn onto_itself(request: &CopyRequest) -> Option<String> {
-    let Source::Location(source) = &request.source else {
-        return None;
+    let source = match &request.source {
+        Source::Location(source) => source.clone(),
+        // A cluster task's share of a prefix: the prefix, as a tree.
+        Source::KeyRange { prefix, .. } => Location::S3(prefix.clone()),
+        _ => return None,
     };
-    match (source, &request.destination) {
+    match (&source, &request.destination) {
         (Location::S3(from), Destination::Store(to)) if from.bucket == to.bucket => {
             let folder = |key: &str| match key {
                 "" => String::new(),
