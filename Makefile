@@ -81,7 +81,8 @@ fuzz:
 ## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, the uploads about
 ## 20 minutes more (their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said
 ## so), the listing of up to 3,000,000 keys about 15 minutes more, and the fsspec rows against
-## s3fs and obstore's adapter (bench/fsspec_rows.py) about 10 minutes more).
+## s3fs and obstore's adapter (bench/fsspec_rows.py) about 10 minutes more, and the cluster's write
+## rows against a local run (bench/dask_writes.py: docs/dask.md) about 20 minutes more).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
@@ -95,3 +96,4 @@ bench: tools
 	.tools/venv-bench/bin/python bench/fsspec_rows.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py
+	.tools/venv-bench/bin/python bench/dask_writes.py

@@ -12,7 +12,9 @@ a store (or streamed between two), `sync` in every direction, and deletes of a p
   checksum against the source's).
 - **Leftovers.** A task that uploads in parts itself (a file of its batch, an object of its
   range) aborts, when it ends, the uploads of its own keys begun since the job started and
-  still open: what an earlier attempt left when its worker was lost. The driver does the
+  still open: what an earlier attempt left when its worker was lost. Such a file was not
+  stored whole, so this attempt sent it in parts again: a task that sent nothing in parts
+  has nothing to look for, and sends no request for it. The driver does the
   same for a task that failed for good, and aborts every shared upload not completed, so
   no upload stays open when the job ends (but one kept for the next run after Ctrl-C).
 """
@@ -120,7 +122,9 @@ def run_call(task: _Call, job: Job, name: str) -> _TaskResult:
     extra = {"progress": _reporter(worker, job.topic, name)} if task.call in _REPORTING else {}
     outcome = _CALLS[task.call](client, *task.args, **job.keywords, **extra)
     summary, verdict = outcome if isinstance(outcome, tuple) else (outcome, None)
-    if task.leftovers is not None:
+    # An upload an earlier attempt left open is of a file (or object) not stored whole, so
+    # this attempt sent it in parts again: only then is there anything to look for.
+    if task.leftovers is not None and summary.requests.multipart:
         abort_leftovers(client, task.leftovers, job.since_ms)
     return _TaskResult(worker.address, summary, time.process_time() - cpu, outcome=verdict)
 

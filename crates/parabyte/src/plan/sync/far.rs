@@ -11,7 +11,6 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 
 use super::compare::Side;
-use super::parts::keys_under;
 use crate::config::TransferConfig;
 use crate::counters::Counters;
 use crate::disk::paths::is_reserved;
@@ -101,6 +100,15 @@ impl Far {
                 relative: PathBuf::from(relative),
             },
         }
+    }
+}
+
+/// A range of names below `prefix` as a range of the keys a listing under it gives.
+pub(super) fn keys_under(prefix: &str, bounds: &KeyBounds) -> KeyBounds {
+    let key = |name: &Option<String>| name.as_ref().map(|name| format!("{prefix}{name}"));
+    KeyBounds {
+        after: key(&bounds.after),
+        until_after: key(&bounds.until_after),
     }
 }
 

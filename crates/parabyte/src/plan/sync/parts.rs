@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use tokio::sync::mpsc;
 
-use super::far::Far;
+use super::far::{keys_under, Far};
 use super::{whole_run_rule, Kept, SourcePlanner, SyncOptions};
 use crate::plan::planned::Planned;
 use crate::report::Reporter;
@@ -65,15 +65,6 @@ impl SyncPart {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-}
-
-/// A range of names below `prefix` as a range of the keys a listing under it gives.
-pub(super) fn keys_under(prefix: &str, bounds: &KeyBounds) -> KeyBounds {
-    let key = |name: &Option<String>| name.as_ref().map(|name| format!("{prefix}{name}"));
-    KeyBounds {
-        after: key(&bounds.after),
-        until_after: key(&bounds.until_after),
     }
 }
 

@@ -1,0 +1,293 @@
+"""Write jobs on a Dask cluster against a local run on the same machine (issue 45), in one run:
+what going distributed costs for uploads, a copy inside the store and sync.
+
+The emulated WAN of `make bench` (toxiproxy in front of versitygw: 10 ms each way, 50 MB/s per
+connection, capped in both directions), the store on tmpfs but for U5's (on disk: a 6 GiB
+object and its copy). Each row is one job, run locally (`parabyte.upload`, `copy`, `sync`) and
+by `parabyte.dask` on a `distributed.LocalCluster` of 1, 2 (and, for the model's check, 4)
+worker processes of one thread, started and warmed before the timed runs as a real cluster
+outlives a job:
+
+- U2: a directory of 64 files of 16 MiB to a prefix (tasks of 256 MiB: four);
+- U3: one 1 GiB file, its parts sent by four tasks of 256 MiB and completed by one more;
+- U5: an S3 to S3 copy of a 6 GiB object inside the bucket, its UploadPartCopy parts spread
+  over tasks (two of 512 MiB a task);
+- S1 up / S1 down: `sync` of 100,000 files of 1 KiB in 100 folders, 1% grown by a byte, a
+  directory to a prefix and back (8 ranges a worker).
+
+Each run is checked (every object's size, and the grown files sent), its destination put
+back outside the timing. Figures: wall time (median), its ratio to the local run, CPU seconds
+of the driver and every worker process, the driver's peak RSS, and tasks. The table replaces
+the part of docs/dask.md between its markers.
+
+    .tools/venv-bench/bin/python bench/dask_writes.py [--rounds 3] [--workers 1,2,4] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import distributed
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import parabyte
+import parabyte.dask
+from harness.report import write_section
+from harness.setup import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, Store, _upload_client
+from sync_rm import THEN, body, name, write_file, write_object
+
+REPO = Path(__file__).resolve().parent.parent
+DOC = REPO / "docs/dask.md"
+START, END = "<!-- dask writes: start -->", "<!-- dask writes: end -->"
+MIB = 1 << 20
+TASK_BYTES = 256 * MIB  # U2, U3: four tasks of the gigabyte
+
+
+def options(endpoint: str) -> dict[str, str]:
+    return {
+        "endpoint_url": endpoint,
+        "access_key_id": ACCESS_KEY,
+        "secret_access_key": SECRET_KEY,
+        "region": REGION,
+    }
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
+class Job:
+    """One workload: its data made once, its destination put back before each run, each run
+    checked after it."""
+
+    def __init__(self, name: str, prepare: Callable[[], None], local: Callable[[], object],
+                 cluster: Callable[[distributed.Client, int], object], check: Callable[[], None]):
+        self.name, self.prepare, self.local, self.cluster, self.check = (
+            name, prepare, local, cluster, check)
+
+
+def workloads(work: Path, bucket: Path, endpoint: str, quick: bool, files: int) -> list[Job]:
+    given = options(endpoint)
+    jobs = []
+    u2 = work / "u2"
+    count, size = (8, 8 * MIB) if quick else (64, 16 * MIB)
+    for index in range(count):
+        (u2 / f"f{index:02}.bin").parent.mkdir(parents=True, exist_ok=True)
+        (u2 / f"f{index:02}.bin").write_bytes(os.urandom(size))
+
+    def cleared(prefix: str) -> Callable[[], None]:
+        return lambda: shutil.rmtree(bucket / prefix, ignore_errors=True)
+
+    def sized(prefix: str, expected: dict[str, int]) -> Callable[[], None]:
+        def check() -> None:
+            for key, length in expected.items():
+                path = bucket / prefix / key
+                if not path.is_file() or path.stat().st_size != length:
+                    raise SystemExit(f"{prefix}{key}: not stored whole")
+        return check
+
+    u2_sizes = {path.name: size for path in u2.iterdir()}
+    jobs.append(Job(
+        "U2", cleared("u2"),
+        lambda: parabyte.upload(u2, f"s3://{BUCKET}/u2/", **given),
+        lambda client, _: parabyte.dask.upload(
+            u2, f"s3://{BUCKET}/u2/", client, task_bytes=TASK_BYTES, **given),
+        sized("u2/", u2_sizes)))
+    u3 = work / "u3"
+    u3.mkdir()
+    big = (96 if quick else 1024) * MIB
+    with open(u3 / "big.bin", "wb") as file:
+        for start in range(0, big, 32 * MIB):
+            file.write(os.urandom(min(big - start, 32 * MIB)))
+    jobs.append(Job(
+        "U3", cleared("u3"),
+        lambda: parabyte.upload(u3, f"s3://{BUCKET}/u3/", **given),
+        lambda client, _: parabyte.dask.upload(
+            u3, f"s3://{BUCKET}/u3/", client, task_bytes=TASK_BYTES // (8 if quick else 1),
+            **given),
+        sized("u3/", {"big.bin": big})))
+    up, down = work / "s1-up", work / "s1-down"
+    changed = list(range(0, files, 100))
+    for i in range(files):
+        grown = i % 100 == 0
+        write_file(up / name(i), body(i, grown), THEN + (60 if grown else 0))
+        write_object(bucket, f"up/{name(i)}", body(i, False), THEN)
+        write_object(bucket, f"down/{name(i)}", body(i, grown), THEN + (60 if grown else 0))
+        write_file(down / name(i), body(i, False), THEN)
+
+    def reset_up() -> None:
+        for i in changed:
+            write_object(bucket, f"up/{name(i)}", body(i, False), THEN)
+
+    def reset_down() -> None:
+        for i in changed:
+            write_file(down / name(i), body(i, False), THEN)
+
+    def sent(root: Path) -> Callable[[], None]:
+        def check() -> None:
+            for i in changed:
+                if (root / name(i)).read_bytes() != body(i, True):
+                    raise SystemExit(f"{root / name(i)} was not sent")
+        return check
+
+    jobs.append(Job(
+        "S1 up", reset_up,
+        lambda: parabyte.sync(f"{up}/", f"s3://{BUCKET}/up/", **given),
+        lambda client, _: parabyte.dask.sync(f"{up}/", f"s3://{BUCKET}/up/", client, **given),
+        sent(bucket / "up")))
+    jobs.append(Job(
+        "S1 down", reset_down,
+        lambda: parabyte.sync(f"s3://{BUCKET}/down/", f"{down}/", **given),
+        lambda client, _: parabyte.dask.sync(f"s3://{BUCKET}/down/", f"{down}/", client, **given),
+        sent(down)))
+    return jobs
+
+
+def u5_job(bucket: Path, endpoint: str, size: int) -> Job:
+    given = options(endpoint)
+    source = bucket / "u5-src/big.bin"
+    source.parent.mkdir(parents=True)
+    with open(source, "wb") as file:
+        chunk = os.urandom(64 * MIB)
+        for _ in range(size // len(chunk)):
+            file.write(chunk)
+    return Job(
+        "U5", lambda: shutil.rmtree(bucket / "u5-dst", ignore_errors=True),
+        lambda: parabyte.copy(f"s3://{BUCKET}/u5-src/", f"s3://{BUCKET}/u5-dst/",
+                              recursive=True, **given),
+        lambda client, _: parabyte.dask.copy(
+            f"s3://{BUCKET}/u5-src/", f"s3://{BUCKET}/u5-dst/", client, recursive=True,
+            split_bytes=min(size // 2, 5 << 30), **given),
+        lambda: None if (bucket / "u5-dst/big.bin").stat().st_size == size
+        else sys.exit("U5: the copy is not whole"))
+
+
+def warm(given: dict[str, str]) -> None:
+    """In a worker: connect its client for these options, as a job's first task would."""
+    parabyte._client(given)
+
+
+def timed(job: Job, run: Callable[[], object], pids: list[int]) -> dict[str, float]:
+    job.prepare()
+    cpu = cpu_seconds(pids)
+    started = time.perf_counter()
+    summary = run()
+    wall = time.perf_counter() - started
+    if summary.failed:
+        raise SystemExit(f"{job.name}: {summary.failures[:3]}")
+    job.check()
+    return {"wall_s": wall, "cpu_s": cpu_seconds(pids) - cpu,
+            "tasks": getattr(summary, "tasks", 0)}
+
+
+def measure(jobs: list[Job], worker_counts: list[int], rounds: int, given: dict[str, str],
+            rows: dict[tuple[str, str], list[dict[str, float]]]) -> None:
+    for job in jobs:
+        rows[(job.name, "local")] = [timed(job, job.local, [os.getpid()])
+                                     for _ in range(rounds)]
+        print(f"  {job.name} local {statistics.median(r['wall_s'] for r in rows[(job.name, 'local')]):.2f}s",
+              flush=True)
+    for workers in worker_counts:
+        with distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # loopback, any free port
+        ) as local, distributed.Client(local, set_as_default=False) as client:
+            pids = [os.getpid(), *client.run(os.getpid).values()]
+            # Every worker process connects its client before the timed runs.
+            client.run(warm, dict(given))
+            for job in jobs:
+                timed(job, lambda job=job: job.cluster(client, workers), pids)  # warm
+                label = f"{workers} worker{'s' if workers > 1 else ''}"
+                rows[(job.name, label)] = [
+                    timed(job, lambda job=job: job.cluster(client, workers), pids)
+                    for _ in range(rounds)
+                ]
+                median = statistics.median(r["wall_s"] for r in rows[(job.name, label)])
+                print(f"  {job.name} {label} {median:.2f}s", flush=True)
+
+
+def render(rows, args, seconds: float) -> str:
+    lines = [
+        "Measured by `bench/dask_writes.py "
+        f"--rounds {args.rounds} --workers {args.workers}{' --quick' if args.quick else ''}` "
+        f"(run by `make bench`), {seconds / 60:.1f} minutes, on this machine's 2 cores: the "
+        "WAN of `make bench` (toxiproxy, 10 ms each way, 50 MB/s a connection both ways), "
+        "medians; CPU is the driver's and every worker process's.",
+        "",
+        "| row | run | wall (s) | x local | CPU (s) | tasks |",
+        "|---|---|---|---|---|---|",
+    ]
+    names = list(dict.fromkeys(name for name, _ in rows))
+    for name in names:
+        local = statistics.median(r["wall_s"] for r in rows[(name, "local")])
+        for (row, run), figures in rows.items():
+            if row != name:
+                continue
+            wall = statistics.median(r["wall_s"] for r in figures)
+            cpu = statistics.median(r["cpu_s"] for r in figures)
+            tasks = int(statistics.median(r["tasks"] for r in figures))
+            lines.append(f"| {name} | {run} | {wall:.2f} | {wall / local:.2f} | {cpu:.2f} | "
+                         f"{tasks or ''} |")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    lines += ["", f"The driver's peak RSS over the whole run: {peak} MiB."]
+    return "\n".join(lines)
+
+
+def measure_u5(size: int, counts: list[int], rows) -> None:
+    """U5 on a store of its own, on disk: a 6 GiB object and its copy fit in no tmpfs here."""
+    disk = Path(os.environ.get("TMPDIR", "/tmp")) / f"parabyte-dask-u5-{os.getpid()}"
+    with Store(disk / "store", REPO, cap_upstream=True) as store:
+        _upload_client(store.endpoint("direct")).create_bucket(Bucket=BUCKET)
+        job = u5_job(store.root / BUCKET, store.endpoint("proxy"), size)
+        measure([job], counts, 1, options(store.endpoint("proxy")), rows)
+    shutil.rmtree(disk, ignore_errors=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--workers", default="1,2")
+    p.add_argument("--files", type=int, default=100_000)
+    p.add_argument("--u5-size", type=int, default=6 << 30)
+    p.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
+    p.add_argument("--only", help="these rows only (U2,U3,S1 up,S1 down,U5)")
+    p.add_argument("--no-docs", action="store_true", help="print the table only")
+    args = p.parse_args()
+    if args.quick:
+        args.files, args.u5_size = min(args.files, 2000), 1 << 30
+    started = time.monotonic()
+    rows: dict[tuple[str, str], list[dict[str, float]]] = {}
+    counts = [int(n) for n in args.workers.split(",")]
+    work = Path("/dev/shm") / f"parabyte-dask-writes-{os.getpid()}"
+    with Store(work / "store", REPO, cap_upstream=True) as store:
+        _upload_client(store.endpoint("direct")).create_bucket(Bucket=BUCKET)
+        bucket = store.root / BUCKET
+        jobs = workloads(work, bucket, store.endpoint("proxy"), args.quick, args.files)
+        jobs = [job for job in jobs if not args.only or job.name in args.only.split(",")]
+        measure(jobs, counts, args.rounds, options(store.endpoint("proxy")), rows)
+    shutil.rmtree(work, ignore_errors=True)
+    if not args.only or "U5" in args.only.split(","):
+        measure_u5(args.u5_size, [n for n in counts if n <= 2], rows)
+    table = render(rows, args, time.monotonic() - started)
+    print(table)
+    if not args.no_docs:
+        write_section(DOC, START, END, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
