@@ -30,7 +30,7 @@ from typing import Any
 from . import Client, _native
 from ._cluster_worker import _reporter, _TaskResult, _worker_client
 from ._native import Failure, Summary
-from .exceptions import Error
+from .exceptions import Error, InvalidInputError
 
 SINCE_MARGIN_S = 300
 """Uploads begun this long before the job started count as the job's when found open: the
@@ -47,9 +47,14 @@ _CALLS: dict[str, Callable[..., Any]] = {
     "remove_range": _native.remove_range,
     "sync_part": _native.sync_part,
     "sync_deletes": _native.sync_deletes,
+    "manifest_into_store": _native.manifest_into_store,
 }
 # Those that take a progress callback.
-_REPORTING = frozenset({"upload_many", "copy_range", "sync_part", "sync_deletes"})
+_REPORTING = frozenset(
+    {"upload_many", "copy_range", "sync_part", "sync_deletes", "manifest_into_store"}
+)
+# Those that look for an earlier attempt's open uploads themselves, from when the job began.
+_SINCE = frozenset({"manifest_into_store"})
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,11 @@ def run_call(task: _Call, job: Job, name: str) -> _TaskResult:
     """A call task, in a worker's process."""
     worker, client = _worker_client(job.options, job.sharing)
     cpu = time.process_time()
-    extra = {"progress": _reporter(worker, job.topic, name)} if task.call in _REPORTING else {}
+    extra: dict[str, Any] = {}
+    if task.call in _REPORTING:
+        extra["progress"] = _reporter(worker, job.topic, name)
+    if task.call in _SINCE:
+        extra["since_ms"] = job.since_ms
     outcome = _CALLS[task.call](client, *task.args, **job.keywords, **extra)
     summary, verdict = outcome if isinstance(outcome, tuple) else (outcome, None)
     # An upload an earlier attempt left open is of a file (or object) not stored whole, so
@@ -371,6 +380,41 @@ def plan_copy(
     highs: list[str | None] = [*boundaries, None]
     for low, high in zip(lows, highs, strict=True):
         yield range_task(low, high, 0, 0)
+
+
+def plan_manifest_into_store(
+    path: str, destination: str, *, task_bytes: int, task_objects: int
+) -> Iterator[_Call]:
+    """A manifest into `s3://` (local files, objects, web URLs, each to its key), cut into
+    tasks of `task_objects` lines or `task_bytes` of the sizes the lines give; each task runs
+    its lines as `cp --manifest` runs them, its bad lines failures named `FILE:LINE`."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            lines = file.read().splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"cannot read manifest {path}: {error}") from error
+    first, held, held_bytes = 1, [], 0
+    for number, line in enumerate(lines, start=1):
+        items, _ = _native.parse_manifest(line)
+        size = sum(item.size or 0 for item in items)
+        if held and (len(held) >= task_objects or held_bytes + size > task_bytes):
+            yield _lines_task(path, first, held, destination, held_bytes)
+            first, held, held_bytes = number, [], 0
+        held.append(line)
+        held_bytes += size
+    if held:
+        yield _lines_task(path, first, held, destination, held_bytes)
+
+
+def _lines_task(path: str, first: int, lines: list[str], destination: str, size: int) -> _Call:
+    last = first + len(lines) - 1
+    return _Call(
+        "manifest_into_store",
+        (path, first, "".join(lines), destination),
+        bytes=size,
+        objects=len(lines),
+        covers=(f"{path}:{first}-{last}",),
+    )
 
 
 def plan_remove(local: Client, source: str, ranges: int) -> Iterator[_Call]:

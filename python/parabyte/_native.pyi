@@ -780,6 +780,18 @@ def commit_shared_copy(client: Client, source: str, upload: _Upload, parts: list
 def abort_shared_upload(client: Client, upload: _Upload) -> None:
     """Abort a shared upload."""
 
+def manifest_into_store(
+    client: Client,
+    name: str,
+    first_line: int,
+    text: str,
+    destination: str,
+    since_ms: int,
+    **keywords: Any,
+) -> Summary:
+    """Some lines of a manifest into `s3://`, as `cp --manifest` runs them; bad lines are
+    failures named `NAME:LINE`."""
+
 def abort_uploads_left(
     client: Client,
     prefix: str,

@@ -62,6 +62,7 @@ from ._cluster_writes import (
     abort_leftovers,
     delete_tasks,
     plan_copy,
+    plan_manifest_into_store,
     plan_remove,
     plan_sync,
     plan_upload,
@@ -171,10 +172,21 @@ def copy(
                 task_objects=task_objects,
                 **options,
             )
+        if isinstance(source, os.PathLike):
+            return _manifest_into_store(
+                os.fspath(source),
+                destination,
+                client,
+                progress=progress,
+                task_bytes=task_bytes,
+                task_objects=task_objects,
+                connect_timeout=connect_timeout,
+                options=options,
+            )
         raise InvalidInputError(
-            f"{destination}: a cluster copies into S3 from a local directory or file every "
-            "worker sees, or from an s3:// prefix; for a manifest or web URLs into S3, run "
-            "parabyte cp --manifest without the cluster"
+            f"{destination}: a cluster copies into S3 a local directory or file every worker "
+            "sees, an s3:// prefix, or a manifest (a pathlib.Path) of local files, objects "
+            "and web URLs"
         )
     if split_bytes is not None and destination is None:
         split_bytes = None  # nothing kept, nothing to make whole: each object goes whole
@@ -425,6 +437,27 @@ def _copy_in_store(
             ranges=ranges or RANGES_PER_WORKER * cluster.workers,
         )
         return _write_job(cluster, local, tasks, client_options, keywords, progress, opened)
+
+
+def _manifest_into_store(
+    path: str,
+    destination: str,
+    client: distributed.Client | str | None,
+    *,
+    progress: ProgressCallback | None,
+    task_bytes: int,
+    task_objects: int,
+    connect_timeout: float,
+    options: dict[str, Any],
+) -> ClusterSummary:
+    """A manifest's lines into `s3://`, `task_objects` lines (or `task_bytes`) a task."""
+    keywords, client_options = _split("upload_many", dict(options))
+    with _Cluster(client, connect_timeout) as cluster:
+        local = _client(client_options)
+        tasks = plan_manifest_into_store(
+            path, destination, task_bytes=task_bytes, task_objects=task_objects
+        )
+        return _write_job(cluster, local, tasks, client_options, keywords, progress, Opened())
 
 
 class _Cluster:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -481,6 +484,40 @@ def test_a_move_or_copy_onto_or_into_itself_is_refused_before_anything_moves(
                     **store.client_options(),
                 )
     assert store.keys("self/") == ["self/k"]
+
+
+def test_a_manifest_of_web_files_local_files_and_objects_goes_into_the_store_by_tasks(
+    cluster: distributed.Client, store: Store, tmp_path: Path
+):
+    web = tmp_path / "web"
+    web.mkdir()
+    bodies = {f"w{index}.bin": os.urandom(1000 + index) for index in range(3)}
+    for name, body in bodies.items():
+        (web / name).write_bytes(body)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(web))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    local = tmp_path / "local.txt"
+    local.write_bytes(b"a local file")
+    parabyte.put_bytes(store.url("man-src/obj"), b"an object", **store.client_options())
+    lines = [f"http://127.0.0.1:{server.server_address[1]}/{name}\tweb/{name}" for name in bodies]
+    lines += ["# a comment", f"{local}\tfiles/local.txt", "s3://bucket/key - not-a-size"]
+    lines += [f"{store.url('man-src/obj')}\tcopied/obj"]
+    manifest = tmp_path / "manifest.txt"
+    manifest.write_text("\n".join(lines) + "\n")
+    try:
+        summary = parabyte.dask.copy(
+            manifest, store.url("man-dst/"), cluster, task_objects=2, **store.client_options()
+        )
+    finally:
+        server.shutdown()
+    # The bad line named by its number in the whole manifest, though its task had lines 5-6.
+    assert [failure.source for failure in summary.failures] == [f"{manifest}:6"]
+    assert summary.tasks == 4 and summary.objects == 5
+    for name, body in bodies.items():
+        assert store.stored(f"man-dst/web/{name}") == body, name
+    assert store.stored("man-dst/files/local.txt") == b"a local file"
+    assert store.stored("man-dst/copied/obj") == b"an object"
 
 
 def test_an_interrupted_upload_resumes_from_the_parts_it_sent(

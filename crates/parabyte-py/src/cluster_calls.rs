@@ -3,15 +3,15 @@
 //! multipart upload whose parts several workers send. Functions of `_native` taking the
 //! worker's `Client`, since they are the cluster driver's, not the public API's.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use parabyte::{
-    deletes_of_parts, KeyBounds, PartVerdict, S3Url, SharedUpload, Source, UploadEntry,
-    UploadedPart,
+    deletes_of_parts, keys_into_store, CopyOptions, CopyRequest, Destination, KeyBounds,
+    PartVerdict, S3Url, SharedUpload, Source, UploadEntry, UploadedPart,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -529,7 +529,7 @@ pub fn abort_uploads_left(
     until_after: Option<String>,
 ) -> PyResult<u64> {
     let prefix = S3Url::parse(prefix).map_err(to_py)?;
-    let keys: Option<std::collections::HashSet<String>> = keys.map(|keys| {
+    let keys: Option<HashSet<String>> = keys.map(|keys| {
         keys.into_iter()
             .map(|key| S3Url::parse(&key).map(|url| url.key).unwrap_or(key))
             .collect()
@@ -542,17 +542,76 @@ pub fn abort_uploads_left(
         }
     };
     let inner = client.inner(py)?;
-    let abort = async move {
-        let unfinished = inner.unfinished_uploads(&prefix).await.map_err(to_py)?;
-        let mut aborted = 0;
-        for upload in unfinished {
-            let begun = upload.initiated.map(|time| time.unix_millis());
-            if begun.is_some_and(|begun| begun >= since_ms) && ours(&upload.url.key) {
-                inner.abort_upload(&upload).await.map_err(to_py)?;
-                aborted += 1;
-            }
-        }
-        Ok(aborted)
-    };
+    let abort = async move { aborted_left(&inner, &prefix, since_ms, ours).await };
     wait(py, abort, |_| Ok(()))
+}
+
+/// Abort the uploads under `prefix` begun since `since_ms` whose keys are `ours`.
+async fn aborted_left(
+    client: &parabyte::Client,
+    prefix: &S3Url,
+    since_ms: i64,
+    ours: impl Fn(&str) -> bool,
+) -> PyResult<u64> {
+    let unfinished = client.unfinished_uploads(prefix).await.map_err(to_py)?;
+    let mut aborted = 0;
+    for upload in unfinished {
+        let begun = upload.initiated.map(|time| time.unix_millis());
+        if begun.is_some_and(|begun| begun >= since_ms) && ours(&upload.url.key) {
+            client.abort_upload(&upload).await.map_err(to_py)?;
+            aborted += 1;
+        }
+    }
+    Ok(aborted)
+}
+
+/// Some lines of a manifest (its line `first_line` first, named `name` in failures) into
+/// `destination`, as `cp --manifest FILE s3://...` runs them: local files, objects and web
+/// files each to its key. When it sent in parts, the uploads of its keys begun since
+/// `since_ms` and still open (an earlier attempt's) are aborted after it.
+#[pyfunction]
+#[pyo3(signature = (client, name, first_line, text, destination, since_ms, **keywords))]
+#[allow(clippy::too_many_arguments)] // the lines, where they are from, where they go
+pub fn manifest_into_store(
+    py: Python<'_>,
+    client: PyRef<'_, Client>,
+    name: String,
+    first_line: usize,
+    text: String,
+    destination: &str,
+    since_ms: i64,
+    keywords: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Summary> {
+    let mut keywords = UploadKeywords::parse("upload_many", keywords)?;
+    let to = store_url(destination)?;
+    let keys: HashSet<String> = keys_into_store(&text, &to)
+        .into_iter()
+        .map(|url| url.key)
+        .collect();
+    let request = CopyRequest {
+        source: Source::ManifestLines {
+            name,
+            first_line,
+            text,
+        },
+        destination: Destination::Store(to.clone()),
+        recursive: false,
+        options: CopyOptions {
+            upload: keywords.options.clone(),
+            ..CopyOptions::default()
+        },
+    };
+    let inner = client.inner(py)?;
+    let lines: Transfer<Summary> = Box::new(move |reporter| {
+        async move {
+            let summary = inner.copy(&request, reporter).await.map_err(to_py)?;
+            if summary.requests.multipart > 0 {
+                let ours = |key: &str| keys.contains(key);
+                aborted_left(&inner, &to, since_ms, ours).await?;
+            }
+            Ok(Summary::from(summary))
+        }
+        .boxed()
+    });
+    transfer_sync(py, lines, keywords.progress.take())
 }

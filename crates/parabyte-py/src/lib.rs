@@ -165,6 +165,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(cluster_calls::commit_shared_copy, module)?,
         wrap_pyfunction!(cluster_calls::abort_shared_upload, module)?,
         wrap_pyfunction!(cluster_calls::abort_uploads_left, module)?,
+        wrap_pyfunction!(cluster_calls::manifest_into_store, module)?,
     ] {
         module.add_function(call)?;
     }

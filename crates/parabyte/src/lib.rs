@@ -64,7 +64,7 @@ pub use counters::{RequestCounts, NAMED_AT_MOST};
 pub use disk::sink::kept_for_resume;
 pub use error::{Error, Result};
 pub use location::{redact, HttpUrl, Location, ObjectUrl, S3Url};
-pub use manifest::{Item, Manifest, ManifestError};
+pub use manifest::{keys_into_store, Item, Manifest, ManifestError};
 pub use pattern::{has_wildcard, Filter, Pattern};
 pub use plan::{
     deletes_of_parts, CopyOptions, CopyRequest, Destination, PartVerdict, RemoveRequest, Source,

@@ -40,6 +40,16 @@ pub(crate) fn parse_into_store(text: &str, prefix: &S3Url) -> (Vec<StoreItem>, V
     read_lines(text, |fields| store_item(fields, &prefix.bucket, &under))
 }
 
+/// The keys the good lines of a manifest into `prefix` write: where a task that ran them
+/// looks for the uploads an earlier attempt left open.
+pub fn keys_into_store(text: &str, prefix: &S3Url) -> Vec<S3Url> {
+    parse_into_store(text, prefix)
+        .0
+        .into_iter()
+        .map(|item| item.to)
+        .collect()
+}
+
 fn store_item(fields: Fields, bucket: &str, under: &str) -> Result<StoreItem, String> {
     let (source, name) = match Location::parse(&fields.source).map_err(|e| e.to_string())? {
         Location::S3(url) if url.is_prefix() => {

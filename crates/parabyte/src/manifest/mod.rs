@@ -30,5 +30,6 @@ mod into_store;
 mod line;
 
 pub use download::{Item, Manifest};
+pub use into_store::keys_into_store;
 pub(crate) use into_store::{parse_into_store, StoreItem, StoreSource};
 pub use line::ManifestError;

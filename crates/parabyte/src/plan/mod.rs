@@ -91,6 +91,11 @@ pub(crate) async fn decide(request: &CopyRequest) -> Result<Work> {
             })
         }
         Source::Manifest(path) => return read_manifest(path, request).await,
+        Source::ManifestLines {
+            name,
+            first_line,
+            text,
+        } => return manifest_work(text, name, *first_line, request),
         Source::KeyRange { prefix, bounds } => {
             // A key range is a part of a prefix: filters and dry runs apply as to the whole.
             return Ok(Work::Store(StoreCopy {
@@ -287,24 +292,30 @@ async fn read_manifest(path: &Path, request: &CopyRequest) -> Result<Work> {
             .map_err(|e| Error::io("cannot read manifest", path, e))?;
         (text, path.display().to_string())
     };
+    manifest_work(&text, &name, 1, request)
+}
+
+/// The work of a manifest's `text` named `name`, its first line the manifest's line
+/// `first_line`: each bad line a failure named `NAME:LINE`.
+fn manifest_work(text: &str, name: &str, first_line: usize, request: &CopyRequest) -> Result<Work> {
     let refusals = |errors: Vec<ManifestError>| {
         errors
             .into_iter()
             .map(|error| Failure {
-                source: format!("{name}:{}", error.line),
+                source: format!("{name}:{}", error.line + first_line - 1),
                 error: Error::InvalidInput(error.message),
             })
             .collect()
     };
     if let Destination::Store(prefix) = &request.destination {
-        let (items, errors) = parse_into_store(&text, prefix);
+        let (items, errors) = parse_into_store(text, prefix);
         return Ok(Work::IntoStore {
             items,
             options: std::sync::Arc::new(request.options.upload.write_options()?),
             refused: refusals(errors),
         });
     }
-    let manifest = Manifest::parse(&text);
+    let manifest = Manifest::parse(text);
     Ok(Work::Items {
         items: manifest.items,
         destination: landing(request, false)?,

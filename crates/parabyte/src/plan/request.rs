@@ -62,6 +62,16 @@ pub enum Source {
     Items(Vec<Item>),
     /// A manifest file (see [`crate::Manifest`]); each bad line is a failure of its own.
     Manifest(PathBuf),
+    /// Some lines of a manifest, the first of them its line `first_line`, named `name` in
+    /// failures (`NAME:LINE`): one task's share of a manifest spread over several machines.
+    ManifestLines {
+        /// The manifest's name.
+        name: String,
+        /// The number of the text's first line in the manifest, from 1.
+        first_line: usize,
+        /// The lines.
+        text: String,
+    },
     /// One range of the key space under an S3 prefix: one task of a copy spread over several
     /// machines. Keys land at the same paths as when the whole prefix is copied.
     KeyRange {
@@ -272,7 +282,10 @@ impl CopyRequest {
             Source::Location(Location::Local(path)) => {
                 !(path.is_dir() || self.is_pattern(&path.to_string_lossy()))
             }
-            Source::Items(_) | Source::Manifest(_) | Source::KeyRange { .. } => false,
+            Source::Items(_)
+            | Source::Manifest(_)
+            | Source::ManifestLines { .. }
+            | Source::KeyRange { .. } => false,
         }
     }
 
