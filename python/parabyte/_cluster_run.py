@@ -39,10 +39,20 @@ def _took(task: _Task) -> list[str | KeyRange]:
     return [item.source for item in task.items]
 
 
+def _shown(task: _Task) -> list[str | KeyRange]:
+    """What a task covered, as `WorkerShare.took` keeps it: a write task's batch of files or
+    names as its first and last (a job of millions of files keeps no list of them all)."""
+    took = _took(task)
+    if isinstance(task, _Call) and len(took) > 1:
+        return [f"{took[0]} .. {took[-1]} ({len(took)} items)"]
+    return took
+
+
 @dataclass
 class WorkerShare:
     """What one worker did: its tasks, their totals, and which objects (or key ranges) it
-    took, which for node-local destinations says where each file is."""
+    took, which for node-local destinations says where each file is (a write job's batch
+    of files or names is shown by its first and last)."""
 
     tasks: int = 0
     objects: int = 0
@@ -368,7 +378,7 @@ def _sum_up(
                 summaries.append(piece.summary)
         share = workers.setdefault(result.worker, WorkerShare())
         summary = result.summary
-        share.took.extend(_took(task))
+        share.took.extend(_shown(task))
         share.tasks += 1
         share.objects += summary.objects
         share.skipped += summary.skipped

@@ -94,7 +94,13 @@ TASK_OBJECTS = 1_000
 DRIVER_KEYS = 100_000
 """Default number of keys the driver lists itself before splitting the rest into ranges."""
 RANGES_PER_WORKER = 8
-"""Default key ranges per worker: enough that fast workers take over slow ranges."""
+"""Default key ranges per worker of a download past `driver_keys`: enough that fast
+workers take over slow ranges."""
+WRITE_RANGES_PER_WORKER = 2
+"""Default key ranges per worker of a sync or a delete: each range lists both sides (or its
+keys) in parallel itself, at a cost of a few round trips a range (split points, the first
+pages), which more ranges pay again without listing faster: 16 ranges of a 20,000-key sync
+on 2 workers took 1.9x the time of 4 (bench/dask_writes.py, docs/dask.md)."""
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach a scheduler given by address."""
 COPY_CUTOFF = 5 << 30
@@ -275,7 +281,7 @@ def sync(
     """Make `destination` hold what `source` holds (an S3 prefix and a directory every
     worker sees, either way, or two S3 prefixes) on the workers of a Dask cluster.
 
-    The key space is cut into `ranges` ranges (default: 8 per worker); a task lists both
+    The key space is cut into `ranges` ranges (default: 2 per worker); a task lists both
     sides within its range, merges them and sends what is missing or changed, as a local
     `sync` does. With `delete=True` the deletes wait: only once every range of both sides
     was listed to the end, none failed on the source's side, and the rule of a local sync
@@ -289,8 +295,7 @@ def sync(
     source, destination = os.fspath(source), os.fspath(destination)
     with _Cluster(client, connect_timeout) as cluster:
         local = _client(client_options)
-        parts = ranges or RANGES_PER_WORKER * cluster.workers
-        verdicts: list[Any] = []
+        parts = ranges or WRITE_RANGES_PER_WORKER * cluster.workers
         ranged = list(plan_sync(local, source, destination, parts))
         slots = {id(task): index for index, task in enumerate(ranged)}
         verdicts = [None] * len(ranged)
@@ -326,7 +331,7 @@ def remove(
     **options: Any,
 ) -> ClusterSummary:
     """Delete every key under the prefix `source` (with `recursive`, or a trailing "/") on
-    the workers of a Dask cluster: its key space cut into `ranges` ranges (default: 8 per
+    the workers of a Dask cluster: its key space cut into `ranges` ranges (default: 2 per
     worker), each a task that lists its range and deletes its keys 1,000 a request. The
     keywords are `parabyte.remove`'s (`exclude`, `include`, `raw`) and `Client` options."""
     _check_sizes(1, 1, 1, ranges, None)
@@ -340,7 +345,7 @@ def remove(
     keywords.pop("recursive", None)
     with _Cluster(client, connect_timeout) as cluster:
         local = _client(client_options)
-        parts = ranges or RANGES_PER_WORKER * cluster.workers
+        parts = ranges or WRITE_RANGES_PER_WORKER * cluster.workers
         tasks = plan_remove(local, source, parts)
         return _write_job(cluster, local, tasks, client_options, keywords, progress, Opened())
 

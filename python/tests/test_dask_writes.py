@@ -394,9 +394,13 @@ def test_the_command_line_runs_every_write_on_the_cluster(
     synced = _cli("sync", "--delete", *flags, str(tmp_path / "src"), store.url("cli/"))
     assert synced.returncode == 0, synced.stderr
     assert "cli/stale.txt" not in store.keys("cli/")
-    gone = _cli("rm", "-r", *flags, store.url("cli/"))
-    assert gone.returncode == 0, gone.stderr
+    moved = _cli("mv", "-r", *flags, store.url("cli/"), store.url("cli-moved/"))
+    assert moved.returncode == 0, moved.stderr
     assert store.keys("cli/") == []
+    assert store.keys("cli-moved/") == sorted(f"cli-moved/{name}" for name in files)
+    gone = _cli("rm", "-r", *flags, store.url("cli-moved/"))
+    assert gone.returncode == 0, gone.stderr
+    assert store.keys("cli-moved/") == []
 
 
 def test_a_worker_killed_in_a_copy_in_parts_leaves_it_whole_and_no_part_copied_twice(
