@@ -28,7 +28,7 @@ pub(crate) use planned::{Planned, WebJob};
 pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
-pub(crate) use sync::{sync_sides, SourcePlanner, SyncPlan};
+pub(crate) use sync::{sync_sides, Far, SourcePlanner, SyncPlan};
 pub use sync::{SyncCompare, SyncOptions};
 
 /// A request decided: which of the three ways it runs.
