@@ -80,9 +80,11 @@ fuzz:
 ## toxiproxy; installs the pinned peers, runs everything, rewrites docs/BENCHMARKS.md (about an hour,
 ## the sync and rm rows against aws, s5cmd and rclone about 40 minutes more, the uploads about
 ## 20 minutes more (their 6 GiB copy needs 22 GiB free under /tmp, else it is skipped and said
-## so), the listing of up to 3,000,000 keys about 15 minutes more, and the fsspec rows against
-## s3fs and obstore's adapter (bench/fsspec_rows.py) about 10 minutes more, and the cluster's write
-## rows against a local run (bench/dask_writes.py: docs/dask.md) about 20 minutes more).
+## so), the listing of up to 3,000,000 keys about 15 minutes more, sync and rm at 1,000,000 and
+## 10,000,000 keys against aws, s5cmd and rclone (bench/sync_scale.py) about an hour more, the
+## fsspec rows against s3fs and obstore's adapter (bench/fsspec_rows.py) about 10 minutes more,
+## and the cluster's write rows against a local run (bench/dask_writes.py: docs/dask.md) about
+## 20 minutes more).
 ## The binary is the profiling build (release with symbols and line tables) so perf can read it.
 bench: tools
 	scripts/install-bench-tools.sh
@@ -93,6 +95,7 @@ bench: tools
 	.tools/venv-bench/bin/python bench/sync_rm.py
 	.tools/venv-bench/bin/python bench/upload.py
 	.tools/venv-bench/bin/python bench/listing.py
+	.tools/venv-bench/bin/python bench/sync_scale.py
 	.tools/venv-bench/bin/python bench/fsspec_rows.py
 	$(CARGO) build --locked -p parabyte-testkit --bin testbed
 	.tools/venv-bench/bin/python bench/dask_scaling.py

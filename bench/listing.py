@@ -49,12 +49,14 @@ GOAL = 5.0
 
 
 class ListingStore(Store):
-    """The listing server over `keys` generated keys, and toxiproxy in front of it."""
+    """The listing server over `keys` generated keys, and toxiproxy in front of it; `extra`:
+    more `testbed list-server` flags (twins, folders, size: bench/sync_scale.py)."""
 
-    def __init__(self, work: Path, testbed: Path, keys: int):
+    def __init__(self, work: Path, testbed: Path, keys: int, extra: tuple[str, ...] = ()):
         super().__init__(work, REPO)
         self.testbed = testbed
         self.keys = keys
+        self.extra = extra
 
     def __enter__(self) -> Self:
         self.work.mkdir(parents=True, exist_ok=False)
@@ -84,6 +86,7 @@ class ListingStore(Store):
                 str(access_log),
                 "--max-seconds",
                 "14400",
+                *self.extra,
             ],
         )
         out = self.logs / "listing-server.out"

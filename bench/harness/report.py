@@ -689,6 +689,7 @@ def write(meta: dict, results: list[dict], md_path: Path, png_dir: Path) -> None
 KEPT = [("<!-- sync-and-rm: start -->", "<!-- sync-and-rm: end -->"),
         ("<!-- uploads: start -->", "<!-- uploads: end -->"),
         ("<!-- listing: start -->", "<!-- listing: end -->"),
+        ("<!-- sync-scale: start -->", "<!-- sync-scale: end -->"),
         ("<!-- fsspec: start -->", "<!-- fsspec: end -->")]
 
 

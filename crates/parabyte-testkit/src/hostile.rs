@@ -32,6 +32,8 @@ use crate::serve::{accept_until, lock};
 const KEPT_REQUESTS: usize = 10_000;
 /// How long a request body the script never reads may take to arrive.
 const DISCARD_LIMIT: Duration = Duration::from_secs(10);
+/// The most of a POST body handed to the script: a DeleteObjects of 1000 long keys fits.
+pub const POST_BODY_LIMIT: usize = 4 << 20;
 
 type Script = dyn Fn(&Received) -> Reply + Send + Sync;
 type ServerBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -48,6 +50,10 @@ pub struct Received {
     /// The raw query string, empty if there was none.
     pub query: String,
     pub headers: HeaderMap,
+    /// The body of a POST (DeleteObjects names its keys there), at most [`POST_BODY_LIMIT`]
+    /// bytes; empty for every other method, whose bodies are read and dropped, and in the
+    /// copies [`HostileServer::requests`] keeps.
+    pub body: Bytes,
 }
 
 impl Received {
@@ -218,7 +224,7 @@ fn byte_range(header: &str, total: u64) -> Option<(u64, u64)> {
 #[derive(Debug, Clone, Default)]
 pub struct ListPage {
     prefix: String,
-    objects: Vec<(String, u64)>,
+    objects: Vec<ListedObject>,
     common_prefixes: Vec<String>,
     is_truncated: bool,
     next_token: Option<String>,
@@ -233,7 +239,29 @@ impl ListPage {
     }
 
     pub fn object(mut self, key: &str, size: u64) -> ListPage {
-        self.objects.push((key.to_owned(), size));
+        self.objects.push(ListedObject {
+            key: key.to_owned(),
+            size,
+            etag: None,
+            last_modified: None,
+        });
+        self
+    }
+
+    /// An object listed with its ETag (sent quoted as given) and LastModified (ISO 8601).
+    pub fn object_tagged(
+        mut self,
+        key: &str,
+        size: u64,
+        etag: &str,
+        last_modified: &str,
+    ) -> ListPage {
+        self.objects.push(ListedObject {
+            key: key.to_owned(),
+            size,
+            etag: Some(etag.to_owned()),
+            last_modified: Some(last_modified.to_owned()),
+        });
         self
     }
 
@@ -269,8 +297,15 @@ impl ListPage {
     ) -> Reply {
         let encode = url_encoded(request);
         let (head, entries, tail) = self.pieces(request);
-        let generated = (0..count)
-            .map(move |i| Bytes::from(contents_xml(&key_of(i), size_of_generated, encode)));
+        let generated = (0..count).map(move |i| {
+            let object = ListedObject {
+                key: key_of(i),
+                size: size_of_generated,
+                etag: None,
+                last_modified: None,
+            };
+            Bytes::from(contents_xml(&object, encode))
+        });
         let chunks = std::iter::once(head)
             .chain(entries)
             .map(Bytes::from)
@@ -303,7 +338,7 @@ impl ListPage {
         let entries = self
             .objects
             .iter()
-            .map(|(key, size)| contents_xml(key, *size, encode))
+            .map(|object| contents_xml(object, encode))
             .collect();
         let mut tail: String = self
             .common_prefixes
@@ -324,11 +359,27 @@ fn url_encoded(request: &Received) -> bool {
     request.query_param("encoding-type").as_deref() == Some("url")
 }
 
-/// One listed object, without an ETag: the object's own reply then gives the only one.
-fn contents_xml(key: &str, size: u64, encode: bool) -> String {
+/// One entry of a page.
+#[derive(Debug, Clone)]
+struct ListedObject {
+    key: String,
+    size: u64,
+    etag: Option<String>,
+    last_modified: Option<String>,
+}
+
+/// One listed object; without an ETag the object's own reply gives the only one.
+fn contents_xml(object: &ListedObject, encode: bool) -> String {
+    let etag = object
+        .etag
+        .as_ref()
+        .map(|etag| format!("<ETag>{}</ETag>", escape_xml(etag)))
+        .unwrap_or_default();
     format!(
-        "<Contents><Key>{}</Key><LastModified>2024-01-02T03:04:05.000Z</LastModified><Size>{size}</Size><StorageClass>STANDARD</StorageClass></Contents>",
-        text(key, encode),
+        "<Contents><Key>{}</Key><LastModified>{}</LastModified>{etag}<Size>{}</Size><StorageClass>STANDARD</StorageClass></Contents>",
+        text(&object.key, encode),
+        object.last_modified.as_deref().unwrap_or("2024-01-02T03:04:05.000Z"),
+        object.size,
     )
 }
 
@@ -340,7 +391,7 @@ fn text(value: &str, url_encode: bool) -> String {
     }
 }
 
-fn escape_xml(text: &str) -> String {
+pub(crate) fn escape_xml(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -498,12 +549,13 @@ async fn answer(
         .uri()
         .path_and_query()
         .map_or_else(|| request.uri().to_string(), |pq| pq.as_str().to_owned());
-    let received = Received {
+    let mut received = Received {
         method: request.method().clone(),
         path: request.uri().path().to_owned(),
         query: request.uri().query().unwrap_or_default().to_owned(),
         target,
         headers: request.headers().clone(),
+        body: Bytes::new(),
     };
     {
         let mut seen = lock(&ledger.seen);
@@ -513,11 +565,21 @@ async fn answer(
         }
     }
     ledger.arrived.notify_all();
+    let keep = received.method == Method::POST;
     let drain = async move {
         let mut body = request.into_body();
-        while let Some(Ok(_)) = body.frame().await {}
+        let mut kept = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Some(data) = frame.data_ref().filter(|_| keep) {
+                let room = POST_BODY_LIMIT.saturating_sub(kept.len());
+                kept.extend_from_slice(&data[..data.len().min(room)]);
+            }
+        }
+        Bytes::from(kept)
     };
-    let _ = tokio::time::timeout(DISCARD_LIMIT, drain).await;
+    if let Ok(body) = tokio::time::timeout(DISCARD_LIMIT, drain).await {
+        received.body = body;
+    }
 
     let reply = script(&received);
     let body = match reply.body {

@@ -26,9 +26,11 @@
 //!   came on the wire (method, raw target, all headers). [`ListPage`] writes ListObjectsV2
 //!   pages, truncated with or without a token, and [`ListPage::generated`] streams a page of
 //!   any size without holding it.
-//! - [`ListingServer`] lists a [`KeySpace`] (sorted keys in memory) by ListObjectsV2's rules at
-//!   a cost per page that does not grow with the bucket, as S3's does not: for listing at a
-//!   million keys, where every real server here would be the limit.
+//! - [`ListingServer`] lists a [`KeySpace`] (sorted keys in memory, or W4's names generated
+//!   from their place) by ListObjectsV2's rules at a cost per page that does not grow with the
+//!   bucket, as S3's does not: for listing at millions of keys, where every real server here
+//!   would be the limit. Twin buckets over the same keys differ in a chosen share of them
+//!   ([`Change`]), and the writes of a `sync` or `rm` are taken and counted ([`Tally`]).
 //! - [`payload`] makes deterministic data, so tests regenerate instead of storing it.
 //!
 //! ```no_run
@@ -67,6 +69,7 @@ mod data;
 mod error;
 mod hostile;
 mod kind;
+mod listing_names;
 mod listing_server;
 mod names;
 mod nginx;
@@ -83,7 +86,7 @@ pub use data::{payload, payload_at};
 pub use error::{Error, Result};
 pub use hostile::{HostileServer, ListPage, Received, Reply};
 pub use kind::ServerKind;
-pub use listing_server::{KeySpace, ListingServer};
+pub use listing_server::{keys_to_delete, operation, Change, KeySpace, ListingServer, Tally};
 pub use names::{encode_key, unique_bucket_name};
 pub use nginx::{Serving, WebServer};
 pub use proxy::{

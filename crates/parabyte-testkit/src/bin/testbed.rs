@@ -1,6 +1,7 @@
 //! `testbed up`: a real S3 server on loopback filled with demo data, kept alive for `make demo`
 //! and the benchmarks, with its address and credentials in an env file. `testbed list-server`:
-//! the kit's listing server over a bucket of generated keys, for the listing benchmark.
+//! the kit's listing server over a bucket of generated keys (and twins of it that differ in a
+//! share of them, taking and counting the writes of a sync or rm), for the scale benchmarks.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -8,7 +9,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use parabyte_testkit::{payload, AdminClient, KeySpace, ListingServer, ServerKind, TestServer};
+use parabyte_testkit::{
+    keys_to_delete, operation, payload, AdminClient, Change, KeySpace, ListingServer, ServerKind,
+    TestServer,
+};
 
 /// The seed of `large/big.bin`; small object `i` uses seed `i`.
 const LARGE_SEED: u64 = 0xB16;
@@ -29,8 +33,9 @@ enum Command {
     ///
     /// Stops on SIGTERM or SIGINT, when stdin is a pipe that closes, or after --max-seconds.
     Up(UpArgs),
-    /// Serve generated keys with the kit's listing server (ListObjectsV2 only, any
-    /// credentials), print "ready ENDPOINT" and wait; stops as `up` does.
+    /// Serve generated keys with the kit's listing server (ListObjectsV2, reads of the
+    /// keys' bytes, and writes taken and counted but not kept; any credentials), print
+    /// "ready ENDPOINT" and wait; stops as `up` does.
     ListServer(ListServerArgs),
 }
 
@@ -38,16 +43,26 @@ enum Command {
 struct ListServerArgs {
     #[arg(long, default_value = "parabyte-demo")]
     bucket: String,
-    /// How many keys: PREFIXdNNN/kNNNNNN (key i in folder i % --folders).
+    /// How many keys: PREFIXdNNN/kNNNNNN (key i in folder i % --folders), generated from
+    /// their place in the order, none held in memory.
     #[arg(long, default_value_t = 100_000)]
     keys: u64,
     #[arg(long, default_value = "w4/")]
     prefix: String,
+    /// 0: a flat prefix, PREFIXkNNNNNN.
     #[arg(long, default_value_t = 100)]
     folders: u64,
     /// The size every listed object has.
     #[arg(long, default_value_t = 64)]
     size: u64,
+    /// Another bucket over the same keys, a share of them changed: NAME:FRACTION
+    /// (`changed:0.01`), spread evenly through the order. Repeatable.
+    #[arg(long, value_parser = parse_twin)]
+    twin: Vec<(String, u64)>,
+    /// How a twin's changed keys differ: `size` (one byte longer) or `content` (as long,
+    /// later, another ETag).
+    #[arg(long, default_value = "size", value_parser = parse_change)]
+    change: Change,
     /// Append a line per request, shaped like versitygw's access log (` s3_ListObjectsV2 - -
     /// 200 `) so the benchmarks count requests the same way, with the raw query at its end.
     #[arg(long)]
@@ -146,13 +161,17 @@ fn up(args: &UpArgs) -> Result<(), String> {
 
 fn list_server(args: &ListServerArgs) -> Result<(), String> {
     let started = Instant::now();
-    // W4's names have six digits; more keys take more.
-    let width = args.keys.saturating_sub(1).to_string().len().max(6);
-    let folders = args.folders.max(1);
-    let keys = (0..args.keys)
-        .map(|i| format!("{}d{:03}/k{i:0width$}", args.prefix, i % folders))
-        .collect();
-    let space = KeySpace::new(&args.bucket, keys, args.size);
+    let mut space = KeySpace::generated(
+        &args.bucket,
+        &args.prefix,
+        args.keys,
+        args.folders,
+        args.size,
+    )
+    .change_by(args.change);
+    for (twin, per_million) in &args.twin {
+        space = space.with_twin(twin, *per_million);
+    }
     let log = args
         .access_log
         .as_ref()
@@ -166,13 +185,15 @@ fn list_server(args: &ListServerArgs) -> Result<(), String> {
         .transpose()?;
     let server = ListingServer::start_logging(space, move |request, status| {
         if let Some(mut file) = log.as_ref() {
-            let operation = if request.is_listing() {
-                "ListObjectsV2"
-            } else {
-                "Other"
+            let operation = operation(request);
+            // A batch delete's line says how many keys it named.
+            let query = match operation {
+                "DeleteObjects" => {
+                    format!("{} keys={}", request.query, keys_to_delete(request).len())
+                }
+                _ => request.query.clone(),
             };
             // One write per line: O_APPEND keeps lines whole for a reader tailing the file.
-            let query = &request.query;
             let _ = file.write_all(format!("- s3_{operation} - - {status} - {query}\n").as_bytes());
         }
     });
@@ -189,11 +210,40 @@ fn list_server(args: &ListServerArgs) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let reason = runtime.block_on(wait_for_stop(Duration::from_secs(args.max_seconds)));
+    let tally = server.tally();
     eprintln!(
-        "testbed: {reason}; {} requests answered; shutting down",
-        server.request_count()
+        "testbed: {reason}; {} requests answered ({} pages, {} reads, {} puts, {} copies, {} \
+         keys deleted); shutting down",
+        server.request_count(),
+        tally.listed,
+        tally.fetched,
+        tally.put,
+        tally.copied,
+        tally.deleted
     );
     Ok(())
+}
+
+/// `NAME:FRACTION`, the fraction as parts per million.
+fn parse_twin(text: &str) -> Result<(String, u64), String> {
+    let (name, fraction) = text
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{text}': expected NAME:FRACTION, as changed:0.01"))?;
+    let fraction: f64 = fraction
+        .parse()
+        .map_err(|_| format!("'{fraction}' is not a fraction"))?;
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(format!("{fraction}: a fraction lies between 0 and 1"));
+    }
+    Ok((name.to_owned(), (fraction * 1e6).round() as u64))
+}
+
+fn parse_change(text: &str) -> Result<Change, String> {
+    match text {
+        "size" => Ok(Change::Size),
+        "content" => Ok(Change::Content),
+        _ => Err(format!("'{text}': expected size or content")),
+    }
 }
 
 async fn fill(admin: &AdminClient, args: &UpArgs) -> Result<(), String> {
@@ -309,6 +359,17 @@ async fn stdin_closed() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn twins_are_named_with_a_fraction() {
+        assert_eq!(
+            parse_twin("changed:0.01"),
+            Ok(("changed".to_owned(), 10_000))
+        );
+        assert_eq!(parse_twin("same:0"), Ok(("same".to_owned(), 0)));
+        assert!(parse_twin("changed").is_err());
+        assert!(parse_twin("changed:2").is_err());
+    }
 
     #[test]
     fn small_keys_are_numbered_in_a_few_folders() {

@@ -29,7 +29,7 @@ pub(crate) use request::Landing;
 pub(crate) use request::StoreCopy;
 pub use request::{CopyOptions, CopyRequest, Destination, RemoveRequest, Source, UploadOptions};
 pub use sync::{deletes_of_parts, PartVerdict, SyncCompare, SyncOptions};
-pub(crate) use sync::{deletes_planner, sync_sides, SourcePlanner, SyncPart, SyncPlan};
+pub(crate) use sync::{deletes_planner, sync_sides, Far, SourcePlanner, SyncPart, SyncPlan};
 
 /// A request decided: which of the three ways it runs.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! shows there is more to list and a worker slot is free (parallel listing). Workers feed
 //! channels that the consumer reads part after part, so the result is exactly the
 //! sequential listing. Pages wait for the consumer in room of bounded size: a few pages per
-//! part, and for the parts not yet being read a shared room of [`PAGES_HELD_AHEAD`], so a
+//! part, and for the parts not yet being read a shared room of a few pages per worker, so a
 //! part far ahead of the consumer keeps listing while a slow consumer still stalls the
 //! listing instead of filling memory.
 //! A page is parsed as its body arrives and its objects go on in batches, so memory does

@@ -14,11 +14,14 @@ use crate::retry::RetryPolicy;
 use crate::source::store::Store;
 
 /// Pages the parts not yet being read may hold between them beyond their own
-/// [`PAGES_AHEAD`] (about 200 bytes an entry: ~13 MB of 1000-key pages). With only their own
-/// room, parts behind the one being read stopped after two pages and the listing ran
-/// nearly in sequence unless it was cut into many short parts, each of which costs the
-/// store a page that the next part lists again (docs/PROFILE.md, stop 15).
-const PAGES_HELD_AHEAD: usize = 64;
+/// [`PAGES_AHEAD`], for each worker slot (about 200 bytes an entry: 64 pages, ~13 MB of
+/// 1000-key pages, at the default 16). With only their own room, parts behind the one being
+/// read stopped after two pages and the listing ran nearly in sequence unless it was cut
+/// into many short parts, each of which costs the store a page that the next part lists
+/// again (docs/PROFILE.md, stop 15). In step with the workers, so that a sync's two
+/// listings, each given half the workers, hold no more together than one listing alone
+/// (stop 45).
+const PAGES_HELD_AHEAD_PER_WORKER: usize = 4;
 
 /// Parts alive at once, per worker slot. A part waiting for room gives its slot up, so
 /// slots alone no longer bound the parts, each of which may hold its own pages.
@@ -148,7 +151,10 @@ impl<S: Store> Listing<S> {
             // Parts listing below one that takes shared room: at most half the workers (a
             // million keys through the WAN: 4.0-4.2 s with 8 of 16, 5.1 s with 6, 5.7 s
             // with 12, 8.5 s with all), and at least two: the part being read and the next.
-            shared_room: SharedRoom::new(PAGES_HELD_AHEAD, workers.div_ceil(2).max(2)),
+            shared_room: SharedRoom::new(
+                PAGES_HELD_AHEAD_PER_WORKER * workers.max(1),
+                workers.div_ceil(2).max(2),
+            ),
             parts: Arc::new(AtomicUsize::new(0)),
             max_parts: workers.max(1) * PARTS_PER_WORKER,
         })
