@@ -307,12 +307,13 @@ def plan_copy(
     split_bytes: int,
     driver_keys: int,
     ranges: int,
+    workers: int,
 ) -> Iterator[_Call | _Shared | Failure]:
     """A prefix copied (or moved) inside the store, or streamed from another: the driver
     lists up to `driver_keys` keys and cuts them into key ranges of `task_bytes` or
     `task_objects`, each a task that lists and copies its range; an object of more than
     `split_bytes` (with `in_parts`: inside one store, not moving) a shared copy in
-    UploadPartCopy parts. Past `driver_keys`, the rest of the key space is cut into `ranges`
+    UploadPartCopy parts, a range of them for each of the `workers`. Past `driver_keys`, the rest of the key space is cut into `ranges`
     ranges, found with a few one-key requests."""
     prefix = _prefix_of(source)
     into = _prefix_of(destination)
@@ -365,7 +366,10 @@ def plan_copy(
                 yield Failure(url, str(error), error)
             else:
                 opened.uploads[url] = ("copy", upload)
-                parts = part_ranges(upload[4], upload[3], task_bytes)
+                # No byte of a copy passes through a worker: its parts go one range a
+                # worker, each copying its parts in parallel, as a local run copies them.
+                per_worker = -(-upload[4] // workers) * upload[3]
+                parts = part_ranges(upload[4], upload[3], per_worker)
                 yield _Shared("copy", url, upload, parts, entry.size)
             after = last = entry.key
         if count + 1 >= driver_keys:
@@ -430,23 +434,25 @@ def plan_remove(local: Client, source: str, ranges: int) -> Iterator[_Call]:
 
 
 def sync_boundaries(local: Client, source: str, destination: str, ranges: int) -> list[str]:
-    """Where a sync's key space is cut: names below both sides, found on the S3 side (the
-    source's, else the destination's), or for a local source whose destination is nearly
-    empty, among the source's own top-level names."""
+    """Where a sync's key space is cut: names below both sides. A directory's top-level
+    names cost no request and follow the tree's own shape (its folders); a store's prefix is
+    cut by `split_key_space` (a few one-key requests) when no directory side has enough."""
+    for side in (source, destination):
+        if not side.startswith("s3://") and os.path.isdir(side):
+            names = sorted(
+                entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+                for entry in os.scandir(side)
+                if _is_key(entry.name)
+            )
+            if len(names) >= ranges:
+                step = len(names) // ranges
+                return names[step - 1 : step * (ranges - 1) : step]
     for side in (source, destination):
         if side.startswith("s3://"):
             prefix = _prefix_of(side)
             below = len(prefix) - len(_bucket_root(prefix))
-            found = [b[below:] for b in local.split_key_space(prefix, ranges)]
-            if len(found) >= ranges - 1 or not os.path.isdir(source):
-                return found
-            break
-    names = sorted(
-        entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
-        for entry in os.scandir(source)
-    )
-    step = max(1, len(names) // ranges)
-    return names[step - 1 : -1 : step] if len(names) > 1 else []
+            return [b[below:] for b in local.split_key_space(prefix, ranges)]
+    return []
 
 
 def plan_sync(local: Client, source: str, destination: str, ranges: int) -> Iterator[_Call]:
@@ -486,6 +492,15 @@ def delete_tasks(source: str, destination: str, names: Iterable[str]) -> Iterato
 def _delete_task(source: str, destination: str, names: list[str]) -> _Call:
     covers = tuple(f"{destination.rstrip('/')}/{name}" for name in names)
     return _Call("sync_deletes", (source, destination, names), objects=len(names), covers=covers)
+
+
+def _is_key(name: str) -> bool:
+    """A file name that can be (part of) a key: UTF-8, as every key is."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _bucket_root(url: str) -> str:

@@ -440,6 +440,7 @@ def _copy_in_store(
             split_bytes=split_bytes or COPY_CUTOFF,
             driver_keys=driver_keys,
             ranges=ranges or RANGES_PER_WORKER * cluster.workers,
+            workers=cluster.workers,
         )
         return _write_job(cluster, local, tasks, client_options, keywords, progress, opened)
 

@@ -233,7 +233,7 @@ def test_a_prefix_is_copied_inside_the_store_with_a_large_object_in_parts_over_w
     assert store.keys("copy-dst/") == sorted(f"copy-dst/{name}" for name in files)
     for name, body in files.items():
         assert store.stored(f"copy-dst/{name}") == body, name
-    # The 12 MiB object: three UploadPartCopy parts, a task each, then its Complete.
+    # The 12 MiB object: three UploadPartCopy parts, a range of them a worker, one Complete.
     took = [str(part) for share in summary.workers.values() for part in share.took]
     assert store.url("copy-src/big/large.bin") in took
     assert summary.requests.multipart >= 2
@@ -563,3 +563,17 @@ def test_an_interrupted_upload_resumes_from_the_parts_it_sent(
     assert sent == {f"UploadPart {number}": 1 for number in range(1, 6)}
     assert sent_before and all(n == 1 for n in sent_before.values())
     assert _open_uploads(s3, store, "resumed/") == []
+
+
+def test_a_directory_side_cuts_the_key_space_by_its_own_folders_with_no_request(
+    tmp_path: Path,
+):
+    from parabyte._cluster_writes import sync_boundaries
+
+    for index in range(8):
+        (tmp_path / f"d{index}").mkdir()
+    (tmp_path / "a.txt").write_text("a")
+    # No store behind this endpoint: a request would fail the call.
+    offline = parabyte.Client(endpoint_url="http://127.0.0.1:9", region="us-east-1")
+    for source, destination in [(str(tmp_path), "s3://b/p/"), ("s3://b/p/", str(tmp_path))]:
+        assert sync_boundaries(offline, source, destination, 3) == ["d1/", "d4/"]
