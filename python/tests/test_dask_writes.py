@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -524,6 +525,18 @@ def test_a_manifest_of_web_files_local_files_and_objects_goes_into_the_store_by_
     assert store.stored("man-dst/copied/obj") == b"an object"
 
 
+def _wait_for_tasks(cluster: distributed.Client, count: int) -> None:
+    """Until the scheduler holds `count` of a job's tasks (bounded in time)."""
+
+    def held(dask_scheduler: object) -> int:
+        return sum(str(key).startswith("parabyte-") for key in dask_scheduler.tasks)
+
+    deadline = time.monotonic() + EVENT_TIMEOUT_S
+    while cluster.run_on_scheduler(held) < count:
+        assert time.monotonic() < deadline, "the driver never submitted its tasks"
+        time.sleep(0.05)
+
+
 def test_an_interrupted_upload_resumes_from_the_parts_it_sent(
     cluster: distributed.Client, store: Store, s3, tmp_path: Path
 ):
@@ -542,6 +555,8 @@ def test_an_interrupted_upload_resumes_from_the_parts_it_sent(
     try:
         driver = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
         assert proxy.reached.wait(EVENT_TIMEOUT_S), "the held part never came"
+        # Every task submitted (the small files, the parts, the commit): the driver waits.
+        _wait_for_tasks(cluster, 3)
         driver.send_signal(signal.SIGINT)  # Ctrl-C on the driver, a part held
         _, stderr = driver.communicate(timeout=120)
         assert driver.returncode == 130, stderr
