@@ -525,6 +525,13 @@ def test_a_manifest_of_web_files_local_files_and_objects_goes_into_the_store_by_
     assert store.stored("man-dst/copied/obj") == b"an object"
 
 
+# `python -m parabyte ARGS` with Ctrl-C raising KeyboardInterrupt whatever its parent ignores.
+_WITH_CTRL_C = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'parabyte'; runpy.run_module('parabyte', run_name='__main__')"
+)
+
+
 def _wait_for_tasks(cluster: distributed.Client, count: int) -> None:
     """Until the scheduler holds `count` of a job's tasks (bounded in time)."""
 
@@ -553,7 +560,10 @@ def test_an_interrupted_upload_resumes_from_the_parts_it_sent(
     ]  # fmt: skip
     env = {**os.environ, "PARABYTE_STATE_DIR": str(state)}
     try:
-        driver = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        # As from a terminal: a shell that starts jobs in the background (CI's) has them
+        # ignore SIGINT, which Python then never turns into KeyboardInterrupt.
+        interruptible = [sys.executable, "-c", _WITH_CTRL_C, *command[3:]]
+        driver = subprocess.Popen(interruptible, env=env, stderr=subprocess.PIPE, text=True)
         assert proxy.reached.wait(EVENT_TIMEOUT_S), "the held part never came"
         # Every task submitted (the small files, the parts, the commit): the driver waits.
         _wait_for_tasks(cluster, 3)
