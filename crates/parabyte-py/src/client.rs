@@ -6,10 +6,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::FutureExt;
 use parabyte::{
-    CopyRequest, Destination, KeyBounds, Location, ObjectUrl, RemoveRequest, S3Url, Source,
-    SourceStore, StoreConfig, TransferConfig,
+    CopyRequest, Destination, KeyBounds, Location, ObjectUrl, RemoveRequest, Reporter, S3Url,
+    Source, SourceStore, StoreConfig, TransferConfig,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -25,7 +24,7 @@ use crate::lent::lend;
 use crate::listing::{ListIterator, ObjectInfo};
 use crate::options::{Seconds, Size, StoreOptions, TransferOptions};
 use crate::pyvalue::{reduce, repr};
-use crate::run::{transfer_async, transfer_sync, wait, Transfer};
+use crate::run::{calling, transfer_async, transfer_sync, wait, Transfer};
 use crate::runtime::runtime;
 use crate::summary::Summary;
 use crate::sync_keywords::SyncKeywords;
@@ -709,16 +708,12 @@ impl Client {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Summary> {
         let item = item.into_core()?;
-        let inner = self.inner(py)?;
-        let piece: Transfer<Summary> = Box::new(move |reporter| {
-            async move {
-                inner
-                    .download_piece(&item, &destination, start..end, reporter)
-                    .await
-                    .map(Summary::from)
-                    .map_err(to_py)
-            }
-            .boxed()
+        let piece = calling(self.inner(py)?, move |client, reporter| async move {
+            client
+                .download_piece(&item, &destination, start..end, reporter)
+                .await
+                .map(Summary::from)
+                .map_err(to_py)
         });
         transfer_sync(py, piece, progress)
     }
@@ -775,14 +770,12 @@ impl Client {
     /// The core's one entry point for a request; a request naming one object raises that
     /// object's failure, as its own typed exception.
     fn run(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
-        let client = self.inner(py)?;
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.copy(&request, reporter).await.map_err(to_py)?;
-                settle(summary, request.names_one_object())
-            }
-            .boxed()
-        }))
+        let one_object = request.names_one_object();
+        Ok(settled(
+            self.inner(py)?,
+            one_object,
+            move |client, reporter| async move { client.copy(&request, reporter).await },
+        ))
     }
 
     /// `upload_many`'s transfer: any iterable of `(path, url)` pairs.
@@ -799,15 +792,12 @@ impl Client {
                 Ok((path, store_url(&url)?))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let client = self.inner(py)?;
         let options = keywords.options.clone();
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.upload_many(items, &options, reporter).await;
-                summary.map(Summary::from).map_err(|error| to_py(&error))
-            }
-            .boxed()
-        }))
+        Ok(settled(
+            self.inner(py)?,
+            false,
+            move |client, reporter| async move { client.upload_many(items, &options, reporter).await },
+        ))
     }
 
     /// `sync`'s transfer, and its progress callback.
@@ -822,34 +812,21 @@ impl Client {
         let (sync, rest) = SyncKeywords::take(method, keywords)?;
         let mut keywords = UploadKeywords::parse(method, rest.as_ref())?;
         let request = keywords.tree_request(source, destination)?;
-        let client = self.inner(py)?;
         let options = sync.options;
-        let transfer: Transfer<Summary> = Box::new(move |reporter| {
-            async move {
-                let summary = client
-                    .sync(&request, &options, reporter)
-                    .await
-                    .map_err(to_py)?;
-                Ok(Summary::from(summary))
-            }
-            .boxed()
+        let transfer = settled(self.inner(py)?, false, move |client, reporter| async move {
+            client.sync(&request, &options, reporter).await
         });
         Ok((transfer, keywords.progress.take()))
     }
 
     /// `move`'s transfer.
     fn moving(&self, py: Python<'_>, request: CopyRequest) -> PyResult<Transfer<Summary>> {
-        let client = self.inner(py)?;
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client
-                    .move_objects(&request, reporter)
-                    .await
-                    .map_err(to_py)?;
-                settle(summary, request.names_one_object())
-            }
-            .boxed()
-        }))
+        let one_object = request.names_one_object();
+        Ok(settled(
+            self.inner(py)?,
+            one_object,
+            move |client, reporter| async move { client.move_objects(&request, reporter).await },
+        ))
     }
 
     /// `delete` and `delete_many`'s transfer; with `raise_failure`, a failure is raised.
@@ -863,61 +840,52 @@ impl Client {
             .iter()
             .map(|url| S3Url::parse(url).map_err(to_py))
             .collect::<PyResult<Vec<_>>>()?;
-        let client = self.inner(py)?;
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.delete_many(keys, reporter).await.map_err(to_py)?;
-                settle(summary, raise_failure)
-            }
-            .boxed()
-        }))
+        Ok(settled(
+            self.inner(py)?,
+            raise_failure,
+            move |client, reporter| async move { client.delete_many(keys, reporter).await },
+        ))
     }
 
     /// `make_bucket`'s call.
     fn bucket_making(&self, py: Python<'_>, url: &str) -> PyResult<Transfer<()>> {
         let bucket = bucket_named(url)?;
-        let client = self.inner(py)?;
-        Ok(Box::new(move |_| {
-            async move { client.create_bucket(&bucket).await.map_err(to_py) }.boxed()
+        Ok(calling(self.inner(py)?, move |client, _| async move {
+            client.create_bucket(&bucket).await.map_err(to_py)
         }))
     }
 
     /// `remove_bucket`'s call: the objects deleted first with `force`, then the bucket.
     fn bucket_removal(&self, py: Python<'_>, url: &str, force: bool) -> PyResult<Transfer<u64>> {
         let bucket = bucket_named(url)?;
-        let client = self.inner(py)?;
-        Ok(Box::new(move |reporter| {
-            async move {
-                let deleted = match force {
-                    true => {
-                        let summary = client
-                            .empty_bucket(&bucket, reporter)
-                            .await
-                            .map_err(to_py)?;
-                        if let Some(failure) = summary.failures.first() {
-                            return Err(to_py(&failure.error));
-                        }
-                        summary.deleted
+        let removal = calling(self.inner(py)?, move |client, reporter| async move {
+            let deleted = match force {
+                true => {
+                    let summary = client
+                        .empty_bucket(&bucket, reporter)
+                        .await
+                        .map_err(to_py)?;
+                    if let Some(failure) = summary.failures.first() {
+                        return Err(to_py(&failure.error));
                     }
-                    false => 0,
-                };
-                client.delete_bucket(&bucket).await.map_err(to_py)?;
-                Ok(deleted)
-            }
-            .boxed()
-        }))
+                    summary.deleted
+                }
+                false => 0,
+            };
+            client.delete_bucket(&bucket).await.map_err(to_py)?;
+            Ok(deleted)
+        });
+        Ok(removal)
     }
 
     /// `remove`'s transfer.
     fn removal(&self, py: Python<'_>, request: RemoveRequest) -> PyResult<Transfer<Summary>> {
-        let client = self.inner(py)?;
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.remove(&request, reporter).await.map_err(to_py)?;
-                settle(summary, request.names_one_key())
-            }
-            .boxed()
-        }))
+        let one_key = request.names_one_key();
+        Ok(settled(
+            self.inner(py)?,
+            one_key,
+            move |client, reporter| async move { client.remove(&request, reporter).await },
+        ))
     }
 
     /// `put_bytes`' transfer: one object, whose failure is raised.
@@ -931,12 +899,9 @@ impl Client {
         let client = self.inner(py)?;
         let to = store_url(destination)?;
         let options = keywords.options.clone();
-        Ok(Box::new(move |reporter| {
-            async move {
-                let summary = client.put_bytes(data, &to, &options, reporter).await;
-                summary.map(Summary::from).map_err(|error| to_py(&error))
-            }
-            .boxed()
+        Ok(calling(client, move |client, reporter| async move {
+            let summary = client.put_bytes(data, &to, &options, reporter).await;
+            summary.map(Summary::from).map_err(|error| to_py(&error))
         }))
     }
 
@@ -1087,9 +1052,22 @@ fn bucket_named(url: &str) -> PyResult<String> {
     }
 }
 
-fn settle(summary: parabyte::Summary, raise_first: bool) -> PyResult<Summary> {
-    match summary.failures.first() {
-        Some(failure) if raise_first => Err(to_py(&failure.error)),
-        _ => Ok(Summary::from(summary)),
-    }
+/// The transfer that runs `call` with `client`; with `raise_first`, the summary's first
+/// failure is raised instead (a request naming one object raises that object's failure,
+/// as its own typed exception).
+fn settled<Fut>(
+    client: Arc<parabyte::Client>,
+    raise_first: bool,
+    call: impl FnOnce(Arc<parabyte::Client>, Arc<dyn Reporter>) -> Fut + Send + 'static,
+) -> Transfer<Summary>
+where
+    Fut: Future<Output = parabyte::Result<parabyte::Summary>> + Send + 'static,
+{
+    calling(client, move |client, reporter| async move {
+        let summary = call(client, reporter).await.map_err(to_py)?;
+        match summary.failures.first() {
+            Some(failure) if raise_first => Err(to_py(&failure.error)),
+            _ => Ok(Summary::from(summary)),
+        }
+    })
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use parabyte::Reporter;
 use pyo3::prelude::*;
 
@@ -20,6 +21,17 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// A transfer not yet started: given the reporter to use, the future that runs it.
 pub type Transfer<T> = Box<dyn FnOnce(Arc<dyn Reporter>) -> BoxFuture<'static, PyResult<T>> + Send>;
+
+/// The transfer that runs `call` with `client` and the reporter the transfer is given.
+pub fn calling<T, Fut>(
+    client: Arc<parabyte::Client>,
+    call: impl FnOnce(Arc<parabyte::Client>, Arc<dyn Reporter>) -> Fut + Send + 'static,
+) -> Transfer<T>
+where
+    Fut: Future<Output = PyResult<T>> + Send + 'static,
+{
+    Box::new(move |reporter| call(client, reporter).boxed())
+}
 
 /// Run `future` to completion from a sync call. The GIL is released while it runs; every
 /// `TICK`, and once more at the end, the thread takes the GIL back to run Python's signal
