@@ -156,8 +156,9 @@ def send_parts(task: _Shared, first: int, last: int, job: Job, name: str) -> _Pa
     worker, client = _worker_client(job.options, job.sharing)
     report = _reporter(worker, job.topic, name)
     cpu = time.process_time()
-    send = _native.send_shared_parts if task.kind == "upload" else _native.copy_shared_parts
-    parts, summary = send(client, task.source, task.upload, first, last, progress=report)
+    parts, summary = _native.send_shared_parts(
+        client, task.kind, task.source, task.upload, first, last, progress=report
+    )
     return _PartsResult(worker.address, parts, summary, time.process_time() - cpu)
 
 
@@ -167,13 +168,9 @@ def commit(task: _Shared, job: Job, *sent: _PartsResult) -> _TaskResult:
     worker, client = _worker_client(job.options, job.sharing)
     cpu = time.process_time()
     parts = [part for result in sent for part in result.parts]
-    if task.kind == "upload":
-        upload_keywords = {k: v for k, v in job.keywords.items() if k in _UPLOAD_OPTIONS}
-        done = _native.commit_shared_upload(
-            client, task.source, task.upload, parts, **upload_keywords
-        )
-    else:
-        done = _native.commit_shared_copy(client, task.source, task.upload, parts)
+    done = _native.commit_shared_upload(
+        client, task.kind, task.source, task.upload, parts, **storing(job.keywords)
+    )
     summaries = [result.summary for result in sent]
     summary = Summary.merged([*summaries, done], done.elapsed_seconds, resumed_from=[done])
     cpu_seconds = time.process_time() - cpu + sum(result.cpu_seconds for result in sent)
@@ -274,7 +271,7 @@ def plan_upload(
         _, path, url, size = entry
         if size > split_bytes and size > SMALLEST_PART:
             try:
-                upload = _native.open_shared_upload(local, path, url, **storing(keywords))
+                upload = _native.open_shared_upload(local, "upload", path, url, **storing(keywords))
             except Error as error:
                 yield Failure(str(path), str(error), error)
                 continue
@@ -359,8 +356,8 @@ def plan_copy(
             url = root + entry.key
             to = into + entry.key[below:]
             try:
-                upload = _native.open_shared_copy(
-                    local, url, to, entry.size, entry.etag, **storing(keywords)
+                upload = _native.open_shared_upload(
+                    local, "copy", url, to, entry.size, entry.etag, **storing(keywords)
                 )
             except Error as error:
                 yield Failure(url, str(error), error)

@@ -670,6 +670,7 @@ def cluster_job_args(argv: list[str]) -> dict[str, Any] | None:
 
 # The calls `parabyte.dask` cuts a write job into (see python/parabyte/_cluster_writes.py).
 _Upload: TypeAlias = tuple[str, str, int, int, int, str]
+_SharedKind: TypeAlias = Literal["upload", "copy"]
 _Part: TypeAlias = tuple[int, str, int]
 
 def sync_part(
@@ -729,53 +730,40 @@ def walk_upload(
     """The tree `source` walked as an upload to `destination` walks it."""
 
 def open_shared_upload(
-    client: Client, path: str | os.PathLike[str], destination: str, **keywords: Any
-) -> _Upload:
-    """Open the upload of a large file in parts, for workers to send."""
-
-def send_shared_parts(
     client: Client,
-    path: str | os.PathLike[str],
-    upload: _Upload,
-    first: int,
-    last: int,
-    *,
-    progress: Callable[[Progress], object] | None = None,
-) -> tuple[list[_Part], Summary]:
-    """Send parts `first..=last` of a file's shared upload."""
-
-def commit_shared_upload(
-    client: Client,
-    path: str | os.PathLike[str],
-    upload: _Upload,
-    parts: list[_Part],
-    **keywords: Any,
-) -> Summary:
-    """Complete a file's shared upload, checked by its whole CRC64NVME."""
-
-def open_shared_copy(
-    client: Client,
-    source: str,
+    kind: _SharedKind,
+    source: str | os.PathLike[str],
     destination: str,
     size: int | None = None,
     etag: str | None = None,
     **keywords: Any,
 ) -> _Upload:
-    """Open the copy of an object in UploadPartCopy parts."""
+    """Open the upload of a large file ("upload": `source` its path) or the copy of an
+    object ("copy": `source` its URL; `size` and `etag` as its listing gave them) in parts,
+    for workers to send."""
 
-def copy_shared_parts(
+def send_shared_parts(
     client: Client,
-    source: str,
+    kind: _SharedKind,
+    source: str | os.PathLike[str],
     upload: _Upload,
     first: int,
     last: int,
     *,
     progress: Callable[[Progress], object] | None = None,
 ) -> tuple[list[_Part], Summary]:
-    """Copy parts `first..=last` of a shared copy."""
+    """Send parts `first..=last` of a shared upload."""
 
-def commit_shared_copy(client: Client, source: str, upload: _Upload, parts: list[_Part]) -> Summary:
-    """Complete a shared copy, compared with its source."""
+def commit_shared_upload(
+    client: Client,
+    kind: _SharedKind,
+    source: str | os.PathLike[str],
+    upload: _Upload,
+    parts: list[_Part],
+    **keywords: Any,
+) -> Summary:
+    """Complete a shared upload: a file's checked by its whole CRC64NVME, a copy's
+    compared with its source."""
 
 def abort_shared_upload(client: Client, upload: _Upload) -> None:
     """Abort a shared upload."""

@@ -4,6 +4,7 @@
 //! worker's `Client`, since they are the cluster driver's, not the public API's.
 
 use std::collections::{HashSet, VecDeque};
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,15 +12,16 @@ use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use parabyte::{
     deletes_of_parts, keys_into_store, CopyOptions, CopyRequest, Destination, KeyBounds,
-    PartVerdict, S3Url, SharedUpload, Source, UploadEntry, UploadedPart,
+    PartVerdict, Reporter, S3Url, SharedSource, SharedUpload, Source, UploadEntry, UploadedPart,
 };
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::client::Client;
 use crate::download_keywords::remove_request;
 use crate::errors::to_py;
-use crate::run::{transfer_sync, wait, Transfer};
+use crate::run::{calling, transfer_sync, wait};
 use crate::summary::Summary;
 use crate::sync_keywords::SyncKeywords;
 use crate::upload_keywords::{store_url, UploadKeywords};
@@ -39,6 +41,24 @@ fn bounds(after: Option<String>, until_after: Option<String>) -> KeyBounds {
     KeyBounds { after, until_after }
 }
 
+/// Run `call` on the worker's `client` from a task, its progress going to `progress`: what
+/// every cluster call that moves bytes does around its own engine call.
+fn run_on<T, Fut>(
+    py: Python<'_>,
+    client: &Client,
+    progress: Option<Py<PyAny>>,
+    call: impl FnOnce(Arc<parabyte::Client>, Arc<dyn Reporter>) -> Fut + Send + 'static,
+) -> PyResult<T>
+where
+    T: Send + 'static,
+    Fut: Future<Output = parabyte::Result<T>> + Send + 'static,
+{
+    let transfer = calling(client.inner(py)?, move |inner, reporter| {
+        call(inner, reporter).map(|outcome| outcome.map_err(to_py))
+    });
+    transfer_sync(py, transfer, progress)
+}
+
 /// One range of a sync, `after`/`until_after` being names below both sides: its summary,
 /// and (with `delete=True`) its verdict, its deletes not made.
 #[pyfunction]
@@ -55,18 +75,13 @@ pub fn sync_part(
     let (sync, rest) = SyncKeywords::take("sync", keywords)?;
     let mut keywords = UploadKeywords::parse("sync", rest.as_ref())?;
     let request = keywords.tree_request(&source, &destination)?;
-    let inner = client.inner(py)?;
     let range = bounds(after, until_after);
-    let part: Transfer<(parabyte::Summary, Option<PartVerdict>)> = Box::new(move |reporter| {
-        async move {
-            inner
-                .sync_part(&request, &sync.options, range, reporter)
-                .await
-                .map_err(to_py)
-        }
-        .boxed()
-    });
-    let (summary, verdict) = transfer_sync(py, part, keywords.progress.take())?;
+    let progress = keywords.progress.take();
+    let (summary, verdict) = run_on(py, &client, progress, move |inner, reporter| async move {
+        inner
+            .sync_part(&request, &sync.options, range, reporter)
+            .await
+    })?;
     let verdict = match verdict {
         None => None,
         Some(PartVerdict {
@@ -133,15 +148,11 @@ pub fn sync_deletes(
     let (_, rest) = SyncKeywords::take("sync", keywords)?;
     let mut keywords = UploadKeywords::parse("sync", rest.as_ref())?;
     let request = keywords.tree_request(&source, &destination)?;
-    let inner = client.inner(py)?;
-    let deletes: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = inner.sync_deletes(&request, names, reporter).await;
-            summary.map(Summary::from).map_err(|error| to_py(&error))
-        }
-        .boxed()
+    let progress = keywords.progress.take();
+    let deletes = run_on(py, &client, progress, move |inner, reporter| async move {
+        inner.sync_deletes(&request, names, reporter).await
     });
-    transfer_sync(py, deletes, keywords.progress.take())
+    deletes.map(Summary::from)
 }
 
 /// One range of a prefix copied inside the store (or streamed from a source store of its
@@ -168,18 +179,14 @@ pub fn copy_range(
         bounds: bounds(after, until_after),
     };
     request.recursive = true;
-    let inner = client.inner(py)?;
-    let copy: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = match moving {
-                true => inner.move_objects(&request, reporter).await,
-                false => inner.copy(&request, reporter).await,
-            };
-            summary.map(Summary::from).map_err(|error| to_py(&error))
+    let progress = keywords.progress.take();
+    let copy = run_on(py, &client, progress, move |inner, reporter| async move {
+        match moving {
+            true => inner.move_objects(&request, reporter).await,
+            false => inner.copy(&request, reporter).await,
         }
-        .boxed()
     });
-    transfer_sync(py, copy, keywords.progress.take())
+    copy.map(Summary::from)
 }
 
 /// One range of a prefix deleted: its keys after `after` up to `until_after`.
@@ -196,15 +203,10 @@ pub fn remove_range(
     let mut request = remove_request("remove", prefix, keywords)?;
     request.recursive = true;
     request.bounds = bounds(after, until_after);
-    let inner = client.inner(py)?;
-    let removal: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = inner.remove(&request, reporter).await;
-            summary.map(Summary::from).map_err(|error| to_py(&error))
-        }
-        .boxed()
+    let removal = run_on(py, &client, None, move |inner, reporter| async move {
+        inner.remove(&request, reporter).await
     });
-    transfer_sync(py, removal, None)
+    removal.map(Summary::from)
 }
 
 /// The tree `source` walked for an upload to `destination`, as the upload walks it:
@@ -344,154 +346,98 @@ fn tuples_of(parts: Vec<UploadedPart>) -> Vec<PartTuple> {
         .collect()
 }
 
-/// Open the upload of the file `path` to `destination` in parts, for workers to send.
+/// The source of a shared upload: `kind` "upload" (the file at the path `source`) or "copy"
+/// (the object at the URL `source`, `listed` its size and ETag when a listing gave them).
+fn shared_source(
+    kind: &str,
+    source: &Bound<'_, PyAny>,
+    listed: Option<(u64, String)>,
+) -> PyResult<SharedSource> {
+    match kind {
+        "upload" => Ok(SharedSource::File(source.extract()?)),
+        "copy" => Ok(SharedSource::Copy {
+            object: S3Url::parse(&source.extract::<String>()?).map_err(to_py)?,
+            listed,
+        }),
+        other => Err(PyValueError::new_err(format!(
+            "a shared upload is of a file (\"upload\") or an object (\"copy\"), not {other:?}"
+        ))),
+    }
+}
+
+/// Open the upload of `source` (of `kind`; `size` and `etag` as a listing gave them, for
+/// a copy) to `destination` in parts, for workers to send.
 #[pyfunction]
-#[pyo3(signature = (client, path, destination, **keywords))]
+#[pyo3(signature = (client, kind, source, destination, size = None, etag = None, **keywords))]
+#[allow(clippy::too_many_arguments)] // what is sent, where to, and what a listing knew of it
 pub fn open_shared_upload(
     py: Python<'_>,
     client: PyRef<'_, Client>,
-    path: PathBuf,
-    destination: &str,
-    keywords: Option<&Bound<'_, PyDict>>,
-) -> PyResult<UploadTuple> {
-    let options = UploadKeywords::parse("upload_many", keywords)?.options;
-    let to = store_url(destination)?;
-    let inner = client.inner(py)?;
-    let open = async move {
-        let upload = inner.open_shared_upload(&path, &to, &options).await;
-        upload.map(tuple_of).map_err(|error| to_py(&error))
-    };
-    wait(py, open, |_| Ok(()))
-}
-
-/// Send the parts `first..=last` of the file `path`'s upload: the parts and a summary.
-#[pyfunction]
-#[pyo3(signature = (client, path, upload, first, last, *, progress = None))]
-pub fn send_shared_parts(
-    py: Python<'_>,
-    client: PyRef<'_, Client>,
-    path: PathBuf,
-    upload: UploadTuple,
-    first: u32,
-    last: u32,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<(Vec<PartTuple>, Summary)> {
-    let upload = upload_of(upload)?;
-    let inner = client.inner(py)?;
-    let send: Transfer<(Vec<PartTuple>, Summary)> = Box::new(move |reporter| {
-        async move {
-            let sent = inner
-                .send_shared_parts(&path, &upload, first..=last, reporter)
-                .await;
-            let (parts, summary) = sent.map_err(|error| to_py(&error))?;
-            Ok((tuples_of(parts), Summary::from(summary)))
-        }
-        .boxed()
-    });
-    transfer_sync(py, send, progress)
-}
-
-/// Complete the file `path`'s upload with every one of its parts.
-#[pyfunction]
-#[pyo3(signature = (client, path, upload, parts, **keywords))]
-pub fn commit_shared_upload(
-    py: Python<'_>,
-    client: PyRef<'_, Client>,
-    path: PathBuf,
-    upload: UploadTuple,
-    parts: Vec<PartTuple>,
-    keywords: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Summary> {
-    let options = UploadKeywords::parse("upload_many", keywords)?.options;
-    let upload = upload_of(upload)?;
-    let inner = client.inner(py)?;
-    let commit: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = inner
-                .commit_shared_upload(&path, &upload, parts_of(parts), &options, reporter)
-                .await;
-            summary.map(Summary::from).map_err(|error| to_py(&error))
-        }
-        .boxed()
-    });
-    transfer_sync(py, commit, None)
-}
-
-/// Open the copy of `source` (`size` and `etag` as its listing gave them) to
-/// `destination` in UploadPartCopy parts.
-#[pyfunction]
-#[pyo3(signature = (client, source, destination, size = None, etag = None, **keywords))]
-pub fn open_shared_copy(
-    py: Python<'_>,
-    client: PyRef<'_, Client>,
-    source: &str,
+    kind: &str,
+    source: &Bound<'_, PyAny>,
     destination: &str,
     size: Option<u64>,
     etag: Option<String>,
     keywords: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<UploadTuple> {
     let options = UploadKeywords::parse("upload_many", keywords)?.options;
-    let from = S3Url::parse(source).map_err(to_py)?;
+    let from = shared_source(kind, source, size.zip(etag))?;
     let to = store_url(destination)?;
-    let known = size.zip(etag);
     let inner = client.inner(py)?;
     let open = async move {
-        let upload = inner.open_shared_copy(&from, &to, known, &options).await;
+        let upload = inner.open_shared_upload(&from, &to, &options).await;
         upload.map(tuple_of).map_err(|error| to_py(&error))
     };
     wait(py, open, |_| Ok(()))
 }
 
-/// Copy the parts `first..=last` of the copy `upload` of `source`.
+/// Send the parts `first..=last` of the upload of `source` (of `kind`): the parts and a
+/// summary.
 #[pyfunction]
-#[pyo3(signature = (client, source, upload, first, last, *, progress = None))]
-pub fn copy_shared_parts(
+#[pyo3(signature = (client, kind, source, upload, first, last, *, progress = None))]
+#[allow(clippy::too_many_arguments)] // the upload, its source, and the range of its parts
+pub fn send_shared_parts(
     py: Python<'_>,
     client: PyRef<'_, Client>,
-    source: &str,
+    kind: &str,
+    source: &Bound<'_, PyAny>,
     upload: UploadTuple,
     first: u32,
     last: u32,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<PartTuple>, Summary)> {
-    let from = S3Url::parse(source).map_err(to_py)?;
+    let from = shared_source(kind, source, None)?;
     let upload = upload_of(upload)?;
-    let inner = client.inner(py)?;
-    let copy: Transfer<(Vec<PartTuple>, Summary)> = Box::new(move |reporter| {
-        async move {
-            let copied = inner
-                .copy_shared_parts(&from, &upload, first..=last, reporter)
-                .await;
-            let (parts, summary) = copied.map_err(|error| to_py(&error))?;
-            Ok((tuples_of(parts), Summary::from(summary)))
-        }
-        .boxed()
-    });
-    transfer_sync(py, copy, progress)
+    let (parts, summary) = run_on(py, &client, progress, move |inner, reporter| async move {
+        inner
+            .send_shared_parts(&from, &upload, first..=last, reporter)
+            .await
+    })?;
+    Ok((tuples_of(parts), Summary::from(summary)))
 }
 
-/// Complete the copy `upload` of `source` with every one of its parts.
+/// Complete the upload of `source` (of `kind`) with every one of its parts.
 #[pyfunction]
-pub fn commit_shared_copy(
+#[pyo3(signature = (client, kind, source, upload, parts, **keywords))]
+pub fn commit_shared_upload(
     py: Python<'_>,
     client: PyRef<'_, Client>,
-    source: &str,
+    kind: &str,
+    source: &Bound<'_, PyAny>,
     upload: UploadTuple,
     parts: Vec<PartTuple>,
+    keywords: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Summary> {
-    let from = S3Url::parse(source).map_err(to_py)?;
+    let options = UploadKeywords::parse("upload_many", keywords)?.options;
+    let from = shared_source(kind, source, None)?;
     let upload = upload_of(upload)?;
-    let inner = client.inner(py)?;
-    let commit: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = inner
-                .commit_shared_copy(&from, &upload, parts_of(parts), reporter)
-                .await;
-            summary.map(Summary::from).map_err(|error| to_py(&error))
-        }
-        .boxed()
+    let commit = run_on(py, &client, None, move |inner, reporter| async move {
+        let parts = parts_of(parts);
+        inner
+            .commit_shared_upload(&from, &upload, parts, &options, reporter)
+            .await
     });
-    transfer_sync(py, commit, None)
+    commit.map(Summary::from)
 }
 
 /// Abort `upload`, so that a job ending without it leaves nothing open.
@@ -542,7 +488,10 @@ pub fn abort_uploads_left(
         }
     };
     let inner = client.inner(py)?;
-    let abort = async move { aborted_left(&inner, &prefix, since_ms, ours).await };
+    let abort = async move {
+        let aborted = aborted_left(&inner, &prefix, since_ms, ours).await;
+        aborted.map_err(to_py)
+    };
     wait(py, abort, |_| Ok(()))
 }
 
@@ -552,13 +501,13 @@ async fn aborted_left(
     prefix: &S3Url,
     since_ms: i64,
     ours: impl Fn(&str) -> bool,
-) -> PyResult<u64> {
-    let unfinished = client.unfinished_uploads(prefix).await.map_err(to_py)?;
+) -> parabyte::Result<u64> {
+    let unfinished = client.unfinished_uploads(prefix).await?;
     let mut aborted = 0;
     for upload in unfinished {
         let begun = upload.initiated.map(|time| time.unix_millis());
         if begun.is_some_and(|begun| begun >= since_ms) && ours(&upload.url.key) {
-            client.abort_upload(&upload).await.map_err(to_py)?;
+            client.abort_upload(&upload).await?;
             aborted += 1;
         }
     }
@@ -601,17 +550,14 @@ pub fn manifest_into_store(
             ..CopyOptions::default()
         },
     };
-    let inner = client.inner(py)?;
-    let lines: Transfer<Summary> = Box::new(move |reporter| {
-        async move {
-            let summary = inner.copy(&request, reporter).await.map_err(to_py)?;
-            if summary.requests.multipart > 0 {
-                let ours = |key: &str| keys.contains(key);
-                aborted_left(&inner, &to, since_ms, ours).await?;
-            }
-            Ok(Summary::from(summary))
+    let progress = keywords.progress.take();
+    let lines = run_on(py, &client, progress, move |inner, reporter| async move {
+        let summary = inner.copy(&request, reporter).await?;
+        if summary.requests.multipart > 0 {
+            let ours = |key: &str| keys.contains(key);
+            aborted_left(&inner, &to, since_ms, ours).await?;
         }
-        .boxed()
+        Ok(summary)
     });
-    transfer_sync(py, lines, keywords.progress.take())
+    lines.map(Summary::from)
 }

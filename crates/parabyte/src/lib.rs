@@ -79,4 +79,4 @@ pub use source::listing::{KeyBounds, Listed, ObjectEntry};
 pub use source::s3::{BucketEntry, ObjectInfo, StoredChecksum, UnfinishedUpload};
 pub use source::{Encryption, UploadedPart};
 pub use timestamp::Timestamp;
-pub use transfer::upload::{uploads_aborted, uploads_kept, Chunk, SharedUpload};
+pub use transfer::upload::{uploads_aborted, uploads_kept, Chunk, SharedSource, SharedUpload};

@@ -38,7 +38,7 @@ pub use open::{uploads_aborted, uploads_kept};
 pub use pieces::Chunk;
 pub(crate) use pieces::{stream_from, Answer, Pieces, WriterChunks};
 pub(crate) use server_copy::CopyJob;
-pub use shared::SharedUpload;
+pub use shared::{SharedSource, SharedUpload};
 use writer::{Commit, Opening, Sent};
 
 /// S3's smallest part (all but the last).

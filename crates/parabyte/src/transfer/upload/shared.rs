@@ -8,8 +8,9 @@
 //! source is what it was when the upload was opened (a file's size and modification time,
 //! an object's ETag), so no upload is ever made of two versions.
 
+use std::fmt;
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -17,15 +18,43 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::content::Content;
 use super::{cut, file_options, whole_crc, Cut, Parts, Uploader};
+use crate::checksum::Method;
 use crate::disk::source_file::{changed, SourceFile};
 use crate::disk::upload_record::UploadRecord;
 use crate::error::{Error, Result};
 use crate::location::{ObjectUrl, S3Url};
 use crate::ranges::ByteRange;
 use crate::report::Reporter;
-use crate::source::{ListedPart, Store, UploadedPart, WriteOptions};
+use crate::source::{Described, ListedPart, Store, UploadedPart, WriteOptions};
 use crate::transfer::engine::Finished;
 use crate::validator::Validator;
+
+/// What a shared upload is made of: a local file's bytes, or an object of the same store
+/// copied in UploadPartCopy parts. Each step of the upload takes it; only where the two
+/// really differ does the step look which it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SharedSource {
+    /// A local file every task can read.
+    File(PathBuf),
+    /// An object copied inside the store.
+    Copy {
+        /// The object.
+        object: S3Url,
+        /// Its size and ETag, when a listing gave them: only opening needs them, else one
+        /// GET of its first byte finds them.
+        listed: Option<(u64, String)>,
+    },
+}
+
+impl fmt::Display for SharedSource {
+    /// The source as summaries and failures name it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SharedSource::File(path) => write!(f, "{}", path.display()),
+            SharedSource::Copy { object, .. } => write!(f, "{object}"),
+        }
+    }
+}
 
 /// A multipart upload opened for several processes to send its parts: what each of them
 /// needs to send a range of its parts, or to complete it.
@@ -47,6 +76,17 @@ pub struct SharedUpload {
 }
 
 impl SharedUpload {
+    fn new(to: &S3Url, upload_id: String, size: u64, cut: Cut, version: String) -> Self {
+        SharedUpload {
+            to: to.clone(),
+            upload_id,
+            size,
+            part_size: cut.part_size,
+            parts: cut.parts as u32,
+            version,
+        }
+    }
+
     /// The bytes of the parts `numbers` (which are parts of it).
     pub(crate) fn bytes_of(&self, numbers: &RangeInclusive<u32>) -> u64 {
         let start = u64::from(numbers.start().saturating_sub(1)) * self.part_size;
@@ -91,10 +131,69 @@ impl SharedUpload {
 }
 
 impl<S: Store<Object = ObjectUrl>> Uploader<S> {
-    /// Open the upload of the file `from` to `to` in parts, for other processes to send;
-    /// one an earlier run of the same job opened (its record) is taken over when the file
-    /// is what it was then. `--no-clobber` looks at the key first.
-    pub(crate) async fn open_shared_file(
+    /// Open the upload of `from` to `to` in parts, for other processes to send.
+    /// `--no-clobber` looks at the key first.
+    pub(crate) async fn open_shared(
+        &self,
+        from: &SharedSource,
+        to: &S3Url,
+        options: &WriteOptions,
+    ) -> Result<SharedUpload> {
+        match from {
+            SharedSource::File(path) => self.open_shared_file(path, to, options).await,
+            SharedSource::Copy { object, listed } => {
+                self.open_shared_copy(object, to, listed.clone(), options)
+                    .await
+            }
+        }
+    }
+
+    /// Send the parts `numbers` of `upload` from `from`, keeping those the store holds of
+    /// these very bytes (a task run again after its worker was lost). Gives the parts, and
+    /// the bytes kept rather than sent.
+    pub(crate) async fn send_shared_parts(
+        &self,
+        from: &SharedSource,
+        upload: &SharedUpload,
+        numbers: RangeInclusive<u32>,
+        reporter: &dyn Reporter,
+    ) -> Result<(Vec<UploadedPart>, u64)> {
+        let numbers = upload.numbers(numbers)?;
+        match from {
+            SharedSource::File(path) => self.send_file_parts(path, upload, numbers, reporter).await,
+            SharedSource::Copy { object, .. } => {
+                self.copy_shared_parts(object, upload, numbers, reporter)
+                    .await
+            }
+        }
+    }
+
+    /// Complete `upload` of `from` with `parts` (every one, from the tasks that sent them)
+    /// and check it, through the one commit check: a file's by its whole CRC64NVME, a
+    /// copy's by comparing what the store keeps for it with what it keeps for the source.
+    /// `options` are those a file's object is stored with; a copy's were the source's,
+    /// taken when it was opened.
+    pub(crate) async fn commit_shared(
+        &self,
+        from: &SharedSource,
+        upload: &SharedUpload,
+        parts: Vec<UploadedPart>,
+        options: &WriteOptions,
+        reporter: &dyn Reporter,
+    ) -> Result<Finished> {
+        let parts = upload.in_order(parts)?;
+        let (stored, options) = match from {
+            SharedSource::File(path) => self.commit_file(path, upload, &parts, options).await?,
+            SharedSource::Copy { object, .. } => self.commit_copy(object, upload, &parts).await?,
+        };
+        let stored = stored.map(Into::into);
+        let source = from.to_string();
+        self.ended(stored, upload.size, &source, &upload.to, &options, reporter)
+    }
+
+    /// Open the upload of the file `from`; one an earlier run of the same job opened (its
+    /// record) is taken over when the file is what it was then.
+    async fn open_shared_file(
         &self,
         from: &Path,
         to: &S3Url,
@@ -110,7 +209,6 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         };
         let options = file_options(&file, options);
         self.claim(to, &options).await?;
-        let version = file.opened.version();
         let record = UploadRecord::new(from, &to.to_string(), cut.part_size);
         let earlier = record.as_ref().and_then(|record| record.read(&file.opened));
         let upload_id = match self.taken_over(to, earlier).await {
@@ -125,14 +223,13 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
                 id
             }
         };
-        Ok(SharedUpload {
-            to: to.clone(),
+        Ok(SharedUpload::new(
+            to,
             upload_id,
             size,
-            part_size: cut.part_size,
-            parts: cut.parts as u32,
-            version,
-        })
+            cut,
+            file.opened.version(),
+        ))
     }
 
     /// The upload an earlier run recorded, when it was of the same bytes and the store
@@ -148,17 +245,53 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         None
     }
 
-    /// Send the parts `numbers` of `upload` from the file `from`, keeping those the store
-    /// holds of these very bytes (a task run again after its worker was lost). Gives the
-    /// parts, and the bytes kept rather than sent.
-    pub(crate) async fn send_shared_parts(
+    /// Open the copy of `from` (of `size` bytes and the ETag `etag`, as its listing gave
+    /// them, or found by one GET of its first byte) to `to` in UploadPartCopy parts.
+    async fn open_shared_copy(
+        &self,
+        from: &S3Url,
+        to: &S3Url,
+        listed: Option<(u64, String)>,
+        options: &WriteOptions,
+    ) -> Result<SharedUpload> {
+        let (size, pinned) = match listed {
+            Some((size, etag)) => (size, Validator::ETag(etag)),
+            None => match self.size_of(from).await? {
+                (size, Some(pinned @ Validator::ETag(_))) => (size, pinned),
+                _ => {
+                    return Err(Error::InvalidInput(format!(
+                        "{from}: the store named no ETag for it, so its parts cannot be \
+                         pinned to one version; copy it whole"
+                    )))
+                }
+            },
+        };
+        let Some(cut) = cut(size, self.copy_part_size()) else {
+            return Err(Error::InvalidInput(format!(
+                "{from}: {size} bytes are copied in one request, not in parts"
+            )));
+        };
+        let source = self.described(from, &pinned).await?;
+        let options = WriteOptions {
+            without_checksum: true,
+            ..options.keeping(&source.headers)
+        };
+        self.claim(to, &options).await?;
+        let upload_id = self.send(|| self.store.create_upload(to, &options)).await?;
+        let Validator::ETag(version) = pinned else {
+            unreachable!("pinned to an ETag above")
+        };
+        Ok(SharedUpload::new(to, upload_id, size, cut, version))
+    }
+
+    /// Send the parts `numbers` of `upload` from the file `from`.
+    async fn send_file_parts(
         &self,
         from: &Path,
         upload: &SharedUpload,
-        numbers: RangeInclusive<u32>,
+        numbers: RangeInclusive<u64>,
         reporter: &dyn Reporter,
     ) -> Result<(Vec<UploadedPart>, u64)> {
-        let numbers = upload.numbers(numbers)?;
         let content = self.same_file(from, upload).await?;
         let Some(stored) = self.stored_parts(upload).await? else {
             // Completed already (its parts were lost with a worker and asked for again,
@@ -180,93 +313,15 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         Ok((sent, resumed.into_inner()))
     }
 
-    /// Complete `upload` of the file `from` with `parts` (every one, from the tasks that
-    /// sent them) and check it by its whole CRC64NVME: the one commit check.
-    pub(crate) async fn commit_shared_file(
-        &self,
-        from: &Path,
-        upload: &SharedUpload,
-        parts: Vec<UploadedPart>,
-        options: &WriteOptions,
-        reporter: &dyn Reporter,
-    ) -> Result<Finished> {
-        let parts = upload.in_order(parts)?;
-        let content = self.same_file(from, upload).await?;
-        let Content::File(file) = &content else {
-            unreachable!("same_file opens a file")
-        };
-        let options = file_options(file, options);
-        let whole = whole_crc(&parts, &upload.cut().lengths(upload.size));
-        content.unchanged().await?;
-        let stored = self
-            .commit(&upload.to, &upload.upload_id, &parts, whole, &options)
-            .await;
-        let source = from.display().to_string();
-        let stored = stored.map(Into::into);
-        self.ended(stored, upload.size, &source, &upload.to, &options, reporter)
-    }
-
-    /// Open the copy of `from` (of `size` bytes and the ETag `etag`, as its listing gave
-    /// them, or found by one GET of its first byte) to `to` in UploadPartCopy parts.
-    pub(crate) async fn open_shared_copy(
-        &self,
-        from: &S3Url,
-        to: &S3Url,
-        known: Option<(u64, String)>,
-        options: &WriteOptions,
-    ) -> Result<SharedUpload> {
-        let (size, pinned) = match known {
-            Some((size, etag)) => (size, Validator::ETag(etag)),
-            None => match self.size_of(from).await? {
-                (size, Some(pinned @ Validator::ETag(_))) => (size, pinned),
-                _ => {
-                    return Err(Error::InvalidInput(format!(
-                        "{from}: the store named no ETag for it, so its parts cannot be \
-                         pinned to one version; copy it whole"
-                    )))
-                }
-            },
-        };
-        let Some(cut) = cut(size, self.copy_part_size()) else {
-            return Err(Error::InvalidInput(format!(
-                "{from}: {size} bytes are copied in one request, not in parts"
-            )));
-        };
-        let object = ObjectUrl::S3(from.clone());
-        let source = self
-            .send(|| self.store.describe(&object, Some(&pinned), None))
-            .await?
-            .unwrap_or_default();
-        let options = WriteOptions {
-            without_checksum: true,
-            ..options.keeping(&source.headers)
-        };
-        self.claim(to, &options).await?;
-        let upload_id = self.send(|| self.store.create_upload(to, &options)).await?;
-        let Validator::ETag(version) = pinned else {
-            unreachable!("pinned to an ETag above")
-        };
-        Ok(SharedUpload {
-            to: to.clone(),
-            upload_id,
-            size,
-            part_size: cut.part_size,
-            parts: cut.parts as u32,
-            version,
-        })
-    }
-
     /// Copy the parts `numbers` of `upload` from `from`, each pinned to the version it was
     /// opened of; a part the store holds already at its size is kept (a task run again).
-    /// Gives the parts, and the bytes kept rather than copied.
-    pub(crate) async fn copy_shared_parts(
+    async fn copy_shared_parts(
         &self,
         from: &S3Url,
         upload: &SharedUpload,
-        numbers: RangeInclusive<u32>,
+        numbers: RangeInclusive<u64>,
         reporter: &dyn Reporter,
     ) -> Result<(Vec<UploadedPart>, u64)> {
-        let numbers = upload.numbers(numbers)?;
         let Some(stored) = self.stored_parts(upload).await? else {
             // Completed already: the commit finds the copy at its key.
             let gone = numbers.map(|number| UploadedPart {
@@ -320,23 +375,38 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
         Ok((parts, resumed.into_inner()))
     }
 
-    /// Complete the copy `upload` of `from` with `parts` and compare what the store keeps
-    /// for it with what it keeps for the source (one HEAD of each): the commit check of a
-    /// copy in parts.
-    pub(crate) async fn commit_shared_copy(
+    /// Complete the file `from`'s `upload` with the whole file's CRC64NVME, once the file
+    /// is still what it was: what was stored, and the options it was stored with.
+    async fn commit_file(
+        &self,
+        from: &Path,
+        upload: &SharedUpload,
+        parts: &[UploadedPart],
+        options: &WriteOptions,
+    ) -> Result<(Result<Option<Method>>, WriteOptions)> {
+        let content = self.same_file(from, upload).await?;
+        let Content::File(file) = &content else {
+            unreachable!("same_file opens a file")
+        };
+        let options = file_options(file, options);
+        let whole = whole_crc(parts, &upload.cut().lengths(upload.size));
+        content.unchanged().await?;
+        let stored = self
+            .commit(&upload.to, &upload.upload_id, parts, whole, &options)
+            .await;
+        Ok((stored, options))
+    }
+
+    /// Complete the copy `upload` of `from`, compared with what the store keeps for the
+    /// source (one HEAD of each): what was stored, and the options it was completed with.
+    async fn commit_copy(
         &self,
         from: &S3Url,
         upload: &SharedUpload,
-        parts: Vec<UploadedPart>,
-        reporter: &dyn Reporter,
-    ) -> Result<Finished> {
-        let parts = upload.in_order(parts)?;
+        parts: &[UploadedPart],
+    ) -> Result<(Result<Option<Method>>, WriteOptions)> {
         let pinned = Validator::ETag(upload.version.clone());
-        let object = ObjectUrl::S3(from.clone());
-        let source = self
-            .send(|| self.store.describe(&object, Some(&pinned), None))
-            .await?
-            .unwrap_or_default();
+        let source = self.described(from, &pinned).await?;
         let options = WriteOptions {
             without_checksum: true,
             ..WriteOptions::default()
@@ -345,20 +415,21 @@ impl<S: Store<Object = ObjectUrl>> Uploader<S> {
             .commit_unchecked(
                 &upload.to,
                 &upload.upload_id,
-                &parts,
+                parts,
                 source.checksum,
                 &options,
             )
             .await;
-        let stored = stored.map(Into::into);
-        self.ended(
-            stored,
-            upload.size,
-            &from.to_string(),
-            &upload.to,
-            &options,
-            reporter,
-        )
+        Ok((stored, options))
+    }
+
+    /// What the store tells of the object `from` at the version `pinned`.
+    async fn described(&self, from: &S3Url, pinned: &Validator) -> Result<Described> {
+        let object = ObjectUrl::S3(from.clone());
+        let described = self
+            .send(|| self.store.describe(&object, Some(pinned), None))
+            .await?;
+        Ok(described.unwrap_or_default())
     }
 
     /// The file `from`, when it is still what it was when `upload` was opened.
