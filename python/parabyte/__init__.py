@@ -138,7 +138,7 @@ def __dir__() -> builtins.list[str]:
 
 # Keywords that choose among files, and the dry run that names them: `upload_many` names
 # each file and `put_bytes` has none, so neither takes them.
-_CHOOSING = frozenset({"recursive", "exclude", "include", "raw", "follow_symlinks", "dry_run"})
+_CHOOSING = frozenset(_native.UPLOAD_SELECTION_KEYWORDS)
 
 # The keywords of each transfer besides its source and destination, as its CLI command
 # takes them (`copy` and `move`: `cp` and `mv`; `remove`: `rm`); every other keyword of a

@@ -177,25 +177,15 @@ def commit(task: _Shared, job: Job, *sent: _PartsResult) -> _TaskResult:
     return _TaskResult(worker.address, summary, cpu_seconds)
 
 
-# The upload keywords that say how an object is stored (not which files go).
-_UPLOAD_OPTIONS = frozenset(
-    {
-        "no_clobber",
-        "content_type",
-        "guess_content_type",
-        "cache_control",
-        "content_encoding",
-        "storage_class",
-        "sse",
-        "sse_kms_key_id",
-        "metadata",
-    }
+# The upload keywords that say how an object is stored (not which files go, nor progress).
+_STORING_KEYWORDS = (
+    frozenset(_native.UPLOAD_KEYWORDS) - frozenset(_native.UPLOAD_SELECTION_KEYWORDS) - {"progress"}
 )
 
 
 def storing(keywords: dict[str, Any]) -> dict[str, Any]:
     """Of a job's keywords, those that say how objects are stored."""
-    return {name: value for name, value in keywords.items() if name in _UPLOAD_OPTIONS}
+    return {name: value for name, value in keywords.items() if name in _STORING_KEYWORDS}
 
 
 def part_ranges(parts: int, part_size: int, task_bytes: int) -> tuple[tuple[int, int], ...]:

@@ -11,6 +11,7 @@ from ._keywords import DownloadOptions, RemoveOptions, SyncOptions, UploadOption
 __version__: str
 DOWNLOAD_KEYWORDS: tuple[str, ...]
 UPLOAD_KEYWORDS: tuple[str, ...]
+UPLOAD_SELECTION_KEYWORDS: tuple[str, ...]
 SUMMARY_FIELDS: list[str]
 """`Summary`'s fields, as the CLI's `--json` names them."""
 REMOVE_KEYWORDS: tuple[str, ...]

@@ -121,6 +121,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("DOWNLOAD_KEYWORDS", download_keywords::DOWNLOAD_KEYWORDS)?;
     module.add("UPLOAD_KEYWORDS", upload_keywords::UPLOAD_KEYWORDS)?;
+    module.add("UPLOAD_SELECTION_KEYWORDS", upload_keywords::SELECTION)?;
     module.add("SUMMARY_FIELDS", parabyte::Summary::field_names())?;
     module.add("REMOVE_KEYWORDS", download_keywords::REMOVE_KEYWORDS)?;
     module.add("SYNC_KEYWORDS", sync_keywords::SYNC_KEYWORDS)?;

@@ -37,8 +37,8 @@ pub const UPLOAD_KEYWORDS: [&str; 16] = [
 ];
 
 /// Of those, the ones that choose files, and the dry run that names them: `put_bytes` has
-/// none to choose, `upload_many` names each.
-const SELECTION: [&str; 6] = [
+/// none to choose, `upload_many` names each (Python's `_native.UPLOAD_SELECTION_KEYWORDS`).
+pub const SELECTION: [&str; 6] = [
     "recursive",
     "exclude",
     "include",
