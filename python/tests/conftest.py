@@ -9,8 +9,10 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,28 +67,25 @@ def _read_env(path: Path) -> dict[str, str]:
     return values
 
 
-@pytest.fixture(scope="session")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+def start_testbed(server: str, bucket: str, work: Path, *seeded: str):
+    """A `testbed up --server <server>` with `bucket`, filled as `seeded` (testbed's
+    `--small`, `--small-size` and `--large-size`) asks: its `Store` and process, and the
+    log the process writes."""
     if not TESTBED.exists():
         pytest.fail(f"{TESTBED} is missing: run `cargo build -p parabyte-testkit --bin testbed`")
-    work = tmp_path_factory.mktemp("testbed")
     env_file = work / "env"
-    log = (work / "testbed.log").open("w")
+    log_path = work / "testbed.log"
+    log = log_path.open("w")
     # A pipe on stdin: testbed stops when it closes, so it cannot outlive this session.
-    server = subprocess.Popen(
+    process = subprocess.Popen(
         [
             str(TESTBED),
             "up",
             "--server",
-            "versitygw",
+            server,
             "--bucket",
-            BUCKET,
-            "--small",
-            str(SMALL_COUNT),
-            "--small-size",
-            str(SMALL_SIZE),
-            "--large-size",
-            str(LARGE_SIZE),
+            bucket,
+            *seeded,
             "--env-file",
             str(env_file),
             "--max-seconds",
@@ -98,31 +97,58 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     )
     deadline = time.monotonic() + START_TIMEOUT_S
     while not env_file.exists():
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.fail(f"testbed did not start: {(work / 'testbed.log').read_text()}")
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"testbed ({server}) did not start: {log_path.read_text()}")
         time.sleep(0.05)
     env = _read_env(env_file)
-    server_log = re.search(r"\(log: (.+)/server\.log\)", (work / "testbed.log").read_text())
-    assert server_log, "testbed no longer says where the server lives"
-    # The module-level functions' default client reads the AWS environment.
-    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
-        os.environ[name] = env[name]
-    yield Store(
+    server_log = re.search(r"\(log: (.+)/server\.log\)", log_path.read_text())
+    root = Path(server_log.group(1)) / "root" if server_log else work
+    store = Store(
         endpoint=env["AWS_ENDPOINT_URL"],
         access_key=env["AWS_ACCESS_KEY_ID"],
         secret_key=env["AWS_SECRET_ACCESS_KEY"],
         region=env["AWS_REGION"],
         bucket=env["PARABYTE_BUCKET"],
-        root=Path(server_log.group(1)) / "root",
-        presigned_url=env["PARABYTE_PRESIGNED_URL"],
+        root=root,
+        presigned_url=env.get("PARABYTE_PRESIGNED_URL", ""),
     )
-    server.stdin.close()
+    return store, process, log
+
+
+def stop_testbed(process: subprocess.Popen, log) -> None:
+    process.stdin.close()
     try:
-        server.wait(timeout=10)
+        process.wait(timeout=10)
     except subprocess.TimeoutExpired:
-        server.kill()
+        process.kill()
     log.close()
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    work = tmp_path_factory.mktemp("testbed")
+    store, process, log = start_testbed(
+        "versitygw",
+        BUCKET,
+        work,
+        "--small",
+        str(SMALL_COUNT),
+        "--small-size",
+        str(SMALL_SIZE),
+        "--large-size",
+        str(LARGE_SIZE),
+    )
+    # The tests compare with the files the server keeps, and presign their large object.
+    assert store.root != work, "testbed no longer says where the server lives"
+    assert store.presigned_url, "testbed no longer presigns the large object"
+    # The module-level functions' default client reads the AWS environment.
+    os.environ["AWS_ENDPOINT_URL"] = store.endpoint
+    os.environ["AWS_ACCESS_KEY_ID"] = store.access_key
+    os.environ["AWS_SECRET_ACCESS_KEY"] = store.secret_key
+    os.environ["AWS_REGION"] = store.region
+    yield store
+    stop_testbed(process, log)
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +156,29 @@ def client(store: Store):
     import parabyte
 
     return parabyte.Client(**store.client_options())
+
+
+def boto3_client(store: Store):
+    """A boto3 client of `store`: a second opinion on what parabyte wrote."""
+    boto3 = pytest.importorskip("boto3")
+    return boto3.client(
+        "s3",
+        endpoint_url=store.endpoint,
+        aws_access_key_id=store.access_key,
+        aws_secret_access_key=store.secret_key,
+        region_name=store.region,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(store: Store) -> Iterator[Any]:
+    """A module's cluster. It depends on the store (a module's own bucket, where it has
+    one): the AWS environment is set before the workers start."""
+    # Imported here: only the Dask tests, which skip without Dask, ask for it.
+    from dask_cluster import local_cluster
+
+    with local_cluster() as client:
+        yield client
 
 
 def files_in(directory: Path) -> list[str]:

@@ -23,6 +23,8 @@ dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")  # comes with distributed
 
+from dask_cluster import local_cluster, worker_holding
+
 import parabyte
 import parabyte.dask
 from conftest import Store, files_in
@@ -30,22 +32,6 @@ from conftest import Store, files_in
 # Small tasks, so a small bucket still makes several of each kind.
 TASK_BYTES = 16 << 10
 EVENT_TIMEOUT_S = 60
-
-
-@pytest.fixture(scope="module")
-def cluster(store: Store):
-    # Depends on the store: its AWS environment is set before the workers start.
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # loopback, any free port
-        ) as cluster,
-        distributed.Client(cluster, set_as_default=False) as client,
-    ):
-        yield client
 
 
 def test_a_prefix_of_small_and_large_objects_arrives_whole(
@@ -350,15 +336,6 @@ class _GatedObject:
         self.server.shutdown()
 
 
-def _worker_holding(cluster: distributed.Client, port: int) -> int:
-    """The pid of the worker process whose connection has local port `port`."""
-    for pid in cluster.run(os.getpid).values():
-        connections = psutil.Process(pid).net_connections(kind="tcp")
-        if any(connection.laddr.port == port for connection in connections):
-            return pid
-    raise AssertionError(f"no worker holds the connection from port {port}")
-
-
 def _copy_killing_the_gated_worker(
     cluster: distributed.Client,
     store: Store,
@@ -384,7 +361,7 @@ def _copy_killing_the_gated_worker(
             )
             assert gate.reached.wait(EVENT_TIMEOUT_S), "the big object was never asked for"
             assert gate.peer_port is not None
-            os.kill(_worker_holding(cluster, gate.peer_port), signal.SIGKILL)
+            os.kill(worker_holding(cluster, gate.peer_port), signal.SIGKILL)
             gate.released.set()
             return job.result(timeout=120), gate, small
     finally:
@@ -429,14 +406,7 @@ def test_a_task_that_fails_for_good_names_its_objects(store: Store, tmp_path: Pa
     # No second chance: a task whose worker dies fails for good.
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # loopback, any free port
-        ) as local,
-        distributed.Client(local, set_as_default=False) as cluster,
+        local_cluster() as cluster,
     ):
         body = os.urandom(4 << 20)
         summary, gate, small = _copy_killing_the_gated_worker(cluster, store, tmp_path, body)

@@ -29,11 +29,12 @@ distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")  # comes with distributed
 boto3 = pytest.importorskip("boto3")
 
+from dask_cluster import worker_holding
 from gated_proxy import EVENT_TIMEOUT_S, GatedProxy
 
 import parabyte
 import parabyte.dask
-from conftest import Store, files_in
+from conftest import Store, boto3_client, files_in
 
 MIB = 1 << 20
 # Parts of 5 MiB (S3's least), two a task: a 23 MiB file is five parts in three tasks.
@@ -49,29 +50,8 @@ def store(store: Store) -> Store:
 
 
 @pytest.fixture(scope="module")
-def cluster(store: Store) -> Iterator[distributed.Client]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # loopback, any free port
-        ) as local,
-        distributed.Client(local, set_as_default=False) as client,
-    ):
-        yield client
-
-
-@pytest.fixture(scope="module")
 def s3(store: Store):
-    return boto3.client(
-        "s3",
-        endpoint_url=store.endpoint,
-        aws_access_key_id=store.access_key,
-        aws_secret_access_key=store.secret_key,
-        region_name=store.region,
-    )
+    return boto3_client(store)
 
 
 def _open_uploads(s3, store: Store, prefix: str) -> list[str]:
@@ -122,15 +102,6 @@ def test_a_tree_goes_up_with_a_large_file_sent_by_several_workers(
     assert _open_uploads(s3, store, "up/") == []
 
 
-def _worker_holding(cluster: distributed.Client, port: int) -> int:
-    """The pid of the worker process whose connection has local port `port`."""
-    for pid in cluster.run(os.getpid).values():
-        connections = psutil.Process(pid).net_connections(kind="tcp")
-        if any(connection.laddr.port == port for connection in connections):
-            return pid
-    raise AssertionError(f"no worker holds the connection from port {port}")
-
-
 @contextlib.contextmanager
 def _killing(
     cluster: distributed.Client, store: Store, hold: Callable[[str], bool], *, after_store=False
@@ -144,7 +115,7 @@ def _killing(
             running = pool.submit(job)
             assert proxy.reached.wait(EVENT_TIMEOUT_S), "the held request never came"
             assert proxy.peer_port is not None
-            os.kill(_worker_holding(cluster, proxy.peer_port), signal.SIGKILL)
+            os.kill(worker_holding(cluster, proxy.peer_port), signal.SIGKILL)
             proxy.released.set()
             return running.result(timeout=240)
 

@@ -17,6 +17,7 @@ import pytest
 from fsspec_stores import started_store
 
 import parabyte
+from conftest import boto3_client
 from parabyte.fsspec import ParabyteFileSystem, register_s3
 
 
@@ -42,14 +43,7 @@ def root(fs: ParabyteFileSystem, store) -> str:
 
 @pytest.fixture(scope="module")
 def s3(store):
-    boto3 = pytest.importorskip("boto3")
-    return boto3.client(
-        "s3",
-        endpoint_url=store.endpoint,
-        aws_access_key_id=store.access_key,
-        aws_secret_access_key=store.secret_key,
-        region_name=store.region,
-    )
+    return boto3_client(store)
 
 
 def boto3_bytes(s3, path: str) -> bytes:

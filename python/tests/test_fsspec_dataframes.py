@@ -10,6 +10,7 @@ import uuid
 import pytest
 from fsspec_stores import started_store
 
+from conftest import boto3_client
 from parabyte.fsspec import ParabyteFileSystem, register_s3
 
 pd = pytest.importorskip("pandas")
@@ -33,13 +34,7 @@ def fs(store) -> ParabyteFileSystem:
 
 @pytest.fixture(scope="module")
 def s3(store):
-    return boto3.client(
-        "s3",
-        endpoint_url=store.endpoint,
-        aws_access_key_id=store.access_key,
-        aws_secret_access_key=store.secret_key,
-        region_name=store.region,
-    )
+    return boto3_client(store)
 
 
 @pytest.fixture
