@@ -6,18 +6,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
+import dask
 import distributed
 import psutil
 
 
 @contextlib.contextmanager
-def local_cluster() -> Iterator[distributed.Client]:
-    """A `distributed.LocalCluster` of two single-threaded worker processes on loopback,
-    and a client of it (not made the default one)."""
+def local_cluster(
+    workers: int = 2, settings: dict[str, Any] | None = None
+) -> Iterator[distributed.Client]:
+    """A `distributed.LocalCluster` of single-threaded worker processes on loopback, started
+    under these Dask `settings`, and a client of it (not made the default one)."""
     with (
+        dask.config.set(settings or {}),
         distributed.LocalCluster(
-            n_workers=2,
+            n_workers=workers,
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",

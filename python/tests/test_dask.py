@@ -241,6 +241,29 @@ def test_worker_processes_on_one_host_share_its_cores(
     assert share in threads.values(), threads
 
 
+def test_cluster_settings_are_dasks_own_and_quiet_its_workers(store: Store, tmp_path: Path):
+    # Each is a setting Dask has (a misspelt one would be ignored without a word)...
+    for setting in parabyte.dask.CLUSTER_SETTINGS:
+        dask.config.get(setting)
+    # ...and a worker started under them has no profiler and polls its memory once a
+    # second, where Dask's defaults sample every 10 ms and poll every 100 ms.
+    with local_cluster(workers=1, settings=parabyte.dask.CLUSTER_SETTINGS) as quiet:
+        polling = quiet.run(
+            lambda dask_worker: (
+                "profile" in dask_worker.periodic_callbacks,
+                dask_worker.memory_manager.memory_monitor_interval,
+            )
+        )
+        assert list(polling.values()) == [(False, 1.0)], polling
+        summary = parabyte.dask.copy(
+            store.url("small/"), str(tmp_path), quiet, **store.client_options()
+        )
+    assert summary.objects > 0 and not summary.failures, summary.failures
+    with local_cluster(workers=1) as defaults:
+        polling = defaults.run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks)
+        assert list(polling.values()) == [True], polling
+
+
 def test_key_ranges_list_what_the_whole_prefix_lists(store: Store):
     # Pages of 10 keys: the 120 small objects need a split, and each range spans pages.
     client = parabyte.Client(list_page_size=10, **store.client_options())
