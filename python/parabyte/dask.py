@@ -118,8 +118,8 @@ CLUSTER_SETTINGS: dict[str, Any] = {
 that holds data in Python (pandas, arrays), at intervals for bytes that never enter it.
 Set them where the scheduler and the workers start (`dask.config.set`, the YAML or
 `DASK_...` environment variables in docs/dask.md); an idle process then costs about a
-fifth of its CPU at Dask's defaults, and a job 5-10% less time on a busy host
-(docs/PROFILE.md, stop 51). Dask's defaults work too."""
+fifth of its CPU at Dask's defaults, and a job's driver half (docs/PROFILE.md, stop 51).
+Dask's defaults work too."""
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach a scheduler given by address."""
 COPY_CUTOFF = 5 << 30
