@@ -9,9 +9,11 @@ use std::sync::Arc;
 /// Body bytes read into buffers across all open connections: 16 connections get the
 /// largest share, 64 the smallest.
 const BUDGET: usize = 2 << 20;
-/// The largest share: one 128 KiB read per system call, what a fast stream needs
-/// (32 KiB reads cost 10-35% more CPU per GiB on one server straight, stop 36).
-pub(crate) const LARGEST_SHARE: usize = 128 << 10;
+/// The largest share: one read of about 128 KiB per system call, what a fast stream needs
+/// (32 KiB reads cost 10-35% more CPU per GiB on one server straight, stop 36). Just under
+/// glibc's mmap threshold, as upload chunks are (`disk/source_file.rs`): where the
+/// threshold is pinned (Dask's workers), a 128 KiB buffer is an mmap each time.
+pub(crate) const LARGEST_SHARE: usize = 124 << 10;
 /// The smallest share, Go's (s5cmd's) read size: below it the calls per GiB grow faster
 /// than the memory falls.
 const SMALLEST_SHARE: usize = 32 << 10;
