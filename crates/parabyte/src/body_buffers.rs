@@ -16,7 +16,7 @@ const BUDGET: usize = 2 << 20;
 pub(crate) const LARGEST_SHARE: usize = 124 << 10;
 /// The smallest share, Go's (s5cmd's) read size: below it the calls per GiB grow faster
 /// than the memory falls.
-const SMALLEST_SHARE: usize = 32 << 10;
+pub(crate) const SMALLEST_SHARE: usize = 32 << 10;
 
 /// The connections a client holds open now, each with its read buffer; idle ones in the
 /// pool count too, since they keep theirs.

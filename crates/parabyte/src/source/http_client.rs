@@ -756,6 +756,7 @@ mod tests {
 #[cfg(test)]
 mod read_buffer {
     use super::*;
+    use crate::body_buffers::SMALLEST_SHARE;
     use futures::TryStreamExt;
     use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -857,14 +858,14 @@ mod read_buffer {
     }
 
     /// With 64 other connections open, this one reads its share of the body-buffer budget
-    /// at a time (the smallest, a quarter of what it reads alone).
+    /// at a time: the smallest.
     async fn reads_its_share_among_many(tls: Option<TestCertificate>) {
         let counters = Arc::new(Counters::default());
         let others: Vec<_> = (0..64).map(|_| counters.body_buffers.open()).collect();
         let (total, largest) = largest_chunk(counters.clone(), tls).await;
         assert_eq!(total, BODY);
         let share = counters.body_buffers.share();
-        assert_eq!(share, READ_BUFFER / 4);
+        assert_eq!(share, SMALLEST_SHARE);
         assert!(
             largest <= share,
             "a chunk of {largest} bytes, the share {share}"
@@ -884,7 +885,7 @@ mod read_buffer {
             READ_BUFFER,
             "alone, the largest share"
         );
-        assert!(largest <= READ_BUFFER / 4, "a chunk of {largest} bytes");
+        assert!(largest <= SMALLEST_SHARE, "a chunk of {largest} bytes");
     }
 
     #[tokio::test]
