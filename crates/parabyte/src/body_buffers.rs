@@ -10,10 +10,16 @@ use std::sync::Arc;
 /// largest share, 64 the smallest.
 const BUDGET: usize = 2 << 20;
 /// The largest share: one read of about 128 KiB per system call, what a fast stream needs
-/// (32 KiB reads cost 10-35% more CPU per GiB on one server straight, stop 36). Just under
-/// glibc's mmap threshold, as upload chunks are (`disk/source_file.rs`): where the
-/// threshold is pinned (Dask's workers), a 128 KiB buffer is an mmap each time.
+/// (32 KiB reads cost 10-35% more CPU per GiB on one server straight, stop 36); an upload
+/// reads its file in chunks of it too (`disk/source_file.rs`). Just under glibc's mmap
+/// threshold: setting `MALLOC_TRIM_THRESHOLD_`, as Dask does for its workers, pins the
+/// threshold at 128 KiB, and a 128 KiB block was then an mmap and 32 page faults each
+/// (docs/PROFILE.md, stop 51).
 pub(crate) const LARGEST_SHARE: usize = 124 << 10;
+const _: () = assert!(
+    LARGEST_SHARE + 64 < 128 << 10,
+    "the largest share must stay under the mmap threshold"
+);
 /// The smallest share, Go's (s5cmd's) read size: below it the calls per GiB grow faster
 /// than the memory falls.
 pub(crate) const SMALLEST_SHARE: usize = 32 << 10;

@@ -12,20 +12,15 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use futures::Stream;
 
+use crate::body_buffers::LARGEST_SHARE;
 use crate::checksum::Crc;
 use crate::disk::blocking::blocking;
 use crate::error::{Error, Result};
 
 /// A streamed body is read in chunks of this size: a part in flight holds a chunk or two.
-/// Just under glibc's mmap threshold (128 KiB with its header), so that a chunk comes from
-/// the heap even where the threshold cannot rise: setting `MALLOC_TRIM_THRESHOLD_`, as
-/// Dask does for its workers, pins it, and a 128 KiB chunk was then an mmap and 32 page
-/// faults each (docs/PROFILE.md, stop 51).
-const CHUNK: usize = 124 * 1024;
-const _: () = assert!(
-    CHUNK + 64 < 128 * 1024,
-    "a chunk must stay under the mmap threshold"
-);
+/// The size a fast download reads at a time, for the same reasons: few system calls per
+/// GiB, and blocks glibc serves from the heap even where Dask pins its mmap threshold.
+const CHUNK: usize = LARGEST_SHARE;
 
 /// What a file is at one moment: a write or a replacement changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
