@@ -1,6 +1,7 @@
 //! `parabyte du`: how many objects and bytes are under a prefix (or match a pattern), as
 //! s5cmd's `du` prints it, optionally one line per storage class.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -45,7 +46,7 @@ pub(crate) async fn disk_usage(args: DuArgs) -> Result<u8, Error> {
             let group = match args.group {
                 true => object
                     .storage_class
-                    .unwrap_or_else(|| "STANDARD".to_owned()),
+                    .map_or_else(|| "STANDARD".to_owned(), Cow::into_owned),
                 false => String::new(),
             };
             let usage = groups.entry(group).or_default();

@@ -1,6 +1,7 @@
 //! `Client.list`: the core's listing stream as a Python iterator and async iterator. Entries
 //! are fetched a page's worth at a time, so most `next()` calls never leave Python's thread.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -53,7 +54,7 @@ impl ObjectInfo {
                 size: object.size,
                 etag: object.etag,
                 last_modified_ms: object.last_modified.map(|time| time.unix_millis()),
-                storage_class: object.storage_class,
+                storage_class: object.storage_class.map(Cow::into_owned),
                 is_prefix: false,
             },
             Listed::Prefix(prefix) => ObjectInfo {

@@ -4,6 +4,7 @@
 //! page asked for again after it broke off: the objects already handed on are skipped, once
 //! the store is shown to list them the same way.
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 
 use tokio::sync::mpsc;
@@ -22,8 +23,8 @@ pub struct ObjectEntry {
     pub etag: Option<String>,
     /// When the object was last written.
     pub last_modified: Option<Timestamp>,
-    /// Storage class, when the store reports one.
-    pub storage_class: Option<String>,
+    /// Storage class, when the store reports one (S3's own names borrowed, not copied).
+    pub storage_class: Option<Cow<'static, str>>,
 }
 
 /// One ListObjectsV2 response.

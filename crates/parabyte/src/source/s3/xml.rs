@@ -1,6 +1,8 @@
 //! Cheap parsing of the two XML documents parabyte reads: ListObjectsV2 pages and S3 error
 //! bodies. One streaming pass, keeping only the fields a download needs.
 
+use std::borrow::Cow;
+
 use percent_encoding::percent_decode_str;
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::Event;
@@ -255,21 +257,28 @@ impl PageParser {
     }
 
     fn end(&mut self, name: &str) -> Result<(), ListError> {
-        let taken = std::mem::take(&mut self.value);
+        // The text buffer stays for the next field, and a field keeps an exact copy: one
+        // allocation. Taking the buffer itself cost an ETag three (it grows as `&quot;`
+        // and the hex arrive) and left each key and ETag with slack (docs/PROFILE.md, stop 52).
+        let text = self.value.as_str();
         match self.field {
-            Field::Key => self.entry.key = taken,
+            Field::Key => self.entry.key = text.to_owned(),
             Field::Size => {
-                self.entry.size = taken.trim().parse().map_err(|_| {
-                    ListError::Malformed(format!("listing has a bad Size '{taken}'"))
-                })?
+                self.entry.size = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| ListError::Malformed(format!("listing has a bad Size '{text}'")))?
             }
-            Field::ETag => self.entry.etag = Some(taken),
-            Field::LastModified => self.entry.last_modified = Timestamp::parse_iso8601(&taken),
-            Field::StorageClass => self.entry.storage_class = Some(taken),
-            Field::Prefix => self.page.common_prefixes.push(taken),
-            Field::NextToken if !taken.is_empty() => self.page.next_token = Some(taken),
-            Field::IsTruncated => self.page.is_truncated = taken.trim() == "true",
-            Field::EncodingType => self.decide(taken.eq_ignore_ascii_case("url"))?,
+            Field::ETag => self.entry.etag = Some(text.to_owned()),
+            Field::LastModified => self.entry.last_modified = Timestamp::parse_iso8601(text),
+            Field::StorageClass => self.entry.storage_class = Some(storage_class(text)),
+            Field::Prefix => self.page.common_prefixes.push(text.to_owned()),
+            Field::NextToken if !text.is_empty() => self.page.next_token = Some(text.to_owned()),
+            Field::IsTruncated => self.page.is_truncated = text.trim() == "true",
+            Field::EncodingType => {
+                let url_encoded = text.eq_ignore_ascii_case("url");
+                self.decide(url_encoded)?
+            }
             _ => {}
         }
         self.field = Field::Other;
@@ -405,6 +414,29 @@ pub(crate) fn parse_bucket_list(body: &[u8]) -> Result<(Vec<BucketEntry>, Option
     Ok((buckets, token))
 }
 
+/// The storage classes S3 names: a listed entry borrows its class's name rather than
+/// holding a copy of the same few words a million times.
+const STORAGE_CLASSES: [&str; 11] = [
+    "STANDARD",
+    "STANDARD_IA",
+    "ONEZONE_IA",
+    "INTELLIGENT_TIERING",
+    "GLACIER",
+    "GLACIER_IR",
+    "DEEP_ARCHIVE",
+    "REDUCED_REDUNDANCY",
+    "EXPRESS_ONEZONE",
+    "OUTPOSTS",
+    "SNOW",
+];
+
+fn storage_class(text: &str) -> Cow<'static, str> {
+    match STORAGE_CLASSES.iter().find(|class| **class == text) {
+        Some(class) => Cow::Borrowed(class),
+        None => Cow::Owned(text.to_owned()),
+    }
+}
+
 fn blank_entry() -> ObjectEntry {
     ObjectEntry {
         key: String::new(),
@@ -481,6 +513,29 @@ mod tests {
         assert_eq!(page.objects[1].key, "p/empty");
         assert_eq!(page.objects[1].size, 0);
         assert_eq!(page.common_prefixes, vec!["p/sub//".to_owned()]);
+    }
+
+    /// A million listed entries are held a page at a time: each key and ETag is one exact
+    /// allocation, and S3's own class names are not copied into every entry (stop 52: rm -r
+    /// of ten million keys peaked at 66 MiB with the text buffer taken, 55 MiB with this).
+    #[test]
+    fn an_entry_holds_exact_copies_and_borrows_known_storage_classes() {
+        let body = PAGE.replace(
+            "<Size>0</Size>",
+            "<Size>0</Size><StorageClass>NEW_TIER</StorageClass>",
+        );
+        let page = parse_list_page(body.as_bytes()).unwrap();
+        let first = &page.objects[0];
+        let etag = first.etag.as_ref().unwrap();
+        assert_eq!(etag.capacity(), etag.len(), "the ETag came in three pieces");
+        let key = &page.objects[1].key;
+        assert_eq!(key.capacity(), key.len());
+        assert!(matches!(
+            first.storage_class,
+            Some(Cow::Borrowed("STANDARD"))
+        ));
+        let unknown = page.objects[1].storage_class.as_ref();
+        assert!(matches!(unknown, Some(Cow::Owned(class)) if class == "NEW_TIER"));
     }
 
     /// Found by the fuzz property: any root element was taken for a listing, so a proxy's
