@@ -10,7 +10,8 @@ defaults beside them. Round by round: the local runs, then each cluster started,
 on it once untimed (a real cluster outlives a job) and once timed:
 
 - U2: a directory of 64 files of 16 MiB to a prefix (tasks of 256 MiB: four);
-- U3: one 1 GiB file, its parts sent by four tasks of 256 MiB and completed by one more;
+- U3: one 1 GiB file, its parts sent by tasks of 256 MiB (at most one a worker: one of
+  1 GiB on one worker, two of 512 MiB on two) and completed by one more;
 - U5: an S3 to S3 copy of a 6 GiB object inside the bucket, its UploadPartCopy parts spread
   over tasks (two of 512 MiB a task);
 - S1 up / S1 down: `sync` of 100,000 files of 1 KiB in 100 folders, 1% grown by a byte, a
@@ -63,7 +64,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs/dask.md"
 START, END = "<!-- dask writes: start -->", "<!-- dask writes: end -->"
 MIB = 1 << 20
-TASK_BYTES = 256 * MIB  # U2, U3: four tasks of the gigabyte
+TASK_BYTES = 256 * MIB  # U2: four tasks of the gigabyte; U3: at most one a worker
 SYNC_RANGES = None  # sync's ranges: parabyte.dask's default unless --sync-ranges
 TARGET = 1.15  # issue 45: at 2 workers, within 1.15x of the local run
 

@@ -227,10 +227,12 @@ def plan_upload(
     task_bytes: int,
     task_objects: int,
     split_bytes: int,
+    workers: int,
 ) -> Iterator[_Call | _Shared | Failure]:
     """An upload's tasks, as the driver walks the tree (as a local upload walks it): files
     packed into tasks by bytes in key order, a file of more than `split_bytes` a shared
-    upload whose parts go `task_bytes` a task."""
+    upload whose parts go `task_bytes` a task, or more where that would make more tasks
+    than `workers`."""
     selecting = {k: v for k, v in keywords.items() if k not in ("progress",)}
     held: list[tuple[str, str]] = []
     held_bytes = 0
@@ -266,7 +268,11 @@ def plan_upload(
                 yield Failure(str(path), str(error), error)
                 continue
             opened.uploads[str(path)] = ("upload", upload)
-            ranges = part_ranges(upload[4], upload[3], task_bytes)
+            # No more tasks than workers: a fifth task on four workers would start a second
+            # wave, which ends on its slowest part while the other workers wait for the
+            # commit (docs/PROFILE.md, stop 52). Parts a lost task sent are reused.
+            per_worker = -(-upload[4] // workers) * upload[3]
+            ranges = part_ranges(upload[4], upload[3], max(task_bytes, per_worker))
             yield _Shared("upload", str(path), upload, ranges, size)
             continue
         if held and (held_bytes + size > task_bytes or len(held) >= task_objects):

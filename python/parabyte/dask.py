@@ -262,7 +262,8 @@ def upload(
     time, and packs its files into tasks of `task_bytes` or `task_objects`, each uploaded
     by a worker as `upload_many` would. A file of more than `split_bytes` (default:
     `task_bytes`) goes up as one multipart upload the driver opens, whose parts several
-    tasks send (`task_bytes` a task) and one more completes, checked by the whole file's
+    tasks send (`task_bytes` a task, or a range a worker where that is more) and one more
+    completes, checked by the whole file's
     CRC64NVME. The keywords are `parabyte.upload`'s (`no_clobber`, `content_type`, ...)
     and `Client` options; the others as for `copy`.
     """
@@ -281,6 +282,7 @@ def upload(
             task_bytes=task_bytes,
             task_objects=task_objects,
             split_bytes=split_bytes or task_bytes,
+            workers=cluster.workers,
         )
         return _write_job(
             cluster, local, tasks, client_options, storing(keywords), progress, opened
