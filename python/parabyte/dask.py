@@ -97,11 +97,13 @@ DRIVER_KEYS = 100_000
 RANGES_PER_WORKER = 8
 """Default key ranges per worker of a download past `driver_keys`: enough that fast
 workers take over slow ranges."""
-WRITE_RANGES_PER_WORKER = 2
+WRITE_RANGES_PER_WORKER = 1
 """Default key ranges per worker of a sync or a delete: each range lists both sides (or its
 keys) in parallel itself, at a cost of a few round trips a range (split points, the first
 pages), which more ranges pay again without listing faster: 16 ranges of a 20,000-key sync
-on 2 workers took 1.9x the time of 4 (bench/dask_writes.py, docs/dask.md)."""
+on 2 workers took 1.9x the time of 4, and S1 (100,000 keys) took 2.78 s up and 3.08 s down
+at 2 ranges against 3.11 s and 3.36 s at 4 (bench/dask_writes.py, docs/PROFILE.md stop 52).
+Pass `ranges` for more where one range may hold far more keys than another."""
 CLUSTER_SETTINGS: dict[str, Any] = {
     # The statistical profiler samples every thread's Python stack every 10 ms; a task's
     # time is in the engine, where it sees one frame waiting on the GIL-free call.
@@ -302,7 +304,7 @@ def sync(
     """Make `destination` hold what `source` holds (an S3 prefix and a directory every
     worker sees, either way, or two S3 prefixes) on the workers of a Dask cluster.
 
-    The key space is cut into `ranges` ranges (default: 2 per worker); a task lists both
+    The key space is cut into `ranges` ranges (default: 1 per worker); a task lists both
     sides within its range, merges them and sends what is missing or changed, as a local
     `sync` does. With `delete=True` the deletes wait: only once every range of both sides
     was listed to the end, none failed on the source's side, and the rule of a local sync
@@ -352,7 +354,7 @@ def remove(
     **options: Any,
 ) -> ClusterSummary:
     """Delete every key under the prefix `source` (with `recursive`, or a trailing "/") on
-    the workers of a Dask cluster: its key space cut into `ranges` ranges (default: 2 per
+    the workers of a Dask cluster: its key space cut into `ranges` ranges (default: 1 per
     worker), each a task that lists its range and deletes its keys 1,000 a request. The
     keywords are `parabyte.remove`'s (`exclude`, `include`, `raw`) and `Client` options."""
     _check_sizes(1, 1, 1, ranges, None)
