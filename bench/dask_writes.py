@@ -6,8 +6,9 @@ connection, capped in both directions), the store on tmpfs but for U5's (on disk
 object and its copy). Each row is one job, run locally (`parabyte.upload`, `copy`, `sync`) and
 by `parabyte.dask` on a `distributed.LocalCluster` of 1, 2 (and, for the model's check, 4)
 worker processes of one thread with `parabyte.dask.CLUSTER_SETTINGS`, and of 2 at Dask's own
-defaults beside them. Round by round: the local runs, then each cluster started, each job run
-on it once untimed (a real cluster outlives a job) and once timed:
+defaults beside them. Each local job is run once untimed first; then round by round: the
+local runs, then each cluster started, each job run on it once untimed (a real cluster
+outlives a job) and once timed:
 
 - U2: a directory of 64 files of 16 MiB to a prefix (tasks of 256 MiB: four);
 - U3: one 1 GiB file, its parts sent by tasks of 256 MiB (at most one a worker: one of
@@ -249,7 +250,10 @@ def measure(jobs: list[Job], setups: list[Setup], rounds: int, given: dict[str, 
     """Round by round, the local runs and then each cluster's, so that a machine drifting
     through the run (a shared host, a store filling) moves both sides of a ratio alike. A
     cluster is started for each round, and each job run once on it untimed first, as a real
-    cluster outlives a job."""
+    cluster outlives a job; the local jobs are each run once untimed before the first round,
+    as the first local runs after the sources were written took 1.3-1.7x the later ones."""
+    for job in jobs:
+        timed(job, job.local, [os.getpid()])  # warm
     for round_ in range(rounds):
         for job in jobs:
             rows.setdefault((job.name, "local"), []).append(
@@ -281,7 +285,8 @@ def render(rows, args, seconds: float) -> str:
         f"{' --quick' if args.quick else ''}` "
         f"(run by `make bench`), {seconds / 60:.1f} minutes, on this machine's 2 cores: the "
         "WAN of `make bench` (toxiproxy, 10 ms each way, 50 MB/s a connection both ways), "
-        "medians of rounds that each run the local jobs and then each cluster's (started, "
+        "medians of rounds that each run the local jobs (warmed once, before the first round) "
+        "and then each cluster's (started, "
         "warmed by one untimed run of each job; `parabyte.dask.CLUSTER_SETTINGS` unless at "
         "Dask's defaults); CPU is the driver's and every worker process's.",
         "",

@@ -440,7 +440,7 @@ def report(args) -> int:
         plan.append((keys, shape, cell, tools))
     how = (f"`bench/sync_scale.py --report {args.report}`, the runs of "
            f"{len(args.report.split(','))} invocation(s) of bench/sync_scale.py "
-           f"(see PROFILE.md, stop 45, for their command lines)")
+           f"(their command lines are in PROFILE.md, under the stop that saved them)")
     text = render(args, how, plan, results)
     print(text)
     if not args.no_docs:
