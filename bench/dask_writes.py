@@ -109,9 +109,8 @@ def workloads(work: Path, bucket: Path, endpoint: str, quick: bool, files: int) 
     def cleared(prefix: str) -> Callable[[], None]:
         def clear() -> None:
             shutil.rmtree(bucket / prefix, ignore_errors=True)
-            # The sources just written, or the last run's stored copy, are written back
-            # here rather than during the timed run: the first round's local runs took
-            # 1.3-1.7x the later rounds' while 2 GiB of new sources went to disk.
+            # The sources just written are written back here, not during a timed run (as
+            # U5's prepare does for its 12 GiB).
             os.sync()
         return clear
 
