@@ -89,6 +89,7 @@ fuzz:
 bench: tools
 	scripts/install-bench-tools.sh
 	$(CARGO) build --profile profiling --locked -p parabyte-cli -p parabyte-testkit --bin parabyte --bin testbed
+	$(CARGO) build --profile profiling --locked -p parabyte --example crc_rate
 	.tools/venv-bench/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-fsspec/bin/python -m pip install --quiet --disable-pip-version-check .
 	.tools/venv-bench/bin/python bench/run.py $(BENCH_ARGS)

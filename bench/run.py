@@ -133,6 +133,24 @@ def crc_path(flags: set[str]) -> str:
     return "no x86 carry-less multiply flags listed"
 
 
+def crc_rate(parabyte: Path) -> dict[str, dict[str, float]]:
+    """This machine's CRC rates as the engine computes them (`examples/crc_rate.rs`, built
+    beside the binary by `make bench`): what checking W9's content may cost on top of
+    curl's CPU. Empty where the example was not built."""
+    example = parabyte.parent / "examples" / "crc_rate"
+    if not os.access(example, os.X_OK):
+        return {}
+    printed = subprocess.run([str(example)], capture_output=True, text=True, timeout=120).stdout
+    rates = {}
+    for line in printed.splitlines():
+        # "CRC64NVME: 23.38 GiB/s, 0.043 CPU s/GiB (best of 5 rounds of 256 MiB)"
+        name, _, rest = line.partition(": ")
+        fields = rest.split()
+        if len(fields) >= 4 and fields[1] == "GiB/s,":
+            rates[name] = {"gib_s": float(fields[0]), "cpu_s_per_gib": float(fields[2])}
+    return rates
+
+
 def presigner(store: Store):
     import boto3
     from botocore.config import Config
@@ -326,6 +344,7 @@ def main() -> int:
         "toxics": toxics,
         "versions": versions(parabyte),
         "machine": machine(),
+        "crc_rate": crc_rate(parabyte) if any(w.id == "W9" for w in selected) else {},
         "load_before": load_before,
         "load_after": os.getloadavg(),
         "minutes": round((time.monotonic() - started) / 60, 1),

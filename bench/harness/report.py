@@ -313,6 +313,9 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                         f"missed by {(ratio / allowed - 1) * 100:.0f}%"))
 
     size = meta["sizes"].get("w9_size")
+    # The goal: parabyte's CPU per GiB no more than curl's (unchecked) plus this machine's
+    # CRC64NVME cost, measured in the same run (examples/crc_rate.rs).
+    crc = meta.get("crc_rate", {}).get("CRC64NVME")
     for setting in ["default", 1, 16]:
         row = get("W9", "parabyte", setting)
         curl = get("W9", "curl", row.in_flight if row else None)
@@ -325,8 +328,17 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
                              f"{curl.cpu / gib:.2f} CPU s/GiB")
             shown = "no flags" if setting == "default" else f"{setting} in flight"
             ranges = "one stream" if row.in_flight == 1 else f"{row.in_flight} ranges"
+            verdict = "reported"
+            if curl and crc:
+                allowed = curl.cpu / gib + crc["cpu_s_per_gib"]
+                measured += (f"; this machine's CRC64NVME {crc['gib_s']:.1f} GiB/s, "
+                             f"{crc['cpu_s_per_gib']:.3f} CPU s/GiB: at most {allowed:.2f}")
+                ours_per_gib = row.cpu / gib
+                verdict = ("met" if ours_per_gib <= allowed else
+                           f"missed by {(ours_per_gib / allowed - 1) * 100:.0f}%")
+            goal = ", CPU per GiB at most curl's plus the CRC" if curl and crc else ""
             out.append((f"W9: a {_size_name(size)} object straight from the server, "
-                        f"discarded ({shown}; curl with {ranges})", measured, "reported"))
+                        f"discarded ({shown}; curl with {ranges}){goal}", measured, verdict))
 
     worst = None
     for wl, rows in by_wl.items():
