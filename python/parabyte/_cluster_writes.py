@@ -188,6 +188,11 @@ def storing(keywords: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in keywords.items() if name in _STORING_KEYWORDS}
 
 
+def worker_share(parts: int, part_size: int, workers: int) -> int:
+    """The bytes of a shared upload's parts when they go one range a worker."""
+    return -(-parts // workers) * part_size
+
+
 def part_ranges(parts: int, part_size: int, task_bytes: int) -> tuple[tuple[int, int], ...]:
     """A shared upload's parts, `task_bytes` a task (at least one part)."""
     per_task = max(1, task_bytes // part_size)
@@ -271,7 +276,7 @@ def plan_upload(
             # No more tasks than workers: a fifth task on four workers would start a second
             # wave, which ends on its slowest part while the other workers wait for the
             # commit (docs/PROFILE.md, stop 52). Parts a lost task sent are reused.
-            per_worker = -(-upload[4] // workers) * upload[3]
+            per_worker = worker_share(upload[4], upload[3], workers)
             ranges = part_ranges(upload[4], upload[3], max(task_bytes, per_worker))
             yield _Shared("upload", str(path), upload, ranges, size)
             continue
@@ -361,7 +366,7 @@ def plan_copy(
                 opened.uploads[url] = ("copy", upload)
                 # No byte of a copy passes through a worker: its parts go one range a
                 # worker, each copying its parts in parallel, as a local run copies them.
-                per_worker = -(-upload[4] // workers) * upload[3]
+                per_worker = worker_share(upload[4], upload[3], workers)
                 parts = part_ranges(upload[4], upload[3], per_worker)
                 yield _Shared("copy", url, upload, parts, entry.size)
             after = last = entry.key
