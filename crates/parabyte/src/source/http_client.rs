@@ -34,6 +34,7 @@ use crate::config::StoreConfig;
 use crate::counters::{Counters, RequestKind};
 use crate::error::{with_causes, Error, Result};
 use crate::location::redact;
+use crate::source::connection_demand::{ConnectionDemand, OnDemand, Wanting};
 use crate::source::shared_reads::SharedReads;
 use crate::source::trusted_roots::TrustedRoots;
 use crate::source::write_body::WriteBody;
@@ -63,10 +64,19 @@ const PORTABLE_HEADERS: [HeaderName; 5] = [
     IF_MODIFIED_SINCE,
 ];
 
-type Connector = CountConnections<SharedReads>;
+type Connector = CountConnections<OnDemand<SharedReads>>;
 /// A request body: in memory (a GET's is empty), or a file's part streamed as it is sent.
 type Sent = UnsyncBoxBody<Bytes, Error>;
 type Sender = hyper_util::client::legacy::Client<Connector, Sent>;
+
+/// One pool of connections: the address it sends from (`None`: the system's choice), and
+/// the requests and connections per host its connector opens by.
+#[derive(Debug)]
+struct Route {
+    bound: Option<IpAddr>,
+    sender: Sender,
+    demand: Arc<ConnectionDemand>,
+}
 
 /// The clients every request of a run goes through: one per local address to send from
 /// (`--bind`), or one that lets the system choose. Each keeps its own pool, and requests
@@ -77,7 +87,7 @@ pub(crate) struct HttpClient {
     /// Builds requests only (headers, credentials in URLs); never sends.
     builder: reqwest::Client,
     /// Each sender with the local address it sends from (`None`: the system's choice).
-    senders: Arc<[(Option<IpAddr>, Sender)]>,
+    senders: Arc<[Route]>,
     turn: Arc<AtomicUsize>,
     /// How long one read may wait: for the response head (from the request's start, as
     /// reqwest counted it), then for each body chunk.
@@ -95,14 +105,14 @@ impl HttpClient {
             build_sender(config, counters.clone(), tls.clone(), local_address)
         };
         let senders = if config.local_addresses.is_empty() {
-            vec![(None, build(None))]
+            vec![build(None)]
         } else {
             config
                 .local_addresses
                 .iter()
                 .map(|&address| {
                     check_local_address(address, endpoint_address(config))?;
-                    Ok((Some(address), build(Some(address))))
+                    Ok(build(Some(address)))
                 })
                 .collect::<Result<_>>()?
         };
@@ -136,16 +146,16 @@ impl HttpClient {
     /// The sender for the next request to `host`: each local address in turn, of those of
     /// the host's family when the host is an address. None when `--bind` gave addresses of
     /// the other family only: every connection would fail alike, so it is said up front.
-    fn next(&self, host: Option<IpAddr>) -> std::result::Result<&Sender, HttpError> {
+    fn next(&self, host: Option<IpAddr>) -> std::result::Result<&Route, HttpError> {
         let turn = self.turn.fetch_add(1, Relaxed);
-        let reaches = |bound: &Option<IpAddr>| match (bound, host) {
+        let reaches = |route: &&Route| match (route.bound, host) {
             (Some(bound), Some(host)) => bound.is_ipv4() == host.is_ipv4(),
             _ => true,
         };
-        let usable = self.senders.iter().filter(|(bound, _)| reaches(bound));
+        let usable = self.senders.iter().filter(reaches);
         let count = usable.clone().count();
-        match usable.map(|(_, sender)| sender).nth(turn % count.max(1)) {
-            Some(sender) => Ok(sender),
+        match usable.clone().nth(turn % count.max(1)) {
+            Some(route) => Ok(route),
             None => Err(HttpError::new(
                 Kind::Bind,
                 unreachable_by_binds(&self.senders, host),
@@ -160,7 +170,7 @@ impl HttpClient {
         body: WriteBody,
     ) -> std::result::Result<Response, HttpError> {
         let url = request.url().clone();
-        let sender = self.next(host_address(&url))?;
+        let route = self.next(host_address(&url))?;
         let uri: hyper::Uri = url
             .as_str()
             .parse()
@@ -189,23 +199,27 @@ impl HttpClient {
                 "parabyte/",
                 env!("CARGO_PKG_VERSION")
             )));
-        let answer = tokio::time::timeout(self.read_timeout, sender.request(sent))
-            .await
-            .map_err(|_| HttpError::timed_out())?
-            .map_err(|e| {
-                let kind = if e.is_connect() {
-                    Kind::Connect
-                } else {
-                    Kind::Request
-                };
-                HttpError::new(kind, e)
-            })?;
+        let wanting = route.demand.want(sent.uri());
+        let sending = Wanting::scope(wanting.as_ref(), route.sender.request(sent));
+        let answer = tokio::time::timeout(self.read_timeout, sending).await;
+        if let Some(wanting) = &wanting {
+            wanting.answered();
+        }
+        let answer = answer.map_err(|_| HttpError::timed_out())?.map_err(|e| {
+            let kind = if e.is_connect() {
+                Kind::Connect
+            } else {
+                Kind::Request
+            };
+            HttpError::new(kind, e)
+        })?;
         let (head, body) = answer.into_parts();
         Ok(Response {
             status: head.status,
             headers: head.headers,
             url,
             body,
+            wanting,
             read_timeout: self.read_timeout,
         })
     }
@@ -218,6 +232,9 @@ pub(crate) struct Response {
     headers: HeaderMap,
     url: Url,
     body: Incoming,
+    /// The request's place in its host's demand for connections, until the body is read
+    /// or dropped.
+    wanting: Option<Wanting>,
     read_timeout: Duration,
 }
 
@@ -240,9 +257,10 @@ impl Response {
         self,
     ) -> Pin<Box<dyn Stream<Item = std::result::Result<Bytes, HttpError>> + Send>> {
         let read_timeout = self.read_timeout;
+        // The stream's state carries the request's place, given back at the body's end.
         Box::pin(futures::stream::try_unfold(
-            self.body,
-            move |mut body| async move {
+            (self.body, self.wanting),
+            move |(mut body, wanting)| async move {
                 loop {
                     let frame = tokio::time::timeout(read_timeout, body.frame())
                         .await
@@ -253,7 +271,7 @@ impl Response {
                         // Trailers carry nothing parabyte reads.
                         Some(Ok(frame)) => {
                             if let Ok(data) = frame.into_data() {
-                                return Ok(Some((data, body)));
+                                return Ok(Some((data, (body, wanting))));
                             }
                         }
                     }
@@ -415,10 +433,10 @@ fn host_address(url: &Url) -> Option<IpAddr> {
 }
 
 /// Why no `--bind` address reaches `host`, worded as [`check_local_address`] words it.
-fn unreachable_by_binds(senders: &[(Option<IpAddr>, Sender)], host: Option<IpAddr>) -> String {
+fn unreachable_by_binds(senders: &[Route], host: Option<IpAddr>) -> String {
     let bound: Vec<String> = senders
         .iter()
-        .filter_map(|(bound, _)| bound.map(|address| address.to_string()))
+        .filter_map(|route| route.bound.map(|address| address.to_string()))
         .collect();
     let family = |ip: IpAddr| if ip.is_ipv4() { "IPv4" } else { "IPv6" };
     match host {
@@ -439,7 +457,7 @@ fn build_sender(
     counters: Arc<Counters>,
     tls: rustls::ClientConfig,
     local_address: Option<IpAddr>,
-) -> Sender {
+) -> Route {
     let mut tcp = HttpConnector::new();
     tcp.enforce_http(false);
     tcp.set_nodelay(true);
@@ -456,6 +474,11 @@ fn build_sender(
         connector,
         buffers: counters.body_buffers.clone(),
     };
+    let demand = Arc::new(ConnectionDemand::default());
+    let on_demand = OnDemand {
+        inner: shared,
+        demand: demand.clone(),
+    };
     // No proxies: none was ever read from the environment. Redirects are not followed by
     // the client (`send_following` does, without secrets).
     let mut builder = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
@@ -466,10 +489,15 @@ fn build_sender(
         Some(size) => builder.http1_read_buf_exact_size(size),
         None => builder.http1_max_buf_size(READ_BUFFER),
     };
-    builder.build(CountConnections {
-        inner: shared,
+    let sender = builder.build(CountConnections {
+        inner: on_demand,
         counters,
-    })
+    });
+    Route {
+        bound: local_address,
+        sender,
+        demand,
+    }
 }
 
 /// Send a bodiless GET or HEAD and follow its redirects. A hop to the same origin (scheme, host,

@@ -4,6 +4,7 @@
 mod answer;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod conformance;
+mod connection_demand;
 pub(crate) mod http_client;
 pub(crate) mod listing;
 pub(crate) mod local;
