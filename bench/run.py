@@ -41,7 +41,7 @@ def parse_args() -> argparse.Namespace:
                    help="small data, 1 run, 16 in flight; writes bench/results/ only")
     p.add_argument("--workloads",
                    help="comma-separated: W1,W1m,W2,W2c,W2o,W3,W3c,W3o,W4,W4c,W4d,W4k,W4kd,W5a,W5b,"
-                        "W6a,W6b,"
+                        "W6a,W6b,W6m,"
                         "W7,W8,P1,P2,P3 "
                         "(default all)")
     p.add_argument("--tools", help=f"comma-separated from {','.join(TOOLS)} (default all)")

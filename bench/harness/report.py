@@ -103,7 +103,7 @@ def floor_s(meta: dict, workload: str, in_flight: int | None) -> float | None:
         return None
     s = meta["sizes"]
     round_trip, rate = network(meta)
-    if workload in ("W1", "W1m", "W6a", "P1"):
+    if workload in ("W1", "W1m", "W6a", "W6m", "P1"):
         return math.ceil(s["w1_count"] / in_flight) * round_trip
     if workload == "W8":
         return math.ceil(s.get("w8_count", 0) / in_flight) * round_trip
@@ -172,6 +172,19 @@ def targets(meta: dict, by_wl: dict[str, list[Row]]) -> list[tuple[str, str, str
             out.append((f"W1m (sizes from a manifest) at least as fast as W1 (listed), {setting}",
                         f"{known.wall:.2f} s vs {listed.wall:.2f} s: {ratio:.2f}x",
                         "met" if ratio <= 1.0 else f"missed by {(ratio - 1) * 100:.0f}%"))
+
+    # Many small objects over HTTPS against curl at equal connections: listed (W6a; curl is
+    # handed the URLs) and from a manifest (W6m, the same work as curl's).
+    for wl in ("W6a", "W6m"):
+        for n in meta["concurrencies"]:
+            row, curl = get(wl, "parabyte", n), get(wl, "curl", n)
+            if row and curl:
+                ratio = row.wall / curl.wall
+                ours_conns, curl_conns = _fmt(row.connections(), 0), _fmt(curl.connections(), 0)
+                out.append((f"{wl} within 1.1x of curl at {n} connections",
+                            (f"parabyte {row.wall:.2f} s ({ours_conns} connections), "
+                             f"curl {curl.wall:.2f} s ({curl_conns}): {ratio:.2f}x"),
+                            "met" if ratio <= 1.1 else f"missed by {(ratio / 1.1 - 1) * 100:.0f}%"))
 
     # Python: many small objects, to files (P1) and into memory (P3), against obstore.
     for wl in ("P1", "P3"):

@@ -82,6 +82,9 @@ def workloads(concurrencies: list[int], sizes: Sizes) -> list[Workload]:
                  "direct", n[:1] + ("unverified",)),
         Workload("W6a", f"W1 over HTTPS: {w1}", "prefix", "w1", "tls", ("default",) + n),
         Workload("W6b", f"W3 over HTTPS: {w3}", "prefix", "w3", "tls", ("default",) + n),
+        # W6a's work without its listing, as curl is handed it: curl's baseline for W6a.
+        Workload("W6m", f"W6a from a manifest: {w1} over HTTPS, s3:// URLs with sizes and ETags",
+                 "s3manifest", "w1", "tls", ("default",) + n, ("parabyte", "curl")),
         # One connection too: what parallel byte serving gains over a single stream.
         Workload("W7", f"one {_human(sizes.w2_size)} file from nginx over HTTP", "web", "w2",
                  "web", ("default", 16, 1)),

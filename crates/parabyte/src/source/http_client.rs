@@ -92,6 +92,8 @@ pub(crate) struct HttpClient {
     /// How long one read may wait: for the response head (from the request's start, as
     /// reqwest counted it), then for each body chunk.
     read_timeout: Duration,
+    /// The roots every handshake checks certificates against.
+    roots: Arc<TrustedRoots>,
 }
 
 impl HttpClient {
@@ -100,7 +102,9 @@ impl HttpClient {
             Some(path) => read_ca_bundle(path)?,
             None => Vec::new(),
         };
-        let tls = tls_config(extra_roots)?;
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let roots = TrustedRoots::with(extra_roots, provider.clone());
+        let tls = tls_config(roots.clone(), provider)?;
         let build = |local_address: Option<IpAddr>| {
             build_sender(config, counters.clone(), tls.clone(), local_address)
         };
@@ -126,7 +130,14 @@ impl HttpClient {
             senders: senders.into(),
             turn: Arc::default(),
             read_timeout: config.read_timeout,
+            roots,
         })
+    }
+
+    /// This client will speak HTTPS: read the trusted roots now, beside the first
+    /// request's connection rather than inside its handshake.
+    pub(crate) fn expect_https(&self) {
+        self.roots.read_ahead();
     }
 
     /// A GET request for `url`, to be sent with [`send_following`].
@@ -370,15 +381,17 @@ fn read_ca_bundle(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
-/// TLS trusting the system's roots and the `--ca-bundle` ones, read at the first handshake.
-fn tls_config(extra_roots: Vec<CertificateDer<'static>>) -> Result<rustls::ClientConfig> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let verifier = TrustedRoots::with(extra_roots, provider.clone());
+/// TLS trusting `roots`: the system's and the `--ca-bundle` ones, read at the first
+/// handshake or ahead of it.
+fn tls_config(
+    roots: Arc<TrustedRoots>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<rustls::ClientConfig> {
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::InvalidInput(format!("cannot set up TLS for the HTTP client: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
+        .with_custom_certificate_verifier(roots)
         .with_no_client_auth())
 }
 

@@ -141,6 +141,11 @@ impl Endpoint {
         })
     }
 
+    /// Whether requests go over TLS.
+    pub(crate) fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+
     /// Where requests go, for messages (no credentials ever live here).
     pub(crate) fn describe(&self) -> String {
         format!("{}://{}", self.scheme, self.authority)

@@ -187,8 +187,12 @@ impl S3Store {
                 return Err(Error::NoCredentials("the credential chain is empty".into()));
             }
         };
+        let http = HttpClient::new(config, counters.clone())?;
+        if endpoint.is_https() {
+            http.expect_https();
+        }
         Ok(S3Store {
-            http: HttpClient::new(config, counters.clone())?,
+            http,
             endpoint,
             signer,
             region,
