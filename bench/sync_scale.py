@@ -127,23 +127,33 @@ def make_local(root: Path, keys: int, folders: int) -> None:
         os.utime(path, (LISTED_AT, LISTED_AT))
 
 
-def reset_local(root: Path, keys: int, folders: int) -> None:
-    """Put back the files an S3->local 1% run rewrote."""
-    for at in changed_places(keys):
-        path = root / key_name(at, keys, folders)[len(PREFIX):]
-        with open(path, "wb"):
-            pass
-        os.utime(path, (LISTED_AT, LISTED_AT))
+def reset_local(root: Path) -> int:
+    """Put back every file a download rewrote (an empty file dated as listed): not only the
+    1% that changed, since a peer stopped part-way, or one that judges by time, may have
+    rewritten others, which a later local->S3 run would then send. Returns how many."""
+    rewritten = 0
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            seen = os.stat(path)
+            if seen.st_size != 0 or seen.st_mtime != LISTED_AT:
+                with open(path, "wb"):
+                    pass
+                os.utime(path, (LISTED_AT, LISTED_AT))
+                rewritten += 1
+    return rewritten
 
 
-def clean_strays(root: Path) -> int:
-    """Remove what a stopped download left (a tool's temporary files): anything not named as
-    a key is, else a later local->S3 run would send it."""
+def clean_strays(root: Path, keys: int, folders: int) -> int:
+    """Remove what a stopped download left (a tool's temporary files, a file under a name no
+    key of `bench` has): else a later local->S3 run would send it."""
+    expected = {key_name(at, keys, folders)[len(PREFIX):] for at in range(keys)}
     removed = 0
     for directory, _, files in os.walk(root):
         for name in files:
-            if not re.fullmatch(r"k\d+", name):
-                os.unlink(os.path.join(directory, name))
+            path = os.path.join(directory, name)
+            if os.path.relpath(path, root) not in expected:
+                os.unlink(path)
                 removed += 1
     return removed
 
@@ -384,10 +394,13 @@ def main() -> int:
                                 argv(tool, args.parabyte, endpoint, cell, local), env, work,
                                 work / "runs" / f"{tool}-{cell.replace(' ', '_')}-{rnd}", log,
                                 cap if tool != "parabyte" else PARABYTE_CAP_S, args.max_rss_mib)
-                            if cell == "S3->local 1%":
-                                reset_local(local, keys, folders)
-                            if cell.startswith("S3->local") and run.failed:
-                                clean_strays(local)
+                            if cell.startswith("S3->local") and (run.failed or run.stopped):
+                                strays = clean_strays(local, keys, folders)
+                                print(f"    {tool} left {strays:,} stray files "
+                                      "(removed)", flush=True)
+                            if cell.startswith("S3->local"):
+                                print(f"    {tool} rewrote {reset_local(local):,} local files "
+                                      "(put back)", flush=True)
                             if run.failed is None:
                                 wrong = {k: (run.writes[k], n)
                                          for k, n in expected_writes(cell, keys).items()
