@@ -138,10 +138,16 @@ def test_get_bytes_many_keeps_workers_objects_in_flight(tmp_path: Path):
                 in_flight[1] = max(in_flight[1], in_flight[0])
             try:
                 together.wait()
-                super().do_GET()
+                body = Path(self.translate_path(self.path)).read_bytes()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
             finally:
+                # Out of flight before the body goes: the client starts its next request
+                # only once it has a whole body, and that must not find this one counted.
                 with lock:
                     in_flight[0] -= 1
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             pass

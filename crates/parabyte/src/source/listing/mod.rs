@@ -89,7 +89,12 @@ pub(crate) fn list<S: Store>(
             },
         };
         let stop = match stop {
-            Ok(stop) => stop,
+            Ok(stop) => {
+                if let Some(top) = &listing.range_top {
+                    top.set_first_above(stop.clone());
+                }
+                stop
+            }
             Err(error) => {
                 output.send_last(Chunk::Failed(error));
                 return;

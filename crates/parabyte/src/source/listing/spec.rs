@@ -116,9 +116,59 @@ pub(super) struct Listing<S> {
     pub(super) end: Mutex<Option<String>>,
     /// Room for pages of the parts not yet being read, beyond each part's own.
     pub(super) shared_room: Arc<SharedRoom>,
+    /// Where a listing bounded above stops (none for one that runs to the end).
+    pub(super) range_top: Option<RangeTop>,
     /// Parts whose workers are still listing.
     parts: Arc<AtomicUsize>,
     max_parts: usize,
+}
+
+/// The top of a listing bounded above: the first key the store lists after the boundary,
+/// where the range above starts. Every part of the listing stops there. A task listing the
+/// range above may delete that key meanwhile (`rm` and `mv` by ranges do), and a part that
+/// never meets its stop key lists on to the end, into every range above; so a page that
+/// went past the key in byte order without meeting it asks the store again where the
+/// range above starts now.
+pub(super) struct RangeTop {
+    boundary: String,
+    first_above: Mutex<Option<String>>,
+}
+
+/// Where the range above starts in one page.
+pub(super) enum TopInPage {
+    /// At this entry.
+    At(usize),
+    /// Not in this page, and the page did not go past it.
+    NotYet,
+    /// The page went past the top key in byte order without meeting it: the key may be
+    /// gone, or the store lists out of byte order.
+    Passed,
+}
+
+impl RangeTop {
+    pub(super) fn boundary(&self) -> &str {
+        &self.boundary
+    }
+
+    /// The store's first key after the boundary, as last asked (`None`: none at all, and
+    /// the listing runs to the end).
+    pub(super) fn set_first_above(&self, first: Option<String>) {
+        *self.first_above.lock().expect("range top poisoned") = first;
+    }
+
+    pub(super) fn find(&self, entries: &[Listed]) -> TopInPage {
+        let first_above = self.first_above.lock().expect("range top poisoned");
+        let Some(top) = first_above.as_deref() else {
+            return TopInPage::NotYet;
+        };
+        if let Some(at) = entries.iter().position(|entry| entry.key() == top) {
+            return TopInPage::At(at);
+        }
+        match entries.iter().any(|entry| entry.key() > top) {
+            true => TopInPage::Passed,
+            false => TopInPage::NotYet,
+        }
+    }
 }
 
 /// A part's place among the parts alive, given back when its worker ends.
@@ -140,6 +190,10 @@ impl<S: Store> Listing<S> {
         spec: ListSpec,
         workers: usize,
     ) -> Arc<Listing<S>> {
+        let range_top = spec.bounds.until_after.clone().map(|boundary| RangeTop {
+            boundary,
+            first_above: Mutex::new(None),
+        });
         Arc::new(Listing {
             store,
             counters,
@@ -155,6 +209,7 @@ impl<S: Store> Listing<S> {
                 PAGES_HELD_AHEAD_PER_WORKER * workers.max(1),
                 workers.div_ceil(2).max(2),
             ),
+            range_top,
             parts: Arc::new(AtomicUsize::new(0)),
             max_parts: workers.max(1) * PARTS_PER_WORKER,
         })

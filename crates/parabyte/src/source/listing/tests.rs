@@ -498,3 +498,33 @@ mod properties {
         }
     }
 }
+
+#[tokio::test]
+async fn a_range_stops_where_the_range_above_starts_after_its_first_key_is_deleted() {
+    // `rm` by ranges: the task above deletes its keys while this range is listed, the
+    // first of them too, which this range was to stop at.
+    for parallelism in [1, 4] {
+        let store = Arc::new(MemoryStore::new());
+        let keys = fill(&store, "p/", 300);
+        let mut part = spec("p/", parallelism, 5);
+        part.bounds = KeyBounds {
+            after: None,
+            until_after: Some("p/d000/k000099x".into()),
+        };
+        let pages = list(store.clone(), Arc::new(Counters::default()), retry(0), part);
+        let mut pages = std::pin::pin!(pages);
+        let first = pages.try_next().await.unwrap().unwrap();
+        let mut got: Vec<String> = first.iter().map(|entry| entry.key().to_owned()).collect();
+        let above: Vec<String> = keys[100..150].to_vec();
+        assert!(store.delete_objects("b", &above).await.unwrap().is_empty());
+        while let Some(page) = pages.try_next().await.unwrap() {
+            got.extend(page.iter().map(|entry| entry.key().to_owned()));
+        }
+        assert!(
+            got == keys[..100],
+            "with {parallelism} workers: {} keys, the last {:?}",
+            got.len(),
+            got.last()
+        );
+    }
+}

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use super::fetch::{first_keys, PageFetch};
 use super::page::{Cursor, ListPage};
 use super::room::{Chunk, PartOutput, PartPages};
-use super::spec::{merge_in_key_order, Listed, Listing, PartTicket};
+use super::spec::{merge_in_key_order, Listed, Listing, PartTicket, TopInPage};
 use super::split::{note_widest, split_guesses, split_point};
 use crate::error::{Error, Result};
 
@@ -30,6 +30,15 @@ struct PendingSplit {
     first_key: oneshot::Receiver<Option<String>>,
     /// This worker's stop key before the split (now the new worker's).
     previous_stop: Option<String>,
+}
+
+/// How far one page took a part.
+enum Reached {
+    /// The first key of the next part: this part is done.
+    Stop,
+    /// The first key of the range above a bounded listing: the whole listing is done.
+    RangeTop,
+    Neither,
 }
 
 /// How a worker's part ended.
@@ -191,7 +200,7 @@ impl<S: Store> Worker<S> {
                 };
                 let broken = self.check(&mut page, last);
                 let more = page.next_token.take();
-                let (entries, reached_stop) = self.entries_before_stop(page).await;
+                let (entries, reached) = self.entries_before_stop(page).await;
                 if let Some(entry) = entries.first() {
                     first_key.get_or_insert_with(|| entry.key().to_owned());
                 }
@@ -206,8 +215,13 @@ impl<S: Store> Worker<S> {
                 if let Some(error) = broken {
                     return Err(error);
                 }
-                if reached_stop {
-                    return Ok(Ended::AtNextPart); // the rest and a prefetched page go unread
+                match reached {
+                    // The rest and a prefetched page go unread.
+                    Reached::Stop => return Ok(Ended::AtNextPart),
+                    // Everything to the range's end is listed: parts after this one could
+                    // only repeat it.
+                    Reached::RangeTop => return Ok(Ended::AtLastKey),
+                    Reached::Neither => {}
                 }
                 if last {
                     break more;
@@ -306,9 +320,9 @@ impl<S: Store> Worker<S> {
         }
     }
 
-    /// The page's entries up to this part's stop key, merged in key order; true when the
-    /// stop key was in the page.
-    async fn entries_before_stop(&mut self, page: ListPage) -> (Vec<Listed>, bool) {
+    /// The page's entries up to this part's stop key or the listing's range top, merged in
+    /// key order, and which of them the page reached.
+    async fn entries_before_stop(&mut self, page: ListPage) -> (Vec<Listed>, Reached) {
         let mut entries = merge_in_key_order(page);
         self.note_widest_char(&entries);
         if let Some(report) = self.report_first.take() {
@@ -317,7 +331,7 @@ impl<S: Store> Worker<S> {
             let empty = first.is_none();
             let _ = report.send(first);
             if empty {
-                return (entries, true);
+                return (entries, Reached::Stop);
             }
         }
         if let Some(pending) = self.pending.take() {
@@ -333,15 +347,38 @@ impl<S: Store> Worker<S> {
                 }
             };
         }
-        let Some(stop) = self.stop.as_deref() else {
-            return (entries, false);
+        let stop_at = self
+            .stop
+            .as_deref()
+            .and_then(|stop| entries.iter().position(|entry| entry.key() == stop));
+        let top_at = self.range_top_in(&entries).await;
+        let (at, reached) = match (stop_at, top_at) {
+            (Some(stop), Some(top)) if top < stop => (top, Reached::RangeTop),
+            (Some(stop), _) => (stop, Reached::Stop),
+            (None, Some(top)) => (top, Reached::RangeTop),
+            (None, None) => return (entries, Reached::Neither),
         };
-        match entries.iter().position(|entry| entry.key() == stop) {
-            Some(at) => {
-                entries.truncate(at);
-                (entries, true)
-            }
-            None => (entries, false),
+        entries.truncate(at);
+        (entries, reached)
+    }
+
+    /// Where the range above this bounded listing starts in `entries`, if it does. A page
+    /// past the top key that did not meet it costs one request of one key, to learn where
+    /// the range above starts now; a failed one leaves the top as it was (a key listed
+    /// twice at worst, never one lost).
+    async fn range_top_in(&self, entries: &[Listed]) -> Option<usize> {
+        let top = self.listing.range_top.as_ref()?;
+        match top.find(entries) {
+            TopInPage::At(at) => return Some(at),
+            TopInPage::NotYet => return None,
+            TopInPage::Passed => {}
+        }
+        let cursor = Cursor::After(top.boundary().to_owned());
+        let (first_above, _) = first_keys(&self.listing, cursor, 1).await.ok()?;
+        top.set_first_above(first_above.into_iter().next());
+        match top.find(entries) {
+            TopInPage::At(at) => Some(at),
+            TopInPage::NotYet | TopInPage::Passed => None,
         }
     }
 
