@@ -48,10 +48,12 @@ from harness.measure import Command, run_once, wait_for_quiet
 from harness.report import write_section
 from harness.setup import (
     BUCKET,
+    SERVERS,
     Store,
     _set_object_attributes,
     _upload_client,
 )
+from harness.stored import StoredObjects
 from sync_rm import environment
 
 REPO = Path(__file__).resolve().parent.parent
@@ -353,13 +355,14 @@ def check(
     return None
 
 
-def reset(bucket_dir: Path, workload: str) -> None:
+def reset(objects: StoredObjects, workload: str) -> None:
     """Removes what the last run stored, and any multipart upload a failed run left."""
-    if workload == "U5":
+    if workload == "U5":  # versitygw's root only; the source stays
+        bucket_dir = objects.store.root / BUCKET
         (bucket_dir / "u5/dst.bin").unlink(missing_ok=True)
+        shutil.rmtree(bucket_dir / ".sgwtmp/multipart", ignore_errors=True)
     else:
-        shutil.rmtree(bucket_dir / PREFIX[workload], ignore_errors=True)
-    shutil.rmtree(bucket_dir / ".sgwtmp/multipart", ignore_errors=True)
+        objects.remove(PREFIX[workload])
 
 
 # -- the emulated network, measured -----------------------------------------------------------
@@ -393,7 +396,7 @@ def measure_network(store: Store, sources: Sources, work: Path) -> dict[str, flo
         line = line.stdout.split()
         pre, total, size = (float(x) for x in line)
         rates.append(size / (total - pre))
-    shutil.rmtree(store.root / BUCKET / "probe", ignore_errors=True)
+    StoredObjects(store, work / "stored").remove("probe/")
     return {
         "round_trip_ms": round(statistics.median(trips) * 1000, 2),
         "upload_rate_mb_s": round(statistics.median(rates) / 1e6, 1),
@@ -491,8 +494,8 @@ def children(parent: int) -> list[int]:
 
 
 def run(args, store: Store, cell: Cell, rnd: int, sources: Sources, work: Path) -> None:
-    bucket_dir = store.root / BUCKET
-    reset(bucket_dir, cell.workload)
+    objects = StoredObjects(store, work / "stored")
+    reset(objects, cell.workload)
     if cell.workload == "U5":  # the last copy's dirty pages written out, outside the timing
         subprocess.run(["timeout", "120", "sync"], check=False)
     if cell.workload == "U5" and shutil.disk_usage(store.root).free < 2 * args.u5_size + (4 << 30):
@@ -500,7 +503,7 @@ def run(args, store: Store, cell: Cell, rnd: int, sources: Sources, work: Path) 
         print(f"  SKIPPED {cell.workload} {cell.tool} {cell.setting}: {cell.error}", flush=True)
         return
     args.quiet_left -= wait_for_quiet(min(QUIET_EACH_S, max(0.0, args.quiet_left)))
-    server_log = store.logs / "versitygw-plain.out"
+    server_log = store.server_log
     server_offset = server_log.stat().st_size
     before = store.proxy_bytes()
     command = Command(cell.argv, cell.env, work / "conf", None, lambda _out, _deep: None)
@@ -533,7 +536,7 @@ def run(args, store: Store, cell: Cell, rnd: int, sources: Sources, work: Path) 
         print(f"  FAILED {slug}: {cell.error}", flush=True)
         return
     expected = sources.expected[cell.workload]
-    wrong = check(bucket_dir, cell.workload, cell.tool, expected)
+    wrong = check(objects.files(PREFIX[cell.workload]), cell.workload, cell.tool, expected)
     if wrong:
         raise SystemExit(f"{cell.tool} {cell.workload} {cell.setting}: wrong result: {wrong}")
     cell.runs.append(record)
@@ -562,6 +565,12 @@ def main() -> int:
     p.add_argument("--data-dir", type=Path, default=Path("/dev/shm"), help="U1-U4's store")
     p.add_argument("--disk-dir", type=Path, default=Path("/tmp"), help="U5's store, on disk")
     p.add_argument("--no-docs", action="store_true", help="print the table only")
+    p.add_argument(
+        "--server",
+        choices=SERVERS,
+        default="versitygw",
+        help="the store (minio: U1-U4, and the table is printed, not written into the docs)",
+    )
     args = p.parse_args()
     args.parabyte = args.parabyte.resolve()
     args.u5_size = (QUICK if args.quick else FULL).u5_size
@@ -572,6 +581,10 @@ def main() -> int:
     unknown = (set(tools) - set(TOOLS)) | (set(workloads) - set(WORKLOADS))
     if unknown:
         raise SystemExit(f"unknown tools or workloads: {', '.join(sorted(unknown))}")
+    if args.server != "versitygw":
+        if "U5" in workloads:
+            raise SystemExit("U5 writes its source into versitygw's root: leave it out")
+        args.no_docs = True  # BENCHMARKS.md's section is versitygw's
     if not os.access(args.parabyte, os.X_OK):
         raise SystemExit(f"no parabyte at {args.parabyte}: build it, or give --parabyte")
     sizes = QUICK if args.quick else FULL
@@ -587,7 +600,9 @@ def main() -> int:
     try:
         sources = Sources(work / "src", sizes, workloads)
         if memory_workloads:
-            with Store(work / "store", REPO, cap_upstream=True, proxy_metrics=True) as store:
+            with Store(
+                work / "store", REPO, cap_upstream=True, proxy_metrics=True, server=args.server
+            ) as store:
                 _upload_client(store.endpoint("direct")).create_bucket(Bucket=BUCKET)
                 if "U3" in workloads:
                     network = measure_network(store, sources, work)
@@ -669,6 +684,9 @@ def render(args, sizes: Sizes, cells: list[Cell], network: dict, seconds: float)
         "U5": f"S3 to S3 copy of a {human(sizes.u5_size)} object, same bucket",
     }
     command = "bench/upload.py" + (" --quick" if args.quick else "") + f" --rounds {args.rounds}"
+    if args.server != "versitygw":
+        command += f" --server {args.server}"
+    server = {"versitygw": "versitygw", "minio": "MinIO (requests not counted)"}[args.server]
     if args.u5_rounds != 1:
         command += f" --u5-rounds {args.u5_rounds}"
     fl = floor_s(sizes, network)
@@ -676,7 +694,7 @@ def render(args, sizes: Sizes, cells: list[Cell], network: dict, seconds: float)
         "## Uploads (issue 24)",
         "",
         f"`.tools/venv-bench/bin/python {command}` (run by `make bench`), {seconds / 60:.1f} "
-        f"minutes, {time.strftime('%Y-%m-%d %H:%M %Z')}. versitygw behind toxiproxy, 10 ms each "
+        f"minutes, {time.strftime('%Y-%m-%d %H:%M %Z')}. {server} behind toxiproxy, 10 ms each "
         "way and 50 MB/s per connection capped in both directions"
         + (
             f" (measured: {network['round_trip_ms']:.1f} ms round trip, one connection "

@@ -9,6 +9,12 @@ with 10 ms of latency each way and a 50 MB/s bandwidth cap per connection; direc
 The harness starts versitygw itself instead of through the test kit's `testbed`: it needs
 `--access-log`, TLS and two listeners over one root, none of which `testbed up` offers, and the
 test kit's server launcher belongs to the tests.
+
+`Store(server="minio")` serves plain HTTP from MinIO instead, behind the same toxiproxy, for
+uploads only (`bench/upload.py --server minio`): a second store whose CompleteMultipartUpload
+does not copy the parts' bytes into one file as versitygw's posix backend does. MinIO keeps
+objects in its own format and writes no access log: what a run stored is read back through
+its S3 API, and requests are not counted.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ ACCESS_KEY = "parabytetest"
 SECRET_KEY = "parabytetestsecret123"
 REGION = "us-east-1"
 BUCKET = "bench"
+# The servers a `Store` can start: versitygw for everything, MinIO for uploads.
+SERVERS = ("versitygw", "minio")
 
 # The network toxiproxy emulates.
 LATENCY_MS_EACH_WAY = 10
@@ -130,9 +138,12 @@ class Store:
     leaving it stops every process and removes the directory."""
 
     def __init__(self, work: Path, repo: Path, cap_upstream: bool = False,
-                 proxy_metrics: bool = False):
+                 proxy_metrics: bool = False, server: str = "versitygw"):
+        if server not in SERVERS:
+            raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
         self.work = work
         self.repo = repo
+        self.server = server
         # Uploads (bench/upload.py): the 50 MB/s cap on what clients send too, and toxiproxy's
         # byte counters. Off by default: run.py's downloads keep the proxy as it was.
         self.cap_upstream = cap_upstream
@@ -153,6 +164,10 @@ class Store:
         for d in (self.root, self.logs, self.certs):
             d.mkdir()
         try:
+            if self.server == "minio":
+                self._start_minio()
+                self._start_toxiproxy(proxies=(("proxy", "plain"),))
+                return self
             self._make_certificates()
             self._start_versitygw("plain", tls=False)
             self._start_versitygw("tls", tls=True)
@@ -174,6 +189,11 @@ class Store:
                     process.wait(timeout=5)
         self.processes.clear()
         shutil.rmtree(self.work, ignore_errors=True)
+
+    @property
+    def server_log(self) -> Path:
+        """What the plain HTTP server printed."""
+        return self.logs / f"{self.server}-plain.out"
 
     def pids(self) -> dict[str, int]:
         return {name: p.pid for name, p in self.processes.items()}
@@ -251,6 +271,30 @@ class Store:
             self.ports[name] = port
             self.access_logs[name] = access_log
             return
+
+    def _start_minio(self) -> None:
+        """MinIO over the root, plain HTTP, with the kit's credentials; as the test kit starts
+        it, but without the KMS key no benchmark uses."""
+        port = free_port()
+        env = dict(os.environ, MINIO_ROOT_USER=ACCESS_KEY, MINIO_ROOT_PASSWORD=SECRET_KEY,
+                   MINIO_SITE_REGION=REGION, MINIO_BROWSER="off")
+        argv = [str(self.repo / ".tools/bin/minio"), "server", "--address",
+                f"127.0.0.1:{port}", "--quiet", str(self.root)]
+        process = self._spawn("minio-plain", argv, env)
+        _wait_for_port(port, process, "minio", self.server_log)
+        # It listens before it serves: its readiness check says when requests will work.
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                ready = f"http://127.0.0.1:{port}/minio/health/ready"
+                with urllib.request.urlopen(ready, timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"minio was not ready in {START_TIMEOUT_S}s; see "
+                                       f"{self.server_log}") from None
+                time.sleep(0.1)
+        self.ports["plain"] = port
 
     def _start_nginx(self) -> None:
         """nginx over the bucket's directory, one process, everything it writes in the work

@@ -163,9 +163,9 @@ impl HttpClient {
             (Some(bound), Some(host)) => bound.is_ipv4() == host.is_ipv4(),
             _ => true,
         };
-        let usable = self.senders.iter().filter(reaches);
+        let mut usable = self.senders.iter().filter(reaches);
         let count = usable.clone().count();
-        match usable.clone().nth(turn % count.max(1)) {
+        match usable.nth(turn % count.max(1)) {
             Some(route) => Ok(route),
             None => Err(HttpError::new(
                 Kind::Bind,
