@@ -686,14 +686,20 @@ def render(args, sizes: Sizes, cells: list[Cell], network: dict, seconds: float)
     command = "bench/upload.py" + (" --quick" if args.quick else "") + f" --rounds {args.rounds}"
     if args.server != "versitygw":
         command += f" --server {args.server}"
-    server = {"versitygw": "versitygw", "minio": "MinIO (requests not counted)"}[args.server]
+    server = {"versitygw": "versitygw", "minio": "MinIO"}[args.server]
+    by_make = " (run by `make bench`)" if args.server == "versitygw" else ""
+    counted = (
+        "Requests: the last run's, from versitygw's access log. "
+        if args.server == "versitygw"
+        else "Requests: not counted (MinIO writes no access log). "
+    )
     if args.u5_rounds != 1:
         command += f" --u5-rounds {args.u5_rounds}"
     fl = floor_s(sizes, network)
     lines = [
         "## Uploads (issue 24)",
         "",
-        f"`.tools/venv-bench/bin/python {command}` (run by `make bench`), {seconds / 60:.1f} "
+        f"`.tools/venv-bench/bin/python {command}`{by_make}, {seconds / 60:.1f} "
         f"minutes, {time.strftime('%Y-%m-%d %H:%M %Z')}. {server} behind toxiproxy, 10 ms each "
         "way and 50 MB/s per connection capped in both directions"
         + (
@@ -723,8 +729,9 @@ def render(args, sizes: Sizes, cells: list[Cell], network: dict, seconds: float)
         + ", the tools' order rotated each round; every run's objects are checked against the "
         "source (size and CRC32 of the stored files) and the destination is removed before the "
         "next, outside the timing. CPU: user and system seconds of the tool's processes (U4: "
-        "`cat` too); peak RSS: its largest process. Requests: the last run's, from versitygw's "
-        "access log. Through the proxy: bytes toxiproxy passed from the tool to the store and "
+        "`cat` too); peak RSS: its largest process. "
+        + counted
+        + "Through the proxy: bytes toxiproxy passed from the tool to the store and "
         "back (its `-proxy-metrics` counters), the last run's.",
         "",
         f"Versions: {versions(args.parabyte)}.",
@@ -784,7 +791,7 @@ def render(args, sizes: Sizes, cells: list[Cell], network: dict, seconds: float)
         lines += [
             "",
             (
-                f"Other work on the machine (its CPU outside the tool, versitygw and toxiproxy, "
+                f"Other work on the machine (its CPU outside the tool, {server} and toxiproxy, "
                 f"as a share of its {os.cpu_count()} cores): median {load[0] * 100:.0f}% of a run, "
                 f"at most {load[1] * 100:.0f}%."
             ),
