@@ -411,3 +411,46 @@ fn a_sync_of_millions_of_keys_holds_memory_flat() {
         peak_kib / 1024
     );
 }
+
+#[test]
+fn a_sync_into_one_folder_of_many_files_holds_memory_flat() {
+    // The walk sorts a folder's names before it reads any: a million files in one folder
+    // must cost their names, not a `stat` each held until the folder is done.
+    let count: u64 = std::env::var("PARABYTE_FLAT_FILES")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(200_000);
+    let store = two_generated_trees(count);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("dest");
+    std::fs::create_dir(&dest).unwrap();
+    for i in 0..count {
+        std::fs::write(dest.join(format!("{i:08}")), b"1234567").unwrap();
+    }
+    let args = [
+        "sync",
+        "--json",
+        "--delete",
+        "--size-only",
+        "s3://bucket/src/",
+        "dest",
+    ];
+    let limit = RUN_LIMIT + Duration::from_secs(count / 20_000);
+    let (output, peak_kib) = run_bounded_for(command(&store, dir.path(), &args), limit);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["skipped"], count);
+    assert_eq!(
+        (summary["objects"].as_u64(), summary["deleted"].as_u64()),
+        (Some(0), Some(0))
+    );
+    eprintln!(
+        "{count} files in one folder: peak RSS {} MiB",
+        peak_kib / 1024
+    );
+    assert!(
+        peak_kib < 64 * 1024,
+        "parabyte peaked at {} MiB walking one folder of {count} files",
+        peak_kib / 1024
+    );
+}

@@ -140,9 +140,9 @@ pub(super) enum TopInPage {
     At(usize),
     /// Not in this page, and the page did not go past it.
     NotYet,
-    /// The page went past the top key in byte order without meeting it: the key may be
+    /// The page went past this top key in byte order without meeting it: the key may be
     /// gone, or the store lists out of byte order.
-    Passed,
+    Passed(String),
 }
 
 impl RangeTop {
@@ -165,7 +165,7 @@ impl RangeTop {
             return TopInPage::At(at);
         }
         match entries.iter().any(|entry| entry.key() > top) {
-            true => TopInPage::Passed,
+            true => TopInPage::Passed(top.to_owned()),
             false => TopInPage::NotYet,
         }
     }

@@ -496,6 +496,80 @@ mod properties {
             let expected: Vec<String> = keys.iter().map(|key| format!("p/{key}")).collect();
             prop_assert_eq!(got, expected);
         }
+
+        /// A range of the key space (one task of `rm` or `mv` by ranges) gives exactly its
+        /// own keys while the tasks beside it delete theirs under it: any of them, the first
+        /// above its top among them, after any page of its listing.
+        #[test]
+        fn a_range_gives_its_own_keys_while_its_neighbours_delete_theirs(
+            keys in prop::collection::btree_set("[a-c0-9/~]{1,6}", 1..300),
+            low in prop::option::of("[a-c0-9/~]{0,6}"),
+            high in prop::option::of("[a-c0-9/~]{0,6}"),
+            deleted in prop::collection::vec(any::<bool>(), 300),
+            first_above_deleted in any::<bool>(),
+            after_pages in 0usize..4,
+            page_size in 1usize..12,
+            parallelism in 1usize..9,
+        ) {
+            let (low, high) = match (low, high) {
+                (Some(low), Some(high)) if high < low => (Some(high), Some(low)),
+                // An empty range is refused before any listing (tested elsewhere).
+                (Some(low), Some(high)) if high == low => (Some(low), None),
+                bounds => bounds,
+            };
+            let bounds = KeyBounds {
+                after: low.map(|low| format!("p/{low}")),
+                until_after: high.map(|high| format!("p/{high}")),
+            };
+            let all: Vec<String> = keys.iter().map(|key| format!("p/{key}")).collect();
+            let inside = |key: &String| {
+                bounds.after.as_ref().is_none_or(|after| key > after)
+                    && bounds.until_after.as_ref().is_none_or(|until| key <= until)
+            };
+            let first_above = bounds
+                .until_after
+                .as_ref()
+                .and_then(|until| all.iter().find(|key| *key > until).cloned());
+            let neighbours: Vec<String> = all
+                .iter()
+                .zip(&deleted)
+                .filter(|(key, delete)| !inside(key) && (**delete || (first_above_deleted && Some(*key) == first_above.as_ref())))
+                .map(|(key, _)| key.clone())
+                .collect();
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_time()
+                .build()
+                .unwrap();
+            let got = runtime.block_on(async {
+                let store = Arc::new(MemoryStore::new());
+                for key in &all {
+                    store.put(&format!("s3://b/{key}"), b"x", Some("\"e\""));
+                }
+                let mut part = spec("p/", parallelism, page_size);
+                part.bounds = bounds.clone();
+                let pages = list(store.clone(), Arc::new(Counters::default()), retry(0), part);
+                let mut pages = std::pin::pin!(pages);
+                let mut got = Vec::new();
+                let mut seen_pages = 0;
+                let mut neighbours = Some(neighbours);
+                loop {
+                    if seen_pages == after_pages {
+                        if let Some(neighbours) = neighbours.take() {
+                            assert!(store.delete_objects("b", &neighbours).await.unwrap().is_empty());
+                        }
+                    }
+                    match pages.try_next().await.unwrap() {
+                        Some(page) => got.extend(page.iter().map(|entry| entry.key().to_owned())),
+                        None => break,
+                    }
+                    seen_pages += 1;
+                }
+                got
+            });
+            let expected: Vec<String> = all.iter().filter(|key| inside(key)).cloned().collect();
+            prop_assert_eq!(got, expected);
+        }
     }
 }
 
@@ -527,4 +601,27 @@ async fn a_range_stops_where_the_range_above_starts_after_its_first_key_is_delet
             got.last()
         );
     }
+}
+
+#[tokio::test]
+async fn a_page_whose_keys_above_the_range_were_deleted_since_it_was_listed_keeps_none_of_them() {
+    // The store said the range above starts at `p/b0`; that key is gone, and the page
+    // carries `p/c0`, deleted by the range above after the page was listed. Asked again,
+    // the store has nothing above the boundary: `p/c0` is no key of this range.
+    let store = Arc::new(MemoryStore::new());
+    let keys: Vec<String> = (0..5).map(|i| format!("p/a{i}")).collect();
+    for key in &keys {
+        store.put(&format!("s3://b/{key}"), b"x", Some("\"e\""));
+    }
+    store.script(When::list_nth(1), Answer::default().stray_key("p/b0"));
+    store.script(When::list_nth(2), Answer::default().stray_key("p/c0"));
+    let mut part = spec("p/", 1, 10);
+    part.bounds = KeyBounds {
+        after: None,
+        until_after: Some("p/a9".into()),
+    };
+    let (got, error) = listed(&store, part, 0).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(got, keys);
+    assert_eq!(store.lists().len(), 3, "the top asked for once more");
 }

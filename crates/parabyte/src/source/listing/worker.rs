@@ -368,17 +368,25 @@ impl<S: Store> Worker<S> {
     /// twice at worst, never one lost).
     async fn range_top_in(&self, entries: &[Listed]) -> Option<usize> {
         let top = self.listing.range_top.as_ref()?;
-        match top.find(entries) {
+        let was = match top.find(entries) {
             TopInPage::At(at) => return Some(at),
             TopInPage::NotYet => return None,
-            TopInPage::Passed => {}
-        }
+            TopInPage::Passed(was) => was,
+        };
         let cursor = Cursor::After(top.boundary().to_owned());
         let (first_above, _) = first_keys(&self.listing, cursor, 1).await.ok()?;
-        top.set_first_above(first_above.into_iter().next());
+        let now = first_above.into_iter().next();
+        top.set_first_above(now.clone());
         match top.find(entries) {
             TopInPage::At(at) => Some(at),
-            TopInPage::NotYet | TopInPage::Passed => None,
+            // The same top, still ahead: the store lists out of byte order.
+            _ if now.as_ref() == Some(&was) => None,
+            // The top moved past this page, or nothing is above any more: this page's keys
+            // after the boundary were deleted since it was listed (by the range above),
+            // and none of them is this range's.
+            TopInPage::NotYet | TopInPage::Passed(_) => entries
+                .iter()
+                .position(|entry| entry.key() > top.boundary()),
         }
     }
 

@@ -157,3 +157,53 @@ async fn a_file_written_after_its_first_read_is_another_version() {
         again.err()
     );
 }
+
+/// Every entry the walk visits, by key, as `F` (a file), `D` (a folder), `O` (anything
+/// else) or `U` (unreadable),
+/// doing `meanwhile` after the first.
+fn visited(root: &Path, mut meanwhile: impl FnMut()) -> Vec<String> {
+    let mut seen = Vec::new();
+    walk(root, Window::default(), |walked| {
+        let tag = match walked.kind {
+            Kind::File(_) => "F",
+            Kind::Directory => "D",
+            Kind::Other(_) => "O",
+            Kind::Unreadable(_) => "U",
+        };
+        seen.push(format!("{tag} {}", walked.relative.display()));
+        if seen.len() == 1 {
+            meanwhile();
+        }
+        Next::Continue
+    });
+    seen
+}
+
+#[test]
+fn a_sibling_removed_while_its_folder_is_walked_is_no_entry_and_no_failure() {
+    let root = tempfile::tempdir().unwrap();
+    plant(
+        root.path(),
+        &["a".to_owned(), "b".to_owned(), "c".to_owned()].into(),
+    );
+    let seen = visited(root.path(), || {
+        fs::remove_file(root.path().join("b")).unwrap()
+    });
+    assert_eq!(seen, ["F a", "F c"]);
+}
+
+#[test]
+fn a_file_turned_into_a_folder_while_its_folder_is_walked_is_reported_not_misplaced() {
+    // `b` was read as a file and sorted before `b-x`; as a folder its keys (`b/...`) would
+    // sort after `b-x` and come out of key order.
+    let root = tempfile::tempdir().unwrap();
+    plant(
+        root.path(),
+        &["a".to_owned(), "b".to_owned(), "b-x".to_owned()].into(),
+    );
+    let seen = visited(root.path(), || {
+        fs::remove_file(root.path().join("b")).unwrap();
+        plant(root.path(), &["b/y".to_owned()].into());
+    });
+    assert_eq!(seen, ["F a", "U b", "F b-x"]);
+}

@@ -6,7 +6,7 @@
 //! followed, a link is what it points to, sorted as that, and a directory reached again
 //! below itself (a loop) is not entered but reported.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, Metadata};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -87,7 +87,7 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
     // loop a followed link made.
     let mut entered: Vec<Option<(u64, u64)>> = vec![identity(root)];
     while let Some(level) = levels.last_mut() {
-        let entry = match &mut level.entries {
+        let (sibling, name) = match &mut level.siblings {
             Err(error) => {
                 let error = io::Error::new(error.kind(), error.to_string());
                 let relative = level.relative.clone();
@@ -98,8 +98,8 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                 }
                 continue;
             }
-            Ok(entries) => match entries.pop() {
-                Some(entry) => entry,
+            Ok(siblings) => match siblings.pop() {
+                Some(popped) => popped,
                 None => {
                     levels.pop();
                     entered.pop();
@@ -107,9 +107,20 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                 }
             },
         };
-        let relative = level.relative.join(&entry.name);
-        let kind = match entry.metadata {
+        let relative = level.relative.join(name);
+        let path = root.join(&relative);
+        let kind = match sibling.metadata(&path) {
+            // Gone since the directory was read (another process's temporary file): not an
+            // entry of the tree, not a failure of the walk.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
             Err(error) => Kind::Unreadable(error),
+            // Sorted as a directory (or not) when read: turned into the other since, it
+            // would come out of key order, so it is reported rather than guessed at.
+            Ok(metadata) if metadata.is_dir() != sibling.directory => {
+                Kind::Unreadable(io::Error::other(
+                    "it changed between a file and a folder while its folder was walked; run again",
+                ))
+            }
             Ok(metadata) if metadata.is_dir() => Kind::Directory,
             Ok(metadata) if metadata.is_file() => Kind::File(metadata),
             Ok(metadata) => Kind::Other(metadata),
@@ -118,14 +129,13 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
         let next = visit(Walked {
             relative: relative.clone(),
             kind,
-            followed: entry.followed,
+            followed: sibling.followed,
         });
         match next {
             Next::Stop => return,
             Next::Continue if is_directory => {
-                let path = root.join(&relative);
                 let here = identity(&path);
-                if entry.followed && here.is_some() && entered.contains(&here) {
+                if sibling.followed && here.is_some() && entered.contains(&here) {
                     let looped = io::Error::other(
                         "a link loop: it leads back to a folder that holds it, so it is not entered",
                     );
@@ -137,7 +147,7 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                 let below = Level::read(&path, relative, &window);
                 // A directory removed since it was seen holds nothing now.
                 let gone = below
-                    .entries
+                    .siblings
                     .as_ref()
                     .is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
                 if !gone {
@@ -167,63 +177,134 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 /// One directory being walked: its entries in the window, last in key order first.
 struct Level {
     relative: PathBuf,
-    entries: io::Result<Vec<Entry>>,
+    siblings: io::Result<Siblings>,
 }
 
-struct Entry {
-    name: OsString,
-    /// Its key with a `/` after a directory's: what siblings are sorted by.
-    sort_key: Vec<u8>,
-    metadata: io::Result<Metadata>,
+/// A directory's entries, held as little as sorting them needs: a million files in one
+/// folder cost their names and 8 bytes each, not a `stat` each. Each entry's metadata is
+/// read when the walk reaches it.
+struct Siblings {
+    /// Every entry's name one after another, a directory's with a `/` after it: siblings
+    /// share their folder's key, so these sort them as their keys sort.
+    names: Vec<u8>,
+    /// Sorted last first, so the next in key order is popped from the end.
+    entries: Vec<Sibling>,
+}
+
+#[derive(Clone, Copy)]
+struct Sibling {
+    /// Where its name starts in `Siblings::names`.
+    start: u32,
+    /// Its name's length, a directory's `/` included.
+    len: u16,
+    /// Sorted as a directory (its name with `/` after it).
+    directory: bool,
     /// A link read as what it points to.
     followed: bool,
 }
 
+impl Sibling {
+    /// Its metadata now: a followed link's is its target's, any other entry's its own.
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        match self.followed {
+            true => fs::metadata(path),
+            false => fs::symlink_metadata(path),
+        }
+    }
+}
+
+impl Siblings {
+    /// The next entry in key order, and its name.
+    fn pop(&mut self) -> Option<(Sibling, &OsStr)> {
+        let sibling = self.entries.pop()?;
+        let name = name_in(&self.names, &sibling);
+        let name = name.strip_suffix(b"/").unwrap_or(name);
+        Some((sibling, OsStr::from_bytes(name)))
+    }
+
+    fn push(&mut self, name: &[u8], directory: bool, followed: bool) -> io::Result<()> {
+        let too_many = || {
+            io::Error::other(
+                "this folder's names take more than 4 GiB; split it into folders to copy it",
+            )
+        };
+        let start = u32::try_from(self.names.len()).map_err(|_| too_many())?;
+        // A name is at most 255 bytes on every file system Linux has.
+        let len = u16::try_from(name.len()).map_err(|_| too_many())?;
+        self.names.extend_from_slice(name);
+        self.entries.push(Sibling {
+            start,
+            len,
+            directory,
+            followed,
+        });
+        Ok(())
+    }
+
+    /// In key order, last first, and holding no more than that needs.
+    fn sort(&mut self) {
+        let names = &self.names;
+        self.entries
+            .sort_unstable_by(|a, b| name_in(names, b).cmp(name_in(names, a)));
+        self.names.shrink_to_fit();
+        self.entries.shrink_to_fit();
+    }
+}
+
+fn name_in<'a>(names: &'a [u8], sibling: &Sibling) -> &'a [u8] {
+    let start = sibling.start as usize;
+    &names[start..start + usize::from(sibling.len)]
+}
+
 impl Level {
     fn read(directory: &Path, relative: PathBuf, window: &Window<'_>) -> Level {
-        let entries = fs::read_dir(directory).and_then(|entries| {
-            let mut kept = Vec::new();
+        let siblings = fs::read_dir(directory).and_then(|entries| {
+            let mut siblings = Siblings {
+                names: Vec::new(),
+                entries: Vec::new(),
+            };
+            // Each entry's key, built in one buffer: the folder's key, then the name.
+            let mut key = key_of(&relative);
+            if !key.is_empty() {
+                key.push(b'/');
+            }
+            let folder_len = key.len();
             for entry in entries {
                 let entry = entry?;
-                // `DirEntry::metadata` does not follow links; a link followed is what it
-                // points to, and a dangling one stays a link.
-                let mut metadata = entry.metadata();
+                // The type readdir gave (no `stat`, where the file system gives one). A link
+                // followed sorts as what it points to; a dangling one stays a link.
+                // One whose type cannot be read is sorted as a file: reading its metadata
+                // when the walk reaches it gives the error, for that entry alone.
+                let file_type = match entry.file_type() {
+                    Ok(file_type) => Some(file_type),
+                    // Gone since the directory was read: not an entry of the tree.
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+                    Err(_) => None,
+                };
+                let mut directory = file_type.is_some_and(|t| t.is_dir());
                 let mut followed = false;
-                if window.follow_links && metadata.as_ref().is_ok_and(|m| m.is_symlink()) {
+                if window.follow_links && file_type.is_some_and(|t| t.is_symlink()) {
                     if let Ok(target) = fs::metadata(entry.path()) {
-                        (metadata, followed) = (Ok(target), true);
+                        (directory, followed) = (target.is_dir(), true);
                     }
                 }
-                // Gone since the directory was read (another process's temporary file):
-                // not an entry of the tree, not a failure of the walk.
-                if metadata
-                    .as_ref()
-                    .is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
-                {
-                    continue;
-                }
-                let name = entry.file_name();
-                let mut sort_key = key_of(&relative.join(&name));
-                let kept_here = match &metadata {
-                    Ok(metadata) if metadata.is_dir() => {
-                        sort_key.push(b'/');
-                        window.may_hold_below(&sort_key)
+                key.truncate(folder_len);
+                key.extend_from_slice(entry.file_name().as_bytes());
+                let kept_here = match directory {
+                    true => {
+                        key.push(b'/');
+                        window.may_hold_below(&key)
                     }
-                    _ => window.holds_file(&sort_key),
+                    false => window.holds_file(&key),
                 };
                 if kept_here {
-                    kept.push(Entry {
-                        name,
-                        sort_key,
-                        metadata,
-                        followed,
-                    });
+                    siblings.push(&key[folder_len..], directory, followed)?;
                 }
             }
-            kept.sort_unstable_by(|a, b| b.sort_key.cmp(&a.sort_key));
-            Ok(kept)
+            siblings.sort();
+            Ok(siblings)
         });
-        Level { relative, entries }
+        Level { relative, siblings }
     }
 }
 
