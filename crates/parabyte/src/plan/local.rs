@@ -23,7 +23,7 @@ use crate::location::S3Url;
 use crate::pattern::{excluded_by, Filter, Pattern};
 use crate::report::{Failure, Preview, Reporter};
 use crate::source::listing::KeyBounds;
-use crate::source::local::{Kind, LocalStore, Next, Walked, Window};
+use crate::source::local::{Kind, LocalStore, Next, Stat, Walked, Window};
 use crate::source::WriteOptions;
 use crate::transfer::upload::UploadJob;
 
@@ -78,7 +78,7 @@ impl LocalDestination {
     }
 
     /// The job for the file `from`, at `relative` below the walked directory.
-    fn job(&self, from: PathBuf, relative: &Path, metadata: &fs::Metadata) -> Planned {
+    fn job(&self, from: PathBuf, relative: &Path, metadata: &Stat) -> Planned {
         let size = metadata.len();
         match self {
             LocalDestination::Path(destination) => Planned::Local(LocalJob {
@@ -102,7 +102,7 @@ impl LocalDestination {
                     },
                     from,
                     size,
-                    modified: metadata.modified().ok(),
+                    modified: metadata.modified(),
                     options: options.clone(),
                 })
             }
@@ -187,7 +187,7 @@ pub(super) fn upload_of(from: PathBuf, to: S3Url, options: &Arc<WriteOptions>) -
         Ok(metadata) => metadata,
         Err(e) => return refused(&from, Error::io("cannot read", &from, e)),
     };
-    if let Some(error) = not_copied(&from, &metadata) {
+    if let Some(error) = not_copied(&from, &Stat::from(&metadata)) {
         return refused(&from, error);
     }
     let destination = LocalDestination::Store {
@@ -269,7 +269,7 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
         queue.exclude(copy, source, filter);
         return Ok(());
     }
-    if let Some(error) = not_copied(source, &metadata) {
+    if let Some(error) = not_copied(source, &Stat::from(&metadata)) {
         queue.refuse(source, error);
         return Ok(());
     }
@@ -308,7 +308,7 @@ fn plan_blocking(copy: &LocalCopy, queue: &mut Queue) -> Result<()> {
 /// (dangling, a loop) stays a link, which is refused.
 fn named_metadata(source: &Path) -> Result<(fs::Metadata, PathBuf)> {
     let metadata = fs::symlink_metadata(source).map_err(|e| Error::io("cannot read", source, e))?;
-    if metadata.file_type().is_symlink() {
+    if metadata.is_symlink() {
         match fs::metadata(source) {
             Ok(target) if target.is_dir() => return Ok((target, source.to_owned())),
             Ok(target) if target.is_file() => {
@@ -400,7 +400,7 @@ fn plan_tree(copy: &LocalCopy, root: &Path, queue: &mut Queue) {
             } else if is_reserved(name) {
                 let error = Error::io("skipped", &from, io::Error::other(reserved_reason(name)));
                 queue.refuse(&from, error)
-            } else if metadata.file_type().is_symlink() {
+            } else if metadata.is_symlink() {
                 // Not followed, by rule: passed over and said why, not a failure.
                 let why =
                     "a symbolic link inside the tree, not followed (copy its target by naming it)";
@@ -458,8 +458,8 @@ fn next(sent: bool) -> Next {
 }
 
 /// Why an entry is not copied: links are never followed, and only regular files have bytes.
-fn not_copied(path: &Path, metadata: &fs::Metadata) -> Option<Error> {
-    let reason = if metadata.file_type().is_symlink() {
+fn not_copied(path: &Path, metadata: &Stat) -> Option<Error> {
+    let reason = if metadata.is_symlink() {
         "it is a symbolic link, and parabyte never follows links; copy its target explicitly"
     } else if metadata.is_dir() {
         "it is a directory; copy a tree with cp -r DIR DEST"

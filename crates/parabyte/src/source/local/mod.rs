@@ -5,12 +5,13 @@
 //! created, written and committed through `disk/`'s gates, the one place that does.
 
 mod files_in_order;
+mod stat;
 mod walk;
 mod writes;
 
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -29,6 +30,7 @@ use crate::source::write_body::WriteBody;
 use crate::timestamp::Timestamp;
 use crate::validator::Validator;
 pub(crate) use files_in_order::files_in_key_order;
+pub(crate) use stat::Stat;
 pub(crate) use walk::{Kind, Next, Walked, Window};
 
 /// How much of a file one chunk of a body holds.
@@ -88,20 +90,13 @@ impl LocalStore {
 }
 
 /// The version a file is now: what changes when it is replaced or written.
-fn version_of(metadata: &Metadata) -> Validator {
-    Validator::ETag(format!(
-        "\"{:x}-{:x}-{:x}-{:x}.{:x}\"",
-        metadata.dev(),
-        metadata.ino(),
-        metadata.size(),
-        metadata.mtime(),
-        metadata.mtime_nsec()
-    ))
+fn version_of(stat: &Stat) -> Validator {
+    Validator::ETag(stat.version())
 }
 
 fn refuse_other_version(metadata: &Metadata, pinned: Option<&Validator>, what: &str) -> Result<()> {
     match pinned {
-        Some(pinned) if *pinned != version_of(metadata) => Err(Error::Changed {
+        Some(pinned) if *pinned != version_of(&Stat::from(metadata)) => Err(Error::Changed {
             what: what.to_owned(),
             detail: "the file changed since its first read".into(),
         }),
@@ -191,7 +186,7 @@ impl Store for LocalStore {
         };
         Ok(Fetched {
             shape,
-            validator: Some(version_of(&metadata)),
+            validator: Some(version_of(&Stat::from(&metadata))),
             moved_to: None,
             checksum: None,
             content_md5: None,
@@ -347,15 +342,12 @@ fn list(
     Ok(page)
 }
 
-fn entry(key: String, metadata: &Metadata) -> ObjectEntry {
-    let modified = metadata.modified().ok();
+fn entry(key: String, stat: &Stat) -> ObjectEntry {
     ObjectEntry {
         key,
-        size: metadata.len(),
-        etag: Some(match version_of(metadata) {
-            Validator::ETag(etag) | Validator::LastModified(etag) => etag,
-        }),
-        last_modified: modified.and_then(timestamp),
+        size: stat.len(),
+        etag: Some(stat.version()),
+        last_modified: stat.modified().and_then(timestamp),
         storage_class: None,
     }
 }

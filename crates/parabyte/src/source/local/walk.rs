@@ -7,10 +7,15 @@
 //! below itself (a loop) is not entered but reported.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::{self, Metadata};
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::stat::Stat;
 
 /// One entry the walk found, by its path below the root.
 #[derive(Debug)]
@@ -26,11 +31,11 @@ pub(crate) struct Walked {
 #[derive(Debug)]
 pub(crate) enum Kind {
     /// A regular file.
-    File(Metadata),
+    File(Stat),
     /// A directory; the walk goes into it after this entry unless told to pass it by.
     Directory,
     /// A link, FIFO, socket or device.
-    Other(Metadata),
+    Other(Stat),
     /// A directory that could not be read, or an entry whose metadata could not be.
     Unreadable(io::Error),
 }
@@ -82,10 +87,13 @@ impl Window<'_> {
 /// Walk `root` in key order, calling `visit` with each entry in `window`, until the tree
 /// ends or `visit` says stop. A root that cannot be read is one `Unreadable` entry.
 pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked) -> Next) {
-    let mut levels = vec![Level::read(root, PathBuf::new(), &window)];
+    // The root is opened by its path, through a link if it is one (the caller decides
+    // whether a root may be a link); every folder below through the one above it.
+    let open_root = rustix::fs::open(root, folder_flags(), Mode::empty());
     // The directories being walked, by device and inode: one met again below itself is a
     // loop a followed link made.
-    let mut entered: Vec<Option<(u64, u64)>> = vec![identity(root)];
+    let mut entered: Vec<Option<(u64, u64)>> = vec![open_root.as_ref().ok().and_then(identity)];
+    let mut levels = vec![Level::read(open_root, PathBuf::new(), &window)];
     while let Some(level) = levels.last_mut() {
         let (sibling, name) = match &mut level.siblings {
             Err(error) => {
@@ -107,23 +115,24 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                 }
             },
         };
+        let Some(folder) = &level.folder else {
+            // Entries come only from a folder that opened.
+            continue;
+        };
         let relative = level.relative.join(name);
-        let path = root.join(&relative);
-        let kind = match sibling.metadata(&path) {
+        let kind = match sibling.stat(folder, name) {
             // Gone since the directory was read (another process's temporary file): not an
             // entry of the tree, not a failure of the walk.
             Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
             Err(error) => Kind::Unreadable(error),
             // Sorted as a directory (or not) when read: turned into the other since, it
             // would come out of key order, so it is reported rather than guessed at.
-            Ok(metadata) if metadata.is_dir() != sibling.directory => {
-                Kind::Unreadable(io::Error::other(
-                    "it changed between a file and a folder while its folder was walked; run again",
-                ))
-            }
-            Ok(metadata) if metadata.is_dir() => Kind::Directory,
-            Ok(metadata) if metadata.is_file() => Kind::File(metadata),
-            Ok(metadata) => Kind::Other(metadata),
+            Ok(stat) if stat.is_dir() != sibling.directory => Kind::Unreadable(io::Error::other(
+                "it changed between a file and a folder while its folder was walked; run again",
+            )),
+            Ok(stat) if stat.is_dir() => Kind::Directory,
+            Ok(stat) if stat.is_file() => Kind::File(stat),
+            Ok(stat) => Kind::Other(stat),
         };
         let is_directory = matches!(kind, Kind::Directory);
         let next = visit(Walked {
@@ -134,7 +143,18 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
         match next {
             Next::Stop => return,
             Next::Continue if is_directory => {
-                let here = identity(&path);
+                // Opened through the folder above, never through a link unless it was
+                // followed as one: a folder swapped for a link since is refused.
+                let flags = match sibling.followed {
+                    true => folder_flags(),
+                    false => folder_flags() | OFlags::NOFOLLOW,
+                };
+                let opened = rustix::fs::openat(folder, name, flags, Mode::empty());
+                // A directory removed since it was seen holds nothing now.
+                if matches!(opened, Err(Errno::NOENT)) {
+                    continue;
+                }
+                let here = opened.as_ref().ok().and_then(identity);
                 if sibling.followed && here.is_some() && entered.contains(&here) {
                     let looped = io::Error::other(
                         "a link loop: it leads back to a folder that holds it, so it is not entered",
@@ -144,20 +164,17 @@ pub(crate) fn walk(root: &Path, window: Window<'_>, mut visit: impl FnMut(Walked
                     }
                     continue;
                 }
-                let below = Level::read(&path, relative, &window);
-                // A directory removed since it was seen holds nothing now.
-                let gone = below
-                    .siblings
-                    .as_ref()
-                    .is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
-                if !gone {
-                    levels.push(below);
-                    entered.push(here);
-                }
+                levels.push(Level::read(opened, relative, &window));
+                entered.push(here);
             }
             Next::Continue | Next::PassBy => {}
         }
     }
+}
+
+/// How a folder is opened to be read: for reading its entries, closed on exec.
+fn folder_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
 }
 
 fn unreadable(relative: PathBuf, error: io::Error) -> Walked {
@@ -168,20 +185,17 @@ fn unreadable(relative: PathBuf, error: io::Error) -> Walked {
     }
 }
 
-/// A directory's device and inode, read through links.
-fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
 /// One directory being walked: its entries in the window, last in key order first.
 struct Level {
     relative: PathBuf,
+    /// The folder, open: its entries' `stat`s are read through it (none if it did not
+    /// open).
+    folder: Option<OwnedFd>,
     siblings: io::Result<Siblings>,
 }
 
 /// A directory's entries, held as little as sorting them needs: a million files in one
-/// folder cost their names and 8 bytes each, not a `stat` each. Each entry's metadata is
+/// folder cost their names and 8 bytes each, not a `stat` each. Each entry's `stat` is
 /// read when the walk reaches it.
 struct Siblings {
     /// Every entry's name one after another, a directory's with a `/` after it: siblings
@@ -204,12 +218,14 @@ struct Sibling {
 }
 
 impl Sibling {
-    /// Its metadata now: a followed link's is its target's, any other entry's its own.
-    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
-        match self.followed {
-            true => fs::metadata(path),
-            false => fs::symlink_metadata(path),
-        }
+    /// Its `stat` now, read through its folder: a followed link's is its target's, any
+    /// other entry's its own.
+    fn stat(&self, folder: &OwnedFd, name: &OsStr) -> io::Result<Stat> {
+        let flags = match self.followed {
+            true => AtFlags::empty(),
+            false => AtFlags::SYMLINK_NOFOLLOW,
+        };
+        Ok(Stat::from(rustix::fs::statat(folder, name, flags)?))
     }
 }
 
@@ -257,55 +273,80 @@ fn name_in<'a>(names: &'a [u8], sibling: &Sibling) -> &'a [u8] {
 }
 
 impl Level {
-    fn read(directory: &Path, relative: PathBuf, window: &Window<'_>) -> Level {
-        let siblings = fs::read_dir(directory).and_then(|entries| {
-            let mut siblings = Siblings {
-                names: Vec::new(),
-                entries: Vec::new(),
-            };
-            // Each entry's key, built in one buffer: the folder's key, then the name.
-            let mut key = key_of(&relative);
-            if !key.is_empty() {
-                key.push(b'/');
-            }
-            let folder_len = key.len();
-            for entry in entries {
-                let entry = entry?;
-                // The type readdir gave (no `stat`, where the file system gives one). A link
-                // followed sorts as what it points to; a dangling one stays a link.
-                // One whose type cannot be read is sorted as a file: reading its metadata
-                // when the walk reaches it gives the error, for that entry alone.
-                let file_type = match entry.file_type() {
-                    Ok(file_type) => Some(file_type),
-                    // Gone since the directory was read: not an entry of the tree.
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-                    Err(_) => None,
-                };
-                let mut directory = file_type.is_some_and(|t| t.is_dir());
-                let mut followed = false;
-                if window.follow_links && file_type.is_some_and(|t| t.is_symlink()) {
-                    if let Ok(target) = fs::metadata(entry.path()) {
-                        (directory, followed) = (target.is_dir(), true);
-                    }
-                }
-                key.truncate(folder_len);
-                key.extend_from_slice(entry.file_name().as_bytes());
-                let kept_here = match directory {
-                    true => {
-                        key.push(b'/');
-                        window.may_hold_below(&key)
-                    }
-                    false => window.holds_file(&key),
-                };
-                if kept_here {
-                    siblings.push(&key[folder_len..], directory, followed)?;
-                }
-            }
-            siblings.sort();
-            Ok(siblings)
-        });
-        Level { relative, siblings }
+    /// The folder `opened` (or why it did not open), its entries in `window` read.
+    fn read(opened: rustix::io::Result<OwnedFd>, relative: PathBuf, window: &Window<'_>) -> Level {
+        let folder = opened.map_err(io::Error::from);
+        let siblings = folder
+            .as_ref()
+            .map_err(|error| io::Error::new(error.kind(), error.to_string()))
+            .and_then(|folder| read_siblings(folder, &relative, window));
+        Level {
+            relative,
+            folder: folder.ok(),
+            siblings,
+        }
     }
+}
+
+/// An open folder's device and inode.
+fn identity(folder: &OwnedFd) -> Option<(u64, u64)> {
+    Some(Stat::from(rustix::fs::fstat(folder).ok()?).identity())
+}
+
+/// The entries of `folder` (at `relative` below the root) in `window`, sorted.
+fn read_siblings(folder: &OwnedFd, relative: &Path, window: &Window<'_>) -> io::Result<Siblings> {
+    let mut siblings = Siblings {
+        names: Vec::new(),
+        entries: Vec::new(),
+    };
+    // Each entry's key, built in one buffer: the folder's key, then the name.
+    let mut key = key_of(relative);
+    if !key.is_empty() {
+        key.push(b'/');
+    }
+    let folder_len = key.len();
+    let mut entries = Dir::read_from(folder)?;
+    while let Some(entry) = entries.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if matches!(name.to_bytes(), b"." | b"..") {
+            continue;
+        }
+        // The type readdir gave, with no `stat` where the file system gives one. One whose
+        // type cannot be read is sorted as a file: its `stat` when the walk reaches it
+        // gives the error, for that entry alone.
+        let mut file_type = entry.file_type();
+        if file_type == FileType::Unknown {
+            match rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => file_type = Stat::from(stat).file_type(),
+                // Gone since the directory was read: not an entry of the tree.
+                Err(Errno::NOENT) => continue,
+                Err(_) => {}
+            }
+        }
+        // A link followed sorts as what it points to; a dangling one stays a link.
+        let mut directory = file_type == FileType::Directory;
+        let mut followed = false;
+        if window.follow_links && file_type == FileType::Symlink {
+            if let Ok(target) = rustix::fs::statat(folder, name, AtFlags::empty()) {
+                (directory, followed) = (Stat::from(target).is_dir(), true);
+            }
+        }
+        key.truncate(folder_len);
+        key.extend_from_slice(name.to_bytes());
+        let kept_here = match directory {
+            true => {
+                key.push(b'/');
+                window.may_hold_below(&key)
+            }
+            false => window.holds_file(&key),
+        };
+        if kept_here {
+            siblings.push(&key[folder_len..], directory, followed)?;
+        }
+    }
+    siblings.sort();
+    Ok(siblings)
 }
 
 /// A path below the root as a key: its bytes, `/` between its parts.
