@@ -158,19 +158,26 @@ async fn a_file_written_after_its_first_read_is_another_version() {
     );
 }
 
+fn tag(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::File(_) => "F",
+        Kind::Directory => "D",
+        Kind::Other(_) => "O",
+        Kind::Unreadable(_) => "U",
+    }
+}
+
 /// Every entry the walk visits, by key, as `F` (a file), `D` (a folder), `O` (anything
 /// else) or `U` (unreadable),
 /// doing `meanwhile` after the first.
 fn visited(root: &Path, mut meanwhile: impl FnMut()) -> Vec<String> {
     let mut seen = Vec::new();
     walk(root, Window::default(), |walked| {
-        let tag = match walked.kind {
-            Kind::File(_) => "F",
-            Kind::Directory => "D",
-            Kind::Other(_) => "O",
-            Kind::Unreadable(_) => "U",
-        };
-        seen.push(format!("{tag} {}", walked.relative.display()));
+        seen.push(format!(
+            "{} {}",
+            tag(&walked.kind),
+            walked.relative.display()
+        ));
         if seen.len() == 1 {
             meanwhile();
         }
@@ -206,4 +213,26 @@ fn a_file_turned_into_a_folder_while_its_folder_is_walked_is_reported_not_mispla
         plant(root.path(), &["b/y".to_owned()].into());
     });
     assert_eq!(seen, ["F a", "U b", "F b-x"]);
+}
+
+#[test]
+fn a_folder_swapped_for_a_link_before_it_is_entered_is_refused_not_followed() {
+    // Between the `stat` that found `d` a folder and the walk going into it, `d` becomes a
+    // link to a folder outside the tree: nothing out there is listed (a sync's `--delete`
+    // would act on what it lists).
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    plant(root.path(), &["a".to_owned(), "d/x".to_owned()].into());
+    plant(outside.path(), &["secret".to_owned()].into());
+    let mut seen = Vec::new();
+    walk(root.path(), Window::default(), |walked| {
+        let path = walked.relative.display().to_string();
+        if matches!(walked.kind, Kind::Directory) && path == "d" {
+            fs::rename(root.path().join("d"), root.path().join("moved")).unwrap();
+            std::os::unix::fs::symlink(outside.path(), root.path().join("d")).unwrap();
+        }
+        seen.push(format!("{} {path}", tag(&walked.kind)));
+        Next::Continue
+    });
+    assert_eq!(seen, ["F a", "D d", "U d"]);
 }
