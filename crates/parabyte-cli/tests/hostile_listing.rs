@@ -377,13 +377,39 @@ fn two_generated_trees(count: u64) -> HostileServer {
     })
 }
 
+/// The number in the environment variable `name`, else `default`: how many keys a load
+/// test runs with.
+fn count_from_env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs the sync `args` of `count` keys that are already in place: it must end well, skip
+/// every key and send or delete none. Gives its peak RSS in KiB.
+fn sync_with_nothing_to_do(
+    store: &HostileServer,
+    dir: &std::path::Path,
+    args: &[&str],
+    count: u64,
+) -> u64 {
+    let limit = RUN_LIMIT + Duration::from_secs(count / 20_000);
+    let (output, peak_kib) = run_bounded_for(command(store, dir, args), limit);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["skipped"], count);
+    assert_eq!(
+        (summary["objects"].as_u64(), summary["deleted"].as_u64()),
+        (Some(0), Some(0))
+    );
+    peak_kib
+}
+
 #[test]
 fn a_sync_of_millions_of_keys_holds_memory_flat() {
     // docs/LOAD.md has the 10,000,000-key run: PARABYTE_SYNC_KEYS=10000000, release build.
-    let count: u64 = std::env::var("PARABYTE_SYNC_KEYS")
-        .ok()
-        .and_then(|count| count.parse().ok())
-        .unwrap_or(300_000);
+    let count = count_from_env("PARABYTE_SYNC_KEYS", 300_000);
     let store = two_generated_trees(count);
     let dir = tempfile::tempdir().unwrap();
     let args = [
@@ -393,15 +419,7 @@ fn a_sync_of_millions_of_keys_holds_memory_flat() {
         "s3://bucket/src/",
         "s3://bucket/dst/",
     ];
-    let limit = RUN_LIMIT + Duration::from_secs(count / 20_000);
-    let (output, peak_kib) = run_bounded_for(command(&store, dir.path(), &args), limit);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(summary["skipped"], count);
-    assert_eq!(
-        (summary["objects"].as_u64(), summary["deleted"].as_u64()),
-        (Some(0), Some(0))
-    );
+    let peak_kib = sync_with_nothing_to_do(&store, dir.path(), &args, count);
     eprintln!("{count} keys a side: peak RSS {} MiB", peak_kib / 1024);
     // Two listings of 16 workers each, with their pages held ahead: the same at 200,000
     // keys a side as at 10,000,000 (docs/LOAD.md).
@@ -416,10 +434,7 @@ fn a_sync_of_millions_of_keys_holds_memory_flat() {
 fn a_sync_into_one_folder_of_many_files_holds_memory_flat() {
     // The walk sorts a folder's names before it reads any: a million files in one folder
     // must cost their names, not a `stat` each held until the folder is done.
-    let count: u64 = std::env::var("PARABYTE_FLAT_FILES")
-        .ok()
-        .and_then(|count| count.parse().ok())
-        .unwrap_or(200_000);
+    let count = count_from_env("PARABYTE_FLAT_FILES", 200_000);
     let store = two_generated_trees(count);
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("dest");
@@ -435,15 +450,7 @@ fn a_sync_into_one_folder_of_many_files_holds_memory_flat() {
         "s3://bucket/src/",
         "dest",
     ];
-    let limit = RUN_LIMIT + Duration::from_secs(count / 20_000);
-    let (output, peak_kib) = run_bounded_for(command(&store, dir.path(), &args), limit);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(summary["skipped"], count);
-    assert_eq!(
-        (summary["objects"].as_u64(), summary["deleted"].as_u64()),
-        (Some(0), Some(0))
-    );
+    let peak_kib = sync_with_nothing_to_do(&store, dir.path(), &args, count);
     eprintln!(
         "{count} files in one folder: peak RSS {} MiB",
         peak_kib / 1024
