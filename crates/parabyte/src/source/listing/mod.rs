@@ -19,6 +19,7 @@
 //! with one small request per guess, without listing the keys between.
 
 mod fetch;
+mod held_page;
 pub(crate) mod page;
 mod room;
 mod shared_room;
@@ -36,7 +37,7 @@ use crate::retry::RetryPolicy;
 use crate::source::store::Store;
 use fetch::first_keys;
 pub use page::ObjectEntry;
-pub(crate) use page::{Cursor, ListPage, ListQuery, PageSink};
+pub(crate) use page::{storage_class, Cursor, ListPage, ListQuery, PageSink};
 use room::{Chunk, PartOutput, PartPages};
 pub(crate) use spec::ListSpec;
 use spec::Listing;
@@ -117,7 +118,7 @@ pub(crate) fn list<S: Store>(
         loop {
             match current.pages.recv().await? {
                 // The page's room is free again once the consumer has it.
-                Chunk::Page(page, _room) => return Some((Ok(page), Some(current))),
+                Chunk::Page(page, _room) => return Some((Ok(page.into_entries()), Some(current))),
                 Chunk::Then(next) => {
                     next.being_read.send_replace(true);
                     current = next;

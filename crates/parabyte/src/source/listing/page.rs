@@ -27,6 +27,29 @@ pub struct ObjectEntry {
     pub storage_class: Option<Cow<'static, str>>,
 }
 
+/// The storage classes S3 names: a listed entry borrows its class's name rather than
+/// holding a copy of the same few words a million times.
+pub(super) const STORAGE_CLASSES: [&str; 11] = [
+    "STANDARD",
+    "STANDARD_IA",
+    "ONEZONE_IA",
+    "INTELLIGENT_TIERING",
+    "GLACIER",
+    "GLACIER_IR",
+    "DEEP_ARCHIVE",
+    "REDUCED_REDUNDANCY",
+    "EXPRESS_ONEZONE",
+    "OUTPOSTS",
+    "SNOW",
+];
+
+pub(crate) fn storage_class(text: &str) -> Cow<'static, str> {
+    match STORAGE_CLASSES.iter().find(|class| **class == text) {
+        Some(class) => Cow::Borrowed(class),
+        None => Cow::Owned(text.to_owned()),
+    }
+}
+
 /// One ListObjectsV2 response.
 #[derive(Debug, Default)]
 pub(crate) struct ListPage {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
 
+use super::held_page::HeldPage;
 use super::shared_room::{SharedPermit, SharedRoom};
 use super::spec::Listed;
 use crate::error::Error;
@@ -21,7 +22,7 @@ pub(super) struct PageRoom {
 /// What a worker sends its consumer.
 pub(super) enum Chunk {
     /// Entries, with the room they take until the consumer has them.
-    Page(Vec<Listed>, PageRoom),
+    Page(HeldPage, PageRoom),
     /// This range is done; the listing continues with this part.
     Then(PartPages),
     Failed(Error),
@@ -132,9 +133,14 @@ impl PartOutput {
         }
     }
 
-    /// Hands entries to the consumer in the room they take; false when nobody will read them.
+    /// Hands entries to the consumer in the room they take, packed while the consumer has
+    /// not reached this part; false when nobody will read them.
     pub(super) fn send(&self, entries: Vec<Listed>, room: PageRoom) -> bool {
-        self.pages.send(Chunk::Page(entries, room)).is_ok()
+        let page = match self.is_being_read() {
+            true => HeldPage::Loose(entries),
+            false => HeldPage::packed(entries),
+        };
+        self.pages.send(Chunk::Page(page, room)).is_ok()
     }
 
     pub(super) fn send_last(&self, chunk: Chunk) {

@@ -14,8 +14,8 @@ use crate::retry::RetryPolicy;
 use crate::source::store::Store;
 
 /// Pages the parts not yet being read may hold between them beyond their own
-/// [`PAGES_AHEAD`], for each worker slot (about 200 bytes an entry: 64 pages, ~13 MB of
-/// 1000-key pages, at the default 16). With only their own room, parts behind the one being
+/// [`PAGES_AHEAD`], for each worker slot (packed, 32 bytes an entry beside its text: 64
+/// pages of 1000 W4 keys, ~5 MB, at the default 16; see `held_page.rs`). With only their own room, parts behind the one being
 /// read stopped after two pages and the listing ran nearly in sequence unless it was cut
 /// into many short parts, each of which costs the store a page that the next part lists
 /// again (docs/PROFILE.md, stop 15). In step with the workers, so that a sync's two

@@ -1,14 +1,12 @@
 //! Cheap parsing of the two XML documents parabyte reads: ListObjectsV2 pages and S3 error
 //! bodies. One streaming pass, keeping only the fields a download needs.
 
-use std::borrow::Cow;
-
 use percent_encoding::percent_decode_str;
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use crate::source::listing::{ListPage, ObjectEntry};
+use crate::source::listing::{storage_class, ListPage, ObjectEntry};
 use crate::timestamp::Timestamp;
 
 /// Which element's text we are collecting.
@@ -414,29 +412,6 @@ pub(crate) fn parse_bucket_list(body: &[u8]) -> Result<(Vec<BucketEntry>, Option
     Ok((buckets, token))
 }
 
-/// The storage classes S3 names: a listed entry borrows its class's name rather than
-/// holding a copy of the same few words a million times.
-const STORAGE_CLASSES: [&str; 11] = [
-    "STANDARD",
-    "STANDARD_IA",
-    "ONEZONE_IA",
-    "INTELLIGENT_TIERING",
-    "GLACIER",
-    "GLACIER_IR",
-    "DEEP_ARCHIVE",
-    "REDUCED_REDUNDANCY",
-    "EXPRESS_ONEZONE",
-    "OUTPOSTS",
-    "SNOW",
-];
-
-fn storage_class(text: &str) -> Cow<'static, str> {
-    match STORAGE_CLASSES.iter().find(|class| **class == text) {
-        Some(class) => Cow::Borrowed(class),
-        None => Cow::Owned(text.to_owned()),
-    }
-}
-
 fn blank_entry() -> ObjectEntry {
     ObjectEntry {
         key: String::new(),
@@ -473,6 +448,8 @@ fn url_decode(encoded: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     const PAGE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
