@@ -19,7 +19,8 @@ Cells, in W4's shape (100 folders) and flat (every key under one prefix):
 - rm -r of every key of `bench`.
 
 The local cells run at the smallest key count only: /dev/shm holds about three million inodes
-here. Each tool runs at its defaults; a peer is stopped when its peak RSS passes `--max-rss-mib`
+here. With `--local-dir` (a filesystem with an inode for every key, such as the disk) the
+local tree is made there, and the local cells run at every key count. Each tool runs at its defaults; a peer is stopped when its peak RSS passes `--max-rss-mib`
 (polled every 0.2 s) or when it has run `--cap-factor` times parabyte's time in that cell (at
 least `--min-cap-s`): where it did not finish, the table says at what memory or after how long.
 parabyte runs first in each cell, to set that cap. Medians of the rounds that finished.
@@ -328,6 +329,9 @@ def main() -> int:
     p.add_argument("--cap-factor", type=float, default=5.0,
                    help="a peer is stopped after this many times parabyte's time in the cell")
     p.add_argument("--min-cap-s", type=float, default=30.0)
+    p.add_argument("--local-dir", type=Path, default=None,
+                   help="make the local tree here, not on /dev/shm, and run the local cells "
+                        "at every key count")
     p.add_argument("--max-minutes", type=float, default=240.0)
     p.add_argument("--no-docs", action="store_true", help="print the table only")
     p.add_argument("--save", type=Path,
@@ -354,7 +358,7 @@ def main() -> int:
     plan: list[tuple[int, str, str, list[str]]] = []
     for keys in key_counts:
         for shape in args.shapes.split(","):
-            local_ok = keys == min(key_counts)
+            local_ok = args.local_dir is not None or keys == min(key_counts)
             for cell in cells:
                 if cell in LOCAL_CELLS and not local_ok:
                     continue
@@ -365,7 +369,7 @@ def main() -> int:
         extra = ("--folders", str(folders), "--size", "0", "--twin", f"{SAME}:0",
                  "--twin", f"{CHANGED}:{CHANGED_PER_MILLION / 1e6}")
         here = [(c, t) for k, s, c, t in plan if (k, s) == (keys, shape)]
-        local = work / "local"
+        local = (args.local_dir / work.name if args.local_dir else work) / "local"
         try:
             with ListingStore(work / "store", args.testbed, keys, extra) as store:
                 log = store.access_logs["plain"]
@@ -421,6 +425,8 @@ def main() -> int:
                             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
+            if args.local_dir:
+                shutil.rmtree(local.parent, ignore_errors=True)
     how = (f"`bench/sync_scale.py --keys {args.keys} --peer-keys {args.peer_keys} --rounds "
            f"{args.rounds}` (run by `make bench`), {(time.monotonic() - started) / 60:.1f} "
            "minutes")
@@ -491,7 +497,8 @@ def render(args, how: str, plan, results) -> str:
             "same keys: `bench-same` identical, `bench-changed` with 1% of the keys one byte "
             "longer. W4: `w4/d000/k000000`, 100 folders; flat: `w4/k000000`, one prefix. "
             "Objects are empty (a changed one holds a byte); the local directory holds every "
-            "key of `bench` as an empty file dated as listed, on tmpfs. Every tool at its "
+            "key of `bench` as an empty file dated as listed, on tmpfs (at 10,000,000 keys, more "
+            "inodes than /dev/shm has, on the disk: `--local-dir`). Every tool at its "
             "defaults. A run is checked by what the server was sent: no write where nothing "
             "changed, exactly the 1% where 1% changed (CopyObject, GetObject or PutObject), "
             "every key for rm. A peer is stopped past "
