@@ -332,6 +332,11 @@ def main() -> int:
     p.add_argument("--local-dir", type=Path, default=None,
                    help="make the local tree here, not on /dev/shm, and run the local cells "
                         "at every key count")
+    p.add_argument("--keep-local", action="store_true",
+                   help="with --local-dir: keep the local tree (named by its keys and shape) "
+                        "after the run, and use the one an earlier run kept (its files put "
+                        "back as listed) rather than make it again: builds compared at "
+                        "10,000,000 keys without 15 minutes of making files each")
     p.add_argument("--max-minutes", type=float, default=240.0)
     p.add_argument("--no-docs", action="store_true", help="print the table only")
     p.add_argument("--save", type=Path,
@@ -370,6 +375,10 @@ def main() -> int:
                  "--twin", f"{CHANGED}:{CHANGED_PER_MILLION / 1e6}")
         here = [(c, t) for k, s, c, t in plan if (k, s) == (keys, shape)]
         local = (args.local_dir / work.name if args.local_dir else work) / "local"
+        if args.keep_local:
+            if not args.local_dir:
+                raise SystemExit("--keep-local keeps a tree made in --local-dir: name one")
+            local = args.local_dir / f"parabyte-sync-scale-{keys}-{shape}" / "local"
         try:
             with ListingStore(work / "store", args.testbed, keys, extra) as store:
                 log = store.access_logs["plain"]
@@ -380,9 +389,15 @@ def main() -> int:
                 env["RCLONE_CONFIG_BENCH_NO_CHECK_BUCKET"] = "true"
                 if any(c in LOCAL_CELLS for c, _ in here):
                     t = time.monotonic()
-                    make_local(local, keys, folders)
-                    print(f"  {keys:,} {shape}: {keys:,} local files in "
-                          f"{time.monotonic() - t:.0f} s", flush=True)
+                    if args.keep_local and local.is_dir():
+                        strays = clean_strays(local, keys, folders)
+                        print(f"  {keys:,} {shape}: kept local files, {reset_local(local):,} "
+                              f"put back and {strays:,} strays removed in "
+                              f"{time.monotonic() - t:.0f} s", flush=True)
+                    else:
+                        make_local(local, keys, folders)
+                        print(f"  {keys:,} {shape}: {keys:,} local files in "
+                              f"{time.monotonic() - t:.0f} s", flush=True)
                 for rnd in range(args.rounds):
                     for cell, tools_here in here:
                         for tool in tools_here:
@@ -425,7 +440,7 @@ def main() -> int:
                             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
-            if args.local_dir:
+            if args.local_dir and not args.keep_local:
                 shutil.rmtree(local.parent, ignore_errors=True)
     how = (f"`bench/sync_scale.py --keys {args.keys} --peer-keys {args.peer_keys} --rounds "
            f"{args.rounds}` (run by `make bench`), {(time.monotonic() - started) / 60:.1f} "

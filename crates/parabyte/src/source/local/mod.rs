@@ -5,6 +5,7 @@
 //! created, written and committed through `disk/`'s gates, the one place that does.
 
 mod files_in_order;
+mod folder_entries;
 mod stat;
 mod walk;
 mod writes;
