@@ -11,7 +11,8 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use super::entry;
-use super::walk::{walk, Kind, Next, Window};
+use super::tree_keys::Window;
+use super::walk::{walk, Kind, Next};
 use crate::error::{Error, Result};
 use crate::source::listing::{KeyBounds, Listed};
 

@@ -12,7 +12,7 @@ use rustix::fs::{AtFlags, Dir, FileType};
 use rustix::io::Errno;
 
 use super::stat::Stat;
-use super::walk::{key_of, Window};
+use super::tree_keys::{key_of, Window};
 
 /// A directory's entries, held as little as sorting them needs: a million files in one
 /// folder cost their names and 8 bytes each, not a `stat` each. Each entry's `stat` is

@@ -7,6 +7,7 @@
 mod files_in_order;
 mod folder_entries;
 mod stat;
+mod tree_keys;
 mod walk;
 mod writes;
 
@@ -32,7 +33,8 @@ use crate::timestamp::Timestamp;
 use crate::validator::Validator;
 pub(crate) use files_in_order::files_in_key_order;
 pub(crate) use stat::Stat;
-pub(crate) use walk::{Kind, Next, Walked, Window};
+pub(crate) use tree_keys::Window;
+pub(crate) use walk::{Kind, Next, Walked};
 
 /// How much of a file one chunk of a body holds.
 const READ_CHUNK: usize = 256 * 1024;
@@ -67,7 +69,7 @@ impl LocalStore {
             detail,
         };
         let relative =
-            walk::path_of(key).ok_or_else(|| missing("not a path below the root".into()))?;
+            tree_keys::path_of(key).ok_or_else(|| missing("not a path below the root".into()))?;
         let path = self.root.join(relative);
         let file = std::fs::OpenOptions::new()
             .read(true)

@@ -7,10 +7,8 @@
 //! followed, a link is what it points to, sorted as that, and a directory reached again
 //! below itself (a loop) is not entered but reported.
 
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
@@ -18,6 +16,7 @@ use rustix::io::Errno;
 
 use super::folder_entries::Siblings;
 use super::stat::Stat;
+use super::tree_keys::Window;
 
 /// One entry the walk found, by its path below the root.
 #[derive(Debug)]
@@ -49,41 +48,6 @@ pub(crate) enum Next {
     /// After a directory: do not go into it.
     PassBy,
     Stop,
-}
-
-/// Where a walk starts and what it leaves out, as keys: `/`-separated paths below the root.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Window<'a> {
-    /// Only entries whose key starts with this (directories that could hold one).
-    pub prefix: &'a [u8],
-    /// Only entries whose key sorts after this (directories that could hold one).
-    pub after: Option<&'a [u8]>,
-    /// Only entries whose key sorts at or before this (directories that could hold one):
-    /// with `after`, one range of the key space (see `KeyBounds`).
-    pub until_after: Option<&'a [u8]>,
-    /// Links are read as what they point to (`--follow-symlinks`), loops refused.
-    pub follow_links: bool,
-}
-
-impl Window<'_> {
-    /// Whether a file of this key is in the window.
-    pub(super) fn holds_file(&self, key: &[u8]) -> bool {
-        key.starts_with(self.prefix)
-            && self.after.is_none_or(|after| key > after)
-            && self.until_after.is_none_or(|until| key <= until)
-    }
-
-    /// Whether a directory whose keys all start with `folder` (ending in `/`) may hold one.
-    pub(super) fn may_hold_below(&self, folder: &[u8]) -> bool {
-        let prefix_fits = folder.starts_with(self.prefix) || self.prefix.starts_with(folder);
-        // Every key below sorts before `after` when `folder` does and `after` is not below it.
-        let after_fits = self
-            .after
-            .is_none_or(|after| after.starts_with(folder) || folder > after);
-        // Every key below sorts after `folder`, so past `until_after` when it does.
-        let until_fits = self.until_after.is_none_or(|until| folder <= until);
-        prefix_fits && after_fits && until_fits
-    }
 }
 
 /// How many bytes of a folder's entries (their names and 8 bytes each) the walk sorts at
@@ -259,29 +223,4 @@ impl Level {
 /// An open folder's device and inode.
 fn identity(folder: &OwnedFd) -> Option<(u64, u64)> {
     Some(Stat::from(rustix::fs::fstat(folder).ok()?).identity())
-}
-
-/// A path below the root as a key: its bytes, `/` between its parts.
-pub(crate) fn key_of(relative: &Path) -> Vec<u8> {
-    let mut key = Vec::new();
-    for (i, part) in relative.iter().enumerate() {
-        if i > 0 {
-            key.push(b'/');
-        }
-        key.extend_from_slice(part.as_bytes());
-    }
-    key
-}
-
-/// A key as a path below the root. `None` for a key that is not one: empty parts, `.` or
-/// `..`, which a store of files cannot hold.
-pub(crate) fn path_of(key: &str) -> Option<PathBuf> {
-    let mut path = PathBuf::new();
-    for part in key.split('/') {
-        if part.is_empty() || part == "." || part == ".." {
-            return None;
-        }
-        path.push(OsString::from_vec(part.as_bytes().to_vec()));
-    }
-    Some(path)
 }
