@@ -26,7 +26,7 @@ pub(super) struct Siblings {
     entries: Vec<Sibling>,
     /// The folder held more than one pass sorts: the name (as sorted) of the last entry
     /// this pass holds, where the next pass starts.
-    pub(super) more_after: Option<Vec<u8>>,
+    more_after: Option<Vec<u8>>,
 }
 
 /// The bytes one entry holds besides its name.
@@ -120,14 +120,22 @@ impl Siblings {
         self.entries
             .sort_unstable_by(|a, b| name_in(names, b).cmp(name_in(names, a)));
     }
-}
 
-fn name_in<'a>(names: &'a [u8], sibling: &Sibling) -> &'a [u8] {
-    let start = sibling.start as usize;
-    &names[start..start + usize::from(sibling.len)]
-}
+    /// After the last entry of a pass: whether the folder held more, read now from where
+    /// the pass ended (or why it could not be). Entries there throughout come once each, in
+    /// key order; one added after that point since comes too, one added before it does not
+    /// (as in one read).
+    pub(super) fn read_next_pass(
+        &mut self,
+        folder: &OwnedFd,
+        relative: &Path,
+        window: &Window<'_>,
+        held: usize,
+    ) -> Option<io::Result<()>> {
+        let after = self.more_after.take()?;
+        Some(self.read(folder, relative, window, Some(&after), held))
+    }
 
-impl Siblings {
     /// Hold the first entries of `folder` (at `relative` below the root) in `window` whose
     /// names sort after `after`, as many as `held` bytes take, sorted; the buffers of a pass
     /// before are reused.
@@ -214,4 +222,9 @@ impl Siblings {
         }
         Ok(())
     }
+}
+
+fn name_in<'a>(names: &'a [u8], sibling: &Sibling) -> &'a [u8] {
+    let start = sibling.start as usize;
+    &names[start..start + usize::from(sibling.len)]
 }

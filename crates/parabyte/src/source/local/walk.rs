@@ -203,20 +203,20 @@ impl Level {
         }
     }
 
-    /// After its last sibling: whether the folder held more, now read from where the last
-    /// pass ended. Entries there throughout come once each, in key order; one added above
-    /// that point since comes too, one added below it does not (as in one pass).
+    /// After its last sibling: whether the folder held more, now read (or why it could not
+    /// be, reported as the folder's).
     fn read_next_pass(&mut self, window: &Window<'_>, held: usize) -> bool {
         let (Some(folder), Ok(siblings)) = (&self.folder, &mut self.siblings) else {
             return false;
         };
-        let Some(after) = siblings.more_after.take() else {
-            return false;
-        };
-        if let Err(error) = siblings.read(folder, &self.relative, window, Some(&after), held) {
-            self.siblings = Err(error);
+        match siblings.read_next_pass(folder, &self.relative, window, held) {
+            None => false,
+            Some(Ok(())) => true,
+            Some(Err(error)) => {
+                self.siblings = Err(error);
+                true
+            }
         }
-        true
     }
 }
 
